@@ -1,0 +1,31 @@
+# Every target sets itself up: a fresh machine needs only python3 and pip.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+EXTRAS ?= test,plot,al,progress
+
+.PHONY: demo test lint bench install clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/crowdopt demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

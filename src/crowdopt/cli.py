@@ -1,0 +1,383 @@
+"""The `crowdopt` command line (contract in DESIGN.md: exit codes, JSON keys).
+
+Exit codes: 0 ok, 2 bad input (one line, no traceback), 3 infeasible, 4 time limit without
+proof, 5 certification failed. Core commands live here; data and experiment commands register
+themselves from the modules of `crowdopt.commands` (each defines `register(cli)`), so a new
+command never edits this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import pkgutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CrowdoptError, InputError
+
+EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
+
+
+@dataclass
+class Cli:
+    """What a command module gets: the top-level subparsers and the target groups."""
+
+    top: Any  # argparse subparsers action for top-level commands
+    simulate: Any  # subparsers of `crowdopt simulate TARGET`
+    replay: Any  # subparsers of `crowdopt replay POLICY`
+    reproduce: Any  # subparsers of `crowdopt reproduce PAPER`
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
+
+
+# ----------------------------------------------------------------------------- output helpers
+def fmt(v: Any, digits: int = 6) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and (abs(v) < 1e-4 or abs(v) >= 1e7):
+            return f"{v:.{digits - 2}e}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def format_table(rows: list[dict], columns: list[str]) -> str:
+    cells = [[fmt(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(out)
+
+
+def emit_json(obj: Any, path: str | None = None, stdout: bool = True) -> None:
+    text = json.dumps(obj, indent=1, default=_json_default)
+    if path:
+        Path(path).write_text(text + "\n")
+    if stdout:
+        print(text)
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if hasattr(o, "value") and isinstance(o.value, str):
+        return o.value
+    return str(o)
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InputError("--param", "KEY=VALUE", item)
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k.strip()] = v
+    return out
+
+
+# ----------------------------------------------------------------------------- core commands
+def _add_solver_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="wall-clock limit per exact solve, seconds (default: none)")
+    p.add_argument("--threads", type=int, default=1, help="HiGHS threads (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON to FILE")
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from .instances import dump_instance
+    from .registry import get_problem
+
+    spec = get_problem(args.problem)
+    params = parse_params(args.param)
+    unknown = sorted(set(params) - set(spec.generator_params))
+    if unknown:
+        raise InputError("--param", "one of " + ", ".join(sorted(spec.generator_params)), unknown[0])
+    inst = spec.generate(args.seed, **params)
+    text = dump_instance(spec, inst)
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def _exit_for(results: list, certs: list[dict]) -> int:
+    statuses = {r.status for r in results}
+    if certs and not all(c.get("certified", True) for c in certs):
+        return EXIT_CERT
+    if "error" in statuses:
+        return EXIT_CERT
+    if "infeasible" in statuses:
+        return EXIT_INFEASIBLE
+    if "time_limit" in statuses:
+        return EXIT_TIME_LIMIT
+    return EXIT_OK
+
+
+def _rows(results: list) -> list[dict]:
+    return [{"method": r.method, "algorithm": r.algorithm, "status": r.status,
+             "objective": r.objective, "bound": r.bound, "gap": r.gap,
+             "ratio": r.certificate.get("ratio") if r.certificate else None,
+             "time_s": r.time_s} for r in results]
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .api import run_method
+    from .instances import load_instance
+    from .registry import RunOptions
+
+    spec, inst = load_instance(args.instance)
+    r = run_method(spec, inst, args.method, RunOptions(args.time_limit, args.threads, args.seed))
+    doc = {"problem": spec.name, "size": spec.size(inst), "results": [r.to_json(spec, inst)]}
+    if args.json or args.output:
+        emit_json(doc, args.output, stdout=args.json)
+    if not args.json:
+        print(f"{spec.name} ({spec.size(inst)})")
+        print(format_table(_rows([r]), ["method", "algorithm", "status", "objective", "bound",
+                                        "gap", "time_s"]))
+        if r.message:
+            print(r.message)
+    return _exit_for([r], [r.certificate] if r.certificate else [])
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .api import compare
+    from .instances import load_instance
+
+    spec, inst = load_instance(args.instance)
+    results = compare((spec, inst), time_limit=args.time_limit, threads=args.threads,
+                      seed=args.seed, algorithms=args.algorithms)
+    doc = {"problem": spec.name, "size": spec.size(inst),
+           "results": [r.to_json() for r in results]}
+    if args.json or args.output:
+        emit_json(doc, args.output, stdout=args.json)
+    if not args.json:
+        print(f"{spec.name} ({spec.size(inst)})")
+        print(format_table(_rows(results), ["method", "algorithm", "status", "objective",
+                                            "bound", "gap", "ratio", "time_s"]))
+        for r in results:
+            if r.message:
+                print(f"{r.algorithm}: {r.message}")
+    return _exit_for(results, [r.certificate for r in results if r.certificate])
+
+
+def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
+                seed: int) -> dict:
+    """Certificate of one instance file (and optional solution file), JSON-ready."""
+    from .api import certify
+    from .instances import load_instance, read_json
+
+    spec, inst = load_instance(path)
+    sol = None
+    if solution:
+        sol = spec.solution_from_dict(inst, read_json(solution, "solution"))
+    cert = certify((spec, inst), sol, time_limit=time_limit, threads=threads, seed=seed)
+    best = cert.pop("_solution", None)
+    cert["instance"] = str(path)
+    if best is not None:
+        cert["solution"] = spec.solution_to_dict(inst, best)
+    return cert
+
+
+def _cert_exit(certs: list[dict]) -> int:
+    if not all(c["certified"] for c in certs):
+        return EXIT_CERT
+    if any(c.get("feasible") is None for c in certs):
+        return EXIT_INFEASIBLE
+    if any(c["details"].get("time_limit_hit") and c["gap"] != 0.0 for c in certs):
+        return EXIT_TIME_LIMIT
+    return EXIT_OK
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    target = Path(args.instance)
+    if args.instance != "-" and target.is_dir():
+        files = sorted(str(p) for p in target.glob("*.json"))
+        if not files:
+            raise InputError("INSTANCE", "a directory with *.json instance files", str(target))
+        if args.solution:
+            raise InputError("--solution", "no solution file when certifying a directory", args.solution)
+        certs = certify_many(files, args)
+    else:
+        certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads, args.seed)]
+    doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
+    if args.json or args.output:
+        emit_json(doc, args.output, stdout=args.json)
+    if not args.json:
+        rows = [{"instance": Path(c["instance"]).name, "problem": c["problem"],
+                 "size": c.get("problem_size"), "primal": c["primal_source"],
+                 "lower": c["lower"], "upper": c["upper"], "gap": c["gap"], "ratio": c["ratio"],
+                 "bound_source": c["bound_source"], "certified": c["certified"],
+                 "time_s": c["times"]["total_s"]} for c in certs]
+        print(format_table(rows, list(rows[0])))
+        for c in certs:
+            for f in c["failures"]:
+                print(f"{Path(c['instance']).name}: FAILED: {f}")
+    return _cert_exit(certs)
+
+
+def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
+    """Certify a folder of instances (one row each); errors in one file become a failed row."""
+    out = []
+    for f in files:
+        try:
+            out.append(certify_one(f, None, args.time_limit, args.threads, args.seed))
+        except InputError as exc:
+            out.append({"instance": f, "problem": None, "primal_source": None, "lower": None,
+                        "upper": None, "gap": None, "ratio": None, "bound_source": None,
+                        "certified": False, "failures": [str(exc)], "times": {"total_s": 0.0},
+                        "details": {}, "feasible": None})
+    return out
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .api import run_method
+    from .registry import RunOptions, get_problem, problem_names
+
+    rows, certs, results = [], [], []
+    for name in problem_names():
+        spec = get_problem(name)
+        inst = spec.example()
+        fast = run_method(spec, inst, spec.default("fast"), RunOptions(time_limit=args.time_limit))
+        exact = run_method(spec, inst, spec.default("exact"), RunOptions(time_limit=args.time_limit))
+        bound = exact.bound
+        from .solvers.certify import gap_ratio, lower_upper
+        for r in (fast, exact):
+            lower, upper = lower_upper(spec.sense, r.objective, bound)
+            gap, _, ratio = gap_ratio(lower, upper)
+            rows.append({"problem": name, "size": spec.size(inst), "method": r.method,
+                         "algorithm": r.algorithm, "objective": r.objective, "bound": bound,
+                         "gap": gap, "ratio": ratio, "time_s": r.time_s,
+                         "speed-up": (exact.time_s / fast.time_s) if r is fast and fast.time_s > 0 else None})
+            certs.append(r.certificate)
+            results.append(r)
+    if args.json:
+        emit_json({"demo": rows})
+    else:
+        print("crowdopt demo: each problem's built-in example, fast path vs exact Pyomo+HiGHS model")
+        print("(bound = exact model's proven bound; gap = distance of each objective to it)\n")
+        print(format_table(rows, ["problem", "size", "method", "algorithm", "objective", "bound",
+                                  "gap", "ratio", "time_s", "speed-up"]))
+    return _exit_for(results, certs)
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+    from .registry import problem_names
+
+    parser = _Parser(prog="crowdopt", description=(
+        "Optimization for crowd labeling: exact Pyomo+HiGHS models beside fast paths, "
+        "with certificates. Exit codes: 0 ok, 2 bad input, 3 infeasible, "
+        "4 time limit without proof, 5 certification failed."))
+    parser.add_argument("--version", action="version", version=f"crowdopt {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
+    p.add_argument("--time-limit", type=float, default=60.0, help="per exact solve (s)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("generate", help="write a random instance as JSON",
+                       description="Problems: " + ", ".join(problem_names()) +
+                       ". Parameters per problem: see `crowdopt generate PROBLEM --param help=1`.")
+    p.add_argument("problem", metavar="PROBLEM", help="one of: " + ", ".join(problem_names()))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="generator parameter (repeatable)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("solve", help="solve an instance (fast path or exact model)")
+    p.add_argument("instance", metavar="INSTANCE", help="instance JSON file, or - for stdin")
+    p.add_argument("--method", default="fast",
+                   help="fast | exact | bound | an algorithm name (default fast)")
+    _add_solver_opts(p)
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("compare", help="fast paths vs exact model side by side")
+    p.add_argument("instance", metavar="INSTANCE", help="instance JSON file, or - for stdin")
+    p.add_argument("--algorithms", nargs="+", default=None, metavar="ALG",
+                   help="only these algorithms (default: every fast and exact one)")
+    _add_solver_opts(p)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("certify", help="lower and upper bounds, gap, ratio of a solution")
+    p.add_argument("instance", metavar="INSTANCE|DIR", help="instance file, - , or a folder of *.json")
+    p.add_argument("--solution", default=None, metavar="FILE", help="certify this solution")
+    p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
+    _add_solver_opts(p)
+    p.set_defaults(func=cmd_certify)
+
+    groups = {}
+    for name, help_ in (("simulate", "simulate a policy or problem"),
+                        ("replay", "replay a policy on a real label table"),
+                        ("reproduce", "reproduce a paper's experiments (report.md + plots)")):
+        gp = sub.add_parser(name, help=help_)
+        groups[name] = gp.add_subparsers(dest="target", metavar="TARGET", parser_class=_Parser)
+        gp.set_defaults(func=_missing_target(gp))
+    cli = Cli(top=sub, **groups)
+    import crowdopt.commands as commands_pkg
+
+    for info in sorted(pkgutil.iter_modules(commands_pkg.__path__), key=lambda i: i.name):
+        mod = importlib.import_module(f"crowdopt.commands.{info.name}")
+        if hasattr(mod, "register"):
+            mod.register(cli)
+    return parser
+
+
+def _missing_target(gp: argparse.ArgumentParser):
+    def run(args: argparse.Namespace) -> int:
+        gp.print_help()
+        return EXIT_INPUT
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_INPUT
+    try:
+        return int(args.func(args) or 0)
+    except InputError as exc:
+        print(f"crowdopt: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except CrowdoptError as exc:
+        print(f"crowdopt: error: {exc}", file=sys.stderr)
+        return EXIT_CERT
+    except KeyboardInterrupt:
+        print("crowdopt: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

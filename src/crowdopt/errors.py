@@ -1,0 +1,43 @@
+"""The package's error types: one for bad input, one for solver trouble.
+
+Bad input anywhere (instance files, label tables, CLI parameters) raises `InputError`, whose
+message names the field, what was expected and what was found, on one line. The CLI turns it
+into exit code 2 without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class CrowdoptError(Exception):
+    """Base class of every error crowdopt raises on purpose."""
+
+
+class InputError(CrowdoptError, ValueError):
+    """Bad input: `field`, what was `expected`, what was `found`."""
+
+    def __init__(self, field: str, expected: str, found: object = None, *, note: str = ""):
+        self.field = field
+        self.expected = expected
+        self.found = found
+        found_txt = _short(found)
+        msg = f"{field}: expected {expected}, found {found_txt}"
+        if note:
+            msg += f" ({note})"
+        super().__init__(msg)
+
+
+# The name the design documents use for instance files; same type.
+InstanceError = InputError
+
+
+class SolverError(CrowdoptError, RuntimeError):
+    """The solver failed in a way that is not a property of the instance."""
+
+
+def _short(value: object, limit: int = 80) -> str:
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

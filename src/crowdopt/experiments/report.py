@@ -1,0 +1,90 @@
+"""Reports of `crowdopt reproduce`: DIR/report.md with tables, PNG plots, command and seeds."""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _cell(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.{digits}f}" if abs(v) < 1e6 else f"{v:.3e}"
+    return str(v)
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None, digits: int = 4) -> str:
+    if not rows:
+        return "_(no rows)_\n"
+    columns = columns or list(rows[0])
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    out += ["| " + " | ".join(_cell(r.get(c), digits) for c in columns) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+class Report:
+    """Collects sections; `write()` saves report.md (figures are saved as they are added)."""
+
+    def __init__(self, out_dir: Path | str, title: str, *, command: str | None = None,
+                 seeds: Any = None) -> None:
+        self.dir = Path(out_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.title = title
+        self.command = command or "crowdopt " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        self.seeds = seeds
+        self.parts: list[str] = []
+        self.started = time.time()
+
+    def text(self, md: str) -> None:
+        self.parts.append(md.rstrip() + "\n")
+
+    def table(self, title: str, rows: list[dict], columns: list[str] | None = None,
+              note: str = "", digits: int = 4) -> None:
+        self.parts.append(f"### {title}\n\n" + markdown_table(rows, columns, digits)
+                          + (f"\n{note}\n" if note else ""))
+
+    def figure(self, fig: Any, name: str, caption: str = "") -> Path:
+        """Save a matplotlib figure as DIR/name.png and reference it."""
+        path = self.dir / f"{name}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        try:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+        except ImportError:  # pragma: no cover
+            pass
+        self.parts.append(f"![{caption or name}]({path.name})\n\n{caption}\n")
+        return path
+
+    def write(self) -> Path:
+        from .. import __version__
+
+        head = [f"# {self.title}\n",
+                f"Made by: `{self.command}`  ",
+                f"Seeds: {self.seeds}  ",
+                f"crowdopt {__version__}, {time.strftime('%Y-%m-%d %H:%M:%S')}, "
+                f"{time.time() - self.started:.1f} s\n"]
+        path = self.dir / "report.md"
+        path.write_text("\n".join(head) + "\n" + "\n".join(self.parts))
+        return path
+
+
+def pyplot():
+    """matplotlib.pyplot with the Agg backend, or a clear error naming the `plot` extra."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from ..errors import InputError
+
+        raise InputError("plots", "matplotlib (pip install 'crowdopt[plot]')", "not installed") from None
+    return plt

@@ -1,0 +1,69 @@
+"""Instance files: JSON with `problem` and `schema_version`, validated field by field.
+
+`load_instance` accepts a path, '-' (standard input), JSON text or a dict, and raises only
+`InputError` (empty file, malformed JSON, unknown problem, any bad field).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .registry import ProblemSpec, get_problem
+from .validate import integer, require_key, require_mapping
+
+SCHEMA_VERSION = 1
+
+
+def read_json(source: Any, what: str = "instance") -> Any:
+    """Parse JSON from a path, '-', or an already-parsed object; one clean error on failure."""
+    if isinstance(source, dict | list):
+        return source
+    name = str(source)
+    if name == "-":
+        text = sys.stdin.read()
+        name = "<stdin>"
+    else:
+        path = Path(name)
+        if not path.exists():
+            raise InputError(what, "an existing file", name)
+        if path.is_dir():
+            raise InputError(what, "a file", f"directory {name}")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(what, "UTF-8 text", f"undecodable byte at {exc.start} in {name}") from None
+    if not text.strip():
+        raise InputError(what, "a JSON object", f"an empty file ({name})")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(what, "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno} of {name}") from None
+    except RecursionError:
+        raise InputError(what, "valid JSON", f"nesting too deep in {name}") from None
+
+
+def parse_instance(data: Any) -> tuple[ProblemSpec, Any]:
+    """Validate a parsed instance document; return (spec, typed instance)."""
+    obj = require_mapping(data, "instance")
+    spec = get_problem(require_key(obj, "problem"))
+    version = integer(obj.get("schema_version", SCHEMA_VERSION), "schema_version", lo=1)
+    if version != SCHEMA_VERSION:
+        raise InputError("schema_version", str(SCHEMA_VERSION), version)
+    body = {k: v for k, v in obj.items() if k not in ("problem", "schema_version")}
+    return spec, spec.from_dict(body)
+
+
+def load_instance(source: Any) -> tuple[ProblemSpec, Any]:
+    return parse_instance(read_json(source, "instance"))
+
+
+def instance_document(spec: ProblemSpec, instance: Any) -> dict:
+    return {"problem": spec.name, "schema_version": SCHEMA_VERSION, **spec.to_dict(instance)}
+
+
+def dump_instance(spec: ProblemSpec, instance: Any) -> str:
+    return json.dumps(instance_document(spec, instance), indent=1)

@@ -1,0 +1,189 @@
+"""OLAS Model 2 (paper 000, Sec. 3.2, eqs. 2a-2d): assign N query points to M labelers.
+
+Minimize the worst label noise max_j eps(a_i(j), e_j) subject to every point labeled exactly once
+(2b) and labeler i taking at most c_i points (2c). Feasible iff N <= sum(c).
+This module holds the typed instance, its validation, the ONE evaluator and the generator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..registry import Evaluation
+from ..validate import ids, int_array, probability_array, real_array, sequence
+from .olas_noise import NoiseFunction, noise_from_spec
+
+
+@dataclass(frozen=True, eq=False)
+class OlasAssignInstance:
+    accuracies: np.ndarray  # a_i, shape (M,)
+    capacities: np.ndarray  # c_i >= 0 integers, shape (M,)
+    entropies: np.ndarray  # e_j >= 0, shape (N,)
+    noise: NoiseFunction
+    labeler_ids: list | None = None
+    point_ids: list | None = None
+    _eps: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_labelers(self) -> int:
+        return len(self.accuracies)
+
+    @property
+    def n_points(self) -> int:
+        return len(self.entropies)
+
+    @property
+    def total_capacity(self) -> int:
+        return int(self.capacities.sum())
+
+    @property
+    def feasible(self) -> bool:
+        return self.n_points <= self.total_capacity
+
+    def eps_matrix(self) -> np.ndarray:
+        """eps(a_i, e_j) for all pairs, shape (M, N); computed once."""
+        if self._eps is None:
+            object.__setattr__(self, "_eps", self.noise.matrix(self.accuracies, self.entropies))
+        return self._eps
+
+
+@dataclass(frozen=True, eq=False)
+class OlasAssignSolution:
+    assignment: np.ndarray  # labeler index of each point (-1 = unassigned), shape (N,)
+
+
+def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any = "linear",
+                  labeler_ids: Any = None, point_ids: Any = None) -> OlasAssignInstance:
+    """Validated instance from plain values (lists, arrays, noise name or NoiseFunction)."""
+    a = probability_array(accuracies, "accuracies", min_len=1)
+    c = int_array(capacities, "capacities", lo=0, length=len(a))
+    nf = noise_from_spec(noise)
+    e = real_array(entropies, "entropies", lo=0.0, hi=nf.max_entropy)
+    lid = ids(labeler_ids, "labeler_ids", len(a)) if labeler_ids is not None else None
+    pid = ids(point_ids, "point_ids", len(e)) if point_ids is not None else None
+    return OlasAssignInstance(a, c, e, nf, lid, pid)
+
+
+def from_dict(d: dict) -> OlasAssignInstance:
+    known = {"accuracies", "capacities", "entropies", "noise", "labeler_ids", "point_ids", "name"}
+    extra = sorted(set(d) - known)
+    if extra:
+        raise InputError(extra[0], "a known field of olas-assign (" + ", ".join(sorted(known)) + ")", "an unknown field")
+    for key in ("accuracies", "capacities", "entropies"):
+        if key not in d:
+            raise InputError(key, "a list (the field is required)", "nothing")
+    return make_instance(d["accuracies"], d["capacities"], d["entropies"], d.get("noise", "linear"),
+                         d.get("labeler_ids"), d.get("point_ids"))
+
+
+def to_dict(inst: OlasAssignInstance) -> dict:
+    out: dict[str, Any] = {
+        "noise": inst.noise.to_spec(),
+        "accuracies": inst.accuracies.tolist(),
+        "capacities": inst.capacities.tolist(),
+        "entropies": inst.entropies.tolist(),
+    }
+    if inst.labeler_ids is not None:
+        out["labeler_ids"] = inst.labeler_ids
+    if inst.point_ids is not None:
+        out["point_ids"] = inst.point_ids
+    return out
+
+
+def evaluate(inst: OlasAssignInstance, sol: OlasAssignSolution) -> Evaluation:
+    """Objective (2a) = max over assigned points of eps; feasibility of (2b)-(2c)."""
+    z = np.asarray(sol.assignment)
+    violations: list[str] = []
+    worst = 0.0
+    if z.shape != (inst.n_points,):
+        return Evaluation(math.inf, False, math.inf, [f"assignment has shape {z.shape}, expected ({inst.n_points},)"])
+    bad = (z < 0) | (z >= inst.n_labelers)
+    if bad.any():
+        violations.append(f"{int(bad.sum())} point(s) not assigned to a labeler (2b)")
+        worst = max(worst, float(bad.sum()))
+    ok = ~bad
+    loads = np.bincount(z[ok], minlength=inst.n_labelers)
+    over = loads - inst.capacities
+    if (over > 0).any():
+        i = int(np.argmax(over))
+        violations.append(f"labeler {i} has {int(loads[i])} points, capacity {int(inst.capacities[i])} (2c)")
+        worst = max(worst, float(over.max()))
+    if ok.any():
+        noise = inst.eps_matrix()[z[ok], np.flatnonzero(ok)]
+        objective = float(noise.max())
+    else:
+        objective = 0.0
+    return Evaluation(objective, not violations, worst, violations)
+
+
+def solution_from_dict(inst: OlasAssignInstance, d: dict) -> OlasAssignSolution:
+    """{'assignment': [labeler id or index per point]} (ids if the instance names labelers)."""
+    seq = sequence(d.get("assignment") if isinstance(d, dict) else None, "solution.assignment",
+                   length=inst.n_points)
+    lookup = {lid: k for k, lid in enumerate(inst.labeler_ids)} if inst.labeler_ids else None
+    out = np.empty(inst.n_points, dtype=np.int64)
+    for j, v in enumerate(seq):
+        if lookup is not None and v in lookup:
+            out[j] = lookup[v]
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < inst.n_labelers:
+            out[j] = v
+        else:
+            raise InputError(f"solution.assignment[{j}]", "a labeler id or index", v)
+    return OlasAssignSolution(out)
+
+
+def solution_to_dict(inst: OlasAssignInstance, sol: OlasAssignSolution) -> dict:
+    z = [int(i) for i in sol.assignment]
+    if inst.labeler_ids:
+        return {"assignment": [inst.labeler_ids[i] if i >= 0 else None for i in z]}
+    return {"assignment": z}
+
+
+GENERATOR_PARAMS = {
+    "points": 15,
+    "labelers": 5,
+    "capacity_min": 1,
+    "capacity_max": 4,
+    "acc_min": 0.5,
+    "acc_max": 0.95,
+    "entropy_max": round(math.log(2), 6),
+    "noise": "linear",
+    "decimals": -1,  # >= 0 rounds a and e to create ties
+}
+
+
+def generate(seed: int = 0, **params: Any) -> OlasAssignInstance:
+    """Random instance (digest 000 section 4): a ~ U(acc), e ~ U(0, entropy_max), sum(c) >= N."""
+    p = {**GENERATOR_PARAMS, **params}
+    from ..validate import integer, real
+    n = integer(p["points"], "points", lo=0)
+    m = integer(p["labelers"], "labelers", lo=1)
+    cmin = integer(p["capacity_min"], "capacity_min", lo=0)
+    cmax = integer(p["capacity_max"], "capacity_max", lo=max(cmin, 1))
+    amin = real(p["acc_min"], "acc_min", lo=0, hi=1)
+    amax = real(p["acc_max"], "acc_max", lo=amin, hi=1)
+    emax = real(p["entropy_max"], "entropy_max", lo=0, hi=1)
+    dec = integer(p["decimals"], "decimals", lo=-1, hi=12)
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(amin, amax, m)
+    e = rng.uniform(0.0, emax, n)
+    if dec >= 0:
+        a, e = np.round(a, dec), np.round(e, dec)
+    c = rng.integers(cmin, cmax + 1, m)
+    while c.sum() < n:  # make the instance feasible: N <= total capacity
+        c[rng.integers(m)] += 1
+    return make_instance(a, c, e, p["noise"])
+
+
+def example() -> OlasAssignInstance:
+    """The demo instance: 40 points, 6 labelers, Noise Model 2 (seeded)."""
+    return generate(7, points=40, labelers=6, noise="superellipse")
+
+
+def size(inst: OlasAssignInstance) -> str:
+    return f"N={inst.n_points} M={inst.n_labelers}"

@@ -1,0 +1,430 @@
+"""The one place that talks to HiGHS.
+
+Route (measured in benchmarks/bench_highs_routes.py): the Pyomo model is compiled once by
+Pyomo's `LinearStandardFormCompiler` into sparse arrays, which are passed to a `highspy.Highs`
+object. This is about 2x faster end to end than Pyomo's `pyomo.contrib.solver` HiGHS interface
+on assignment-sized models, and keeps what we need: MIP dual bound, node count, LP row duals,
+and a live Highs object to which column generation can add columns (`HighsModel.add_columns`).
+
+Nothing from HiGHS or Pyomo leaks out: every outcome is a `HighsResult` with a `Status`.
+Exact claims use `mip_rel_gap = 0` (the default here); a status is never proof on its own, the
+result carries the bound and the gap. HiGHS 1.14-1.15 presolve can call a feasible MILP
+"infeasible" (digests/000-olas.md section 6.2): every infeasible report obtained with presolve on
+is re-checked with presolve off, and a model declared `known_feasible` that still comes back
+infeasible is an `error`, never an infeasibility claim.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+INF = highspy.kHighsInf
+
+__all__ = [
+    "HighsModel",
+    "HighsOptions",
+    "HighsResult",
+    "Status",
+    "highs_version",
+    "solve_model",
+]
+
+
+class Status(StrEnum):
+    """Outcome of a solve. `time_limit` may still carry an incumbent and a bound."""
+
+    OPTIMAL = "optimal"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    TIME_LIMIT = "time_limit"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class HighsOptions:
+    """Solver settings. Defaults are for exact claims: gap 0, one thread, presolve on."""
+
+    time_limit: float | None = None
+    mip_rel_gap: float = 0.0
+    mip_abs_gap: float = 0.0
+    threads: int = 1
+    presolve: bool = True
+    # The model is feasible by construction (e.g. y = 0 is feasible): an "infeasible" report
+    # is a solver defect, retried with presolve off and reported as `error` if it persists.
+    known_feasible: bool = False
+    # Re-run with presolve off whenever presolve reports infeasible/unbounded.
+    confirm_infeasible: bool = True
+    # LP only: which algorithm ("choose", "simplex", "ipm"); column generation wants simplex.
+    lp_solver: str = "choose"
+    verbose: bool = False
+    extra: tuple[tuple[str, Any], ...] = ()  # raw HiGHS options as (name, value) pairs
+
+    def replace(self, **kw: Any) -> HighsOptions:
+        data = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        data.update(kw)
+        return HighsOptions(**data)
+
+
+@dataclass
+class HighsResult:
+    """Plain result of one solve. `objective` and `bound` are in the model's own sense."""
+
+    status: Status
+    objective: float | None
+    bound: float | None
+    abs_gap: float | None
+    rel_gap: float | None
+    time_s: float
+    compile_s: float
+    solve_s: float
+    nodes: int
+    is_mip: bool
+    sense: str
+    presolve: bool
+    retried_without_presolve: bool = False
+    presolve_disagreed: bool = False
+    raw_status: str = ""
+    message: str = ""
+    max_violation: float | None = None
+    x: np.ndarray | None = None
+    row_duals: np.ndarray | None = None
+    _columns: dict[int, int] = field(default_factory=dict, repr=False)
+    _rows: dict[int, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def has_solution(self) -> bool:
+        return self.x is not None
+
+    def value(self, var: Any) -> float:
+        """Value of one Pyomo variable (fixed or unused variables: their own value / 0)."""
+        k = self._columns.get(id(var))
+        if k is None or self.x is None:
+            if var.fixed:
+                return float(var.value)
+            lo = var.lb if var.lb is not None else -math.inf
+            hi = var.ub if var.ub is not None else math.inf
+            return float(min(max(0.0, lo), hi))
+        return float(self.x[k])
+
+    def values(self, component: Any) -> dict:
+        """{index: value} for an indexed Pyomo Var (or {None: value} for a scalar one)."""
+        return {idx: self.value(v) for idx, v in component.items()}
+
+    def dual(self, con: Any) -> float | None:
+        """LP row dual d(objective)/d(rhs) of one Pyomo constraint (sum over its rows)."""
+        if self.row_duals is None:
+            return None
+        rows = self._rows.get(id(con), [])
+        return float(sum(self.row_duals[r] for r in rows))
+
+    def duals(self, component: Any) -> dict:
+        return {idx: self.dual(c) for idx, c in component.items()}
+
+    def summary(self) -> dict:
+        """JSON-ready scalar fields."""
+        return {
+            "status": str(self.status),
+            "objective": self.objective,
+            "bound": self.bound,
+            "abs_gap": self.abs_gap,
+            "rel_gap": self.rel_gap,
+            "time_s": self.time_s,
+            "compile_s": self.compile_s,
+            "solve_s": self.solve_s,
+            "nodes": self.nodes,
+            "is_mip": self.is_mip,
+            "presolve": self.presolve,
+            "retried_without_presolve": self.retried_without_presolve,
+            "presolve_disagreed": self.presolve_disagreed,
+            "raw_status": self.raw_status,
+            "max_violation": self.max_violation,
+            "message": self.message,
+        }
+
+
+def highs_version() -> str:
+    h = highspy.Highs()
+    return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
+
+
+_SCHEDULER_THREADS: int | None = None
+
+
+def _ensure_threads(threads: int) -> None:
+    # HiGHS keeps one global task scheduler per process; changing the thread count needs a reset.
+    global _SCHEDULER_THREADS
+    if _SCHEDULER_THREADS is not None and _SCHEDULER_THREADS != threads:
+        highspy.Highs.resetGlobalScheduler(True)
+    _SCHEDULER_THREADS = threads
+
+
+class HighsModel:
+    """A model loaded into one `highspy.Highs`: solve, re-solve, add columns (column generation).
+
+    Build it from a Pyomo model (`from_pyomo`) or from arrays (`from_arrays`). Columns added later
+    keep the simplex basis, so re-solves warm start.
+    """
+
+    def __init__(self, *, c: np.ndarray, A: sp.csc_array, row_lo: np.ndarray, row_hi: np.ndarray,
+                 col_lo: np.ndarray, col_hi: np.ndarray, integrality: np.ndarray | None,
+                 sense: str = "min", offset: float = 0.0, options: HighsOptions | None = None,
+                 compile_s: float = 0.0) -> None:
+        self.options = options or HighsOptions()
+        self.sense = sense
+        self.offset = float(offset)
+        self.compile_s = compile_s
+        self._columns: dict[int, int] = {}
+        self._rows: dict[int, list[int]] = {}
+        A = sp.csc_array(A)
+        self.num_row, self.num_col = A.shape
+        self._row_lo = np.asarray(row_lo, dtype=float)
+        self._row_hi = np.asarray(row_hi, dtype=float)
+        self.is_mip = integrality is not None and bool(np.any(integrality))
+        self._A = A  # kept for the feasibility check of the returned point
+        self._col_lo = np.asarray(col_lo, dtype=float)
+        self._col_hi = np.asarray(col_hi, dtype=float)
+        self._integrality = (np.asarray(integrality, dtype=np.int32)
+                             if integrality is not None else np.zeros(self.num_col, np.int32))
+        _ensure_threads(self.options.threads)
+        self.h = highspy.Highs()
+        self._apply_options(self.options)
+        lp = highspy.HighsLp()
+        lp.num_col_ = self.num_col
+        lp.num_row_ = self.num_row
+        lp.col_cost_ = np.asarray(c, dtype=float)
+        lp.col_lower_ = self._col_lo
+        lp.col_upper_ = self._col_hi
+        lp.row_lower_ = self._row_lo
+        lp.row_upper_ = self._row_hi
+        lp.offset_ = self.offset
+        lp.sense_ = highspy.ObjSense.kMaximize if sense == "max" else highspy.ObjSense.kMinimize
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = A.indices.astype(np.int32)
+        lp.a_matrix_.value_ = A.data.astype(float)
+        lp.a_matrix_.num_col_ = self.num_col
+        lp.a_matrix_.num_row_ = self.num_row
+        if self.is_mip:
+            lp.integrality_ = [highspy.HighsVarType.kInteger if t else highspy.HighsVarType.kContinuous
+                               for t in self._integrality]
+        self.h.passModel(lp)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_pyomo(cls, model: Any, options: HighsOptions | None = None) -> HighsModel:
+        """Compile a linear Pyomo model (one active objective or none) into HiGHS arrays."""
+        from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+        t0 = time.perf_counter()
+        info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+        cols = info.columns
+        n = len(cols)
+        if len(info.objectives) > 1:
+            raise ValueError("HighsModel.from_pyomo: more than one active objective")
+        if info.objectives:
+            c = np.asarray(info.c.toarray()[0], dtype=float) if n else np.zeros(0)
+            offset = float(info.c_offset[0])
+            sense = "max" if int(info.objectives[0].sense) == -1 else "min"
+        else:
+            c, offset, sense = np.zeros(n), 0.0, "min"
+        A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, n))
+        rhs = np.asarray(info.rhs, dtype=float)
+        m = A.shape[0]
+        row_lo = np.full(m, -INF)
+        row_hi = np.full(m, INF)
+        rows: dict[int, list[int]] = {}
+        for r, entry in enumerate(info.rows):
+            con, kind = entry[0], entry[1]
+            if kind == 0:
+                row_lo[r] = row_hi[r] = rhs[r]
+            elif kind == 1:
+                row_hi[r] = rhs[r]
+            else:
+                row_lo[r] = rhs[r]
+            rows.setdefault(id(con), []).append(r)
+        col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
+        col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
+        integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
+        compile_s = time.perf_counter() - t0
+        obj = cls(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
+                  integrality=integ, sense=sense, offset=offset, options=options,
+                  compile_s=compile_s)
+        obj._columns = {id(v): k for k, v in enumerate(cols)}
+        obj._rows = rows
+        obj._pyomo_columns = cols
+        return obj
+
+    @classmethod
+    def from_arrays(cls, c: Any, A: Any, row_lo: Any, row_hi: Any, col_lo: Any, col_hi: Any,
+                    integrality: Any = None, sense: str = "min", offset: float = 0.0,
+                    options: HighsOptions | None = None) -> HighsModel:
+        """Load arrays directly (used by column-generation masters and pricing)."""
+        return cls(c=np.asarray(c, float), A=sp.csc_array(A), row_lo=row_lo, row_hi=row_hi,
+                   col_lo=col_lo, col_hi=col_hi, integrality=integrality, sense=sense,
+                   offset=offset, options=options)
+
+    # ------------------------------------------------------------------ modification
+    def add_columns(self, cost: Any, lo: Any, hi: Any, A_cols: Any) -> np.ndarray:
+        """Append continuous columns (A_cols: num_row x k sparse); returns their indices."""
+        A_cols = sp.csc_array(A_cols)
+        if A_cols.shape[0] != self.num_row:
+            raise ValueError(f"add_columns: expected {self.num_row} rows, got {A_cols.shape[0]}")
+        k = A_cols.shape[1]
+        cost = np.asarray(cost, float).reshape(k)
+        lo = np.broadcast_to(np.asarray(lo, float), (k,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), (k,)).copy()
+        self.h.addCols(k, cost, lo, hi, int(A_cols.nnz), A_cols.indptr[:-1].astype(np.int32),
+                       A_cols.indices.astype(np.int32), A_cols.data.astype(float))
+        first = self.num_col
+        self.num_col += k
+        self._A = sp.hstack([self._A, A_cols], format="csc")
+        self._col_lo = np.concatenate([self._col_lo, lo])
+        self._col_hi = np.concatenate([self._col_hi, hi])
+        self._integrality = np.concatenate([self._integrality, np.zeros(k, np.int32)])
+        return np.arange(first, first + k)
+
+    def set_row_bounds(self, rows: Any, lo: Any, hi: Any) -> None:
+        rows = np.asarray(rows, dtype=np.int32)
+        lo = np.broadcast_to(np.asarray(lo, float), rows.shape).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), rows.shape).copy()
+        self.h.changeRowsBounds(len(rows), rows, lo, hi)
+        self._row_lo[rows] = lo
+        self._row_hi[rows] = hi
+
+    def set_col_bounds(self, cols: Any, lo: Any, hi: Any) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        lo = np.broadcast_to(np.asarray(lo, float), cols.shape).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), cols.shape).copy()
+        self.h.changeColsBounds(len(cols), cols, lo, hi)
+        self._col_lo[cols] = lo
+        self._col_hi[cols] = hi
+
+    # ------------------------------------------------------------------ solving
+    def _apply_options(self, opt: HighsOptions) -> None:
+        h = self.h
+        h.setOptionValue("output_flag", bool(opt.verbose))
+        h.setOptionValue("threads", int(opt.threads))
+        h.setOptionValue("mip_rel_gap", float(opt.mip_rel_gap))
+        h.setOptionValue("mip_abs_gap", float(opt.mip_abs_gap))
+        h.setOptionValue("presolve", "on" if opt.presolve else "off")
+        h.setOptionValue("time_limit", float(opt.time_limit) if opt.time_limit else INF)
+        h.setOptionValue("solver", opt.lp_solver)
+        for name, value in opt.extra:
+            h.setOptionValue(name, value)
+
+    def solve(self) -> HighsResult:
+        """Run HiGHS; verify an infeasible claim without presolve; return a plain result."""
+        t0 = time.perf_counter()
+        opt = self.options
+        self._apply_options(opt)
+        raw = self._run()
+        retried = disagreed = False
+        first_raw = raw
+        if (raw in (highspy.HighsModelStatus.kInfeasible,
+                    highspy.HighsModelStatus.kUnboundedOrInfeasible,
+                    highspy.HighsModelStatus.kUnbounded)
+                and opt.presolve and (opt.confirm_infeasible or opt.known_feasible)):
+            retried = True
+            self.h.clearSolver()
+            self.h.setOptionValue("presolve", "off")
+            raw = self._run()
+            disagreed = raw != first_raw
+            self.h.setOptionValue("presolve", "on")
+            if disagreed:
+                warnings.warn(
+                    f"HiGHS presolve reported {self.h.modelStatusToString(first_raw)!r}; "
+                    f"without presolve: {self.h.modelStatusToString(raw)!r} (kept the latter)",
+                    RuntimeWarning, stacklevel=2)
+        solve_s = time.perf_counter() - t0
+        res = self._result(raw, solve_s, presolve=opt.presolve and not retried)
+        res.retried_without_presolve = retried
+        res.presolve_disagreed = disagreed
+        if opt.known_feasible and res.status is Status.INFEASIBLE:
+            res.status = Status.ERROR
+            res.message = ("HiGHS reported a feasible-by-construction model infeasible "
+                           "(with and without presolve)")
+        return res
+
+    def _run(self) -> Any:
+        self.h.run()
+        return self.h.getModelStatus()
+
+    def _result(self, raw: Any, solve_s: float, presolve: bool) -> HighsResult:
+        h = self.h
+        info = h.getInfo()
+        K = highspy.HighsModelStatus
+        has_primal = int(info.primal_solution_status) == 2  # kSolutionStatusFeasible
+        status = {
+            K.kOptimal: Status.OPTIMAL,
+            K.kModelEmpty: Status.OPTIMAL,
+            K.kInfeasible: Status.INFEASIBLE,
+            K.kUnbounded: Status.UNBOUNDED,
+            K.kTimeLimit: Status.TIME_LIMIT,
+        }.get(raw, Status.ERROR)
+        message = "" if status is not Status.ERROR else f"HiGHS status {h.modelStatusToString(raw)}"
+        x = duals = None
+        objective = bound = None
+        if raw == K.kModelEmpty:
+            x = np.zeros(0)
+            objective = bound = self.offset
+            has_primal = True
+        elif has_primal or status is Status.OPTIMAL:
+            sol = h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            objective = float(info.objective_function_value)
+            if not self.is_mip and sol.dual_valid:
+                duals = np.asarray(sol.row_dual, dtype=float)
+        if self.is_mip:
+            db = float(info.mip_dual_bound)
+            if math.isfinite(db):
+                bound = db
+        elif status is Status.OPTIMAL and objective is not None:
+            bound = objective  # LP: primal = dual objective at optimality (duals returned)
+        if status is Status.OPTIMAL and bound is None and objective is not None:
+            bound = objective
+        abs_gap = rel_gap = None
+        if objective is not None and bound is not None:
+            abs_gap = abs(objective - bound)
+            rel_gap = abs_gap / max(abs(objective), 1e-10) if abs_gap > 0 else 0.0
+        viol = self._violation(x) if x is not None and x.size == self.num_col else None
+        if status is Status.OPTIMAL and viol is not None and viol > 1e-5:
+            status = Status.ERROR
+            message = f"HiGHS claimed optimal but the point violates the model by {viol:.3g}"
+        nodes = int(info.mip_node_count) if self.is_mip and info.mip_node_count >= 0 else 0
+        return HighsResult(
+            status=status, objective=objective, bound=bound, abs_gap=abs_gap, rel_gap=rel_gap,
+            time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s,
+            nodes=nodes, is_mip=self.is_mip, sense=self.sense, presolve=presolve,
+            raw_status=h.modelStatusToString(raw), message=message, max_violation=viol,
+            x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
+
+    def _violation(self, x: np.ndarray) -> float:
+        """Max violation of rows, bounds and integrality by x (the 'impossible status' check)."""
+        v = 0.0
+        if self.num_row:
+            ax = self._A @ x
+            v = max(v, float(np.max(np.maximum(self._row_lo - ax, 0.0), initial=0.0)),
+                    float(np.max(np.maximum(ax - self._row_hi, 0.0), initial=0.0)))
+        if self.num_col:
+            v = max(v, float(np.max(np.maximum(self._col_lo - x, 0.0), initial=0.0)),
+                    float(np.max(np.maximum(x - self._col_hi, 0.0), initial=0.0)))
+            ints = self._integrality.astype(bool)
+            if ints.any():
+                xi = x[ints]
+                v = max(v, float(np.max(np.abs(xi - np.round(xi)), initial=0.0)))
+        return v
+
+
+def solve_model(model: Any, options: HighsOptions | None = None, **kw: Any) -> HighsResult:
+    """Compile a Pyomo model and solve it with HiGHS (keyword arguments override `options`)."""
+    opts = (options or HighsOptions()).replace(**kw) if kw else (options or HighsOptions())
+    return HighsModel.from_pyomo(model, opts).solve()
