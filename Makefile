@@ -3,7 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS ?= test,plot,al,progress
+EXTRAS ?= test,plot,al,progress,dask
 
 .PHONY: demo test lint bench install clean
 

@@ -88,3 +88,32 @@ def pyplot():
 
         raise InputError("plots", "matplotlib (pip install 'crowdopt[plot]')", "not installed") from None
     return plt
+
+
+def line_plot(series: dict[str, tuple[list, list]], *, xlabel: str, ylabel: str, title: str = "",
+              logx: bool = False, logy: bool = False, errors: dict[str, list] | None = None,
+              reference: dict[str, tuple[list, list]] | None = None):
+    """One figure of named (x, y) series (optional error bars; `reference` series dashed,
+    e.g. the paper's numbers). Returns the matplotlib figure for `Report.figure`."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for name, (x, y) in series.items():
+        err = (errors or {}).get(name)
+        if err is not None:
+            ax.errorbar(x, y, yerr=err, label=name, marker="o", ms=3, capsize=2)
+        else:
+            ax.plot(x, y, label=name, marker="o", ms=3)
+    for name, (x, y) in (reference or {}).items():
+        ax.plot(x, y, label=name, linestyle="--", marker="x", ms=4)
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
