@@ -1,0 +1,357 @@
+"""OLAS Model 10 (paper 000, Sec. 3.3, eqs. 10a-10i): select query points and assign labelers.
+
+From a pool of u points with entropies e_j and M labelers (accuracy a_i, capacity c_i), select
+points and give each selected point one labeler, maximizing the total entropy of the selection
+(10a), each point at most once (10b), labeler i at most c_i points (10c), and every selected
+pair with noise eps(a_i, e_j) <= beta (10d); optionally at most B points in total (the per-cycle
+budget, digest 000 section 7.9). The policy block (10e)-(10h) only picks the canonical (Theorem 1)
+assignment of the selected set and never changes the optimum (digest F1), so the evaluator checks
+(10b)-(10d) and the budget; `policy_violations` checks (10e)-(10h) separately.
+
+This module holds the typed instance, validation, the ONE shared `allowed` predicate (10d as
+variable fixing, digest section 7.4), the ONE evaluator and the random generator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..registry import Evaluation
+from ..validate import (
+    ids,
+    int_array,
+    integer,
+    probability,
+    probability_array,
+    real,
+    real_array,
+    sequence,
+)
+from .olas_noise import NoiseFunction, noise_from_spec
+
+ALLOWED_TOL = 1e-12  # the one tolerance of (10d): eps_ij <= beta + ALLOWED_TOL (digest 7.4)
+
+
+@dataclass(frozen=True, eq=False)
+class OlasSelectInstance:
+    accuracies: np.ndarray  # a_i, shape (M,)
+    capacities: np.ndarray  # c_i >= 0 integers, shape (M,)
+    entropies: np.ndarray  # e_j >= 0, shape (u,): the pool, in the caller's order
+    noise: NoiseFunction
+    beta: float  # noise bound of (10d)
+    budget: int | None = None  # optional cap B on the number of selected points
+    labeler_ids: list | None = None
+    point_ids: list | None = None
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_labelers(self) -> int:
+        return len(self.accuracies)
+
+    @property
+    def n_points(self) -> int:
+        return len(self.entropies)
+
+    @property
+    def total_capacity(self) -> int:
+        return int(self.capacities.sum())
+
+    @property
+    def max_selected(self) -> int:
+        """Most points any solution can select: min(u, total capacity, B)."""
+        cap = min(self.n_points, self.total_capacity)
+        return cap if self.budget is None else min(cap, self.budget)
+
+    def eps_matrix(self) -> np.ndarray:
+        """eps(a_i, e_j) for every (labeler, pool point), shape (M, u); computed once."""
+        if "eps" not in self._cache:
+            eps = self.noise.matrix(self.accuracies, self.entropies)
+            eps.setflags(write=False)
+            self._cache["eps"] = eps
+        return self._cache["eps"]
+
+    def labeler_order(self) -> np.ndarray:
+        """Labelers by accuracy, descending; ties keep the input order (stable)."""
+        if "order_l" not in self._cache:
+            self._cache["order_l"] = np.argsort(-self.accuracies, kind="stable")
+        return self._cache["order_l"]
+
+    def point_order(self) -> np.ndarray:
+        """Pool points by entropy, descending; ties keep the pool order (digest 7.17)."""
+        if "order_p" not in self._cache:
+            self._cache["order_p"] = np.argsort(-self.entropies, kind="stable")
+        return self._cache["order_p"]
+
+
+@dataclass(frozen=True, eq=False)
+class OlasSelectSolution:
+    selected: np.ndarray  # pool indices of the selected points (int64), shape (n,)
+    assignment: np.ndarray  # labeler index of each selected point (int64), shape (n,)
+
+
+def allowed(inst: OlasSelectInstance) -> np.ndarray:
+    """THE shared (10d) predicate, shape (M, u): eps_ij <= beta + 1e-12.
+
+    The fast path, every exact model (variable fixing) and the evaluator use this one matrix, so
+    a pair with eps exactly at beta is treated the same everywhere.
+    """
+    if "allowed" not in inst._cache:
+        ok = inst.eps_matrix() <= inst.beta + ALLOWED_TOL
+        ok.setflags(write=False)
+        inst._cache["allowed"] = ok
+    return inst._cache["allowed"]
+
+
+def sorted_allowed(inst: OlasSelectInstance) -> np.ndarray:
+    """`allowed` with labelers by accuracy (desc.) and points by entropy (desc.)."""
+    return allowed(inst)[inst.labeler_order()][:, inst.point_order()]
+
+
+def kappa(inst: OlasSelectInstance) -> np.ndarray:
+    """kappa_j = number of labelers allowed for the j-th point in entropy order (digest F2).
+
+    By monotonicity the allowed labelers of a point are the best kappa_j ones, and kappa is
+    non-decreasing along the entropy order.
+    """
+    return sorted_allowed(inst).sum(axis=0)
+
+
+def _check_monotone_allowed(inst: OlasSelectInstance) -> None:
+    """The theorems need allowed[i, j] to be a staircase in sorted order; reject otherwise."""
+    A = sorted_allowed(inst)
+    if A.size == 0:
+        return
+    bad_e = np.argwhere(A[:, :-1] & ~A[:, 1:])  # allowed, but not for a lower-entropy point
+    bad_a = np.argwhere(A[1:, :] & ~A[:-1, :])  # allowed for a worse labeler, not a better one
+    if len(bad_e) or len(bad_a):
+        ol, op = inst.labeler_order(), inst.point_order()
+        if len(bad_e):
+            i, j = bad_e[0]
+            found = (f"labeler {int(ol[i])} may take point {int(op[j])} but not the lower-entropy "
+                     f"point {int(op[j + 1])}")
+        else:
+            i, j = bad_a[0]
+            found = (f"labeler {int(ol[i + 1])} may take point {int(op[j])} but the more accurate "
+                     f"labeler {int(ol[i])} may not")
+        raise InputError("noise", "eps non-increasing in accuracy and non-decreasing in entropy",
+                         found)
+
+
+def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any = "linear",
+                  beta: Any = 0.2, budget: Any = None, labeler_ids: Any = None,
+                  point_ids: Any = None) -> OlasSelectInstance:
+    """Validated Model-10 instance from plain values (lists, arrays, noise name or function).
+
+    capacities are integers >= 0 (a labeler with capacity 0 takes nothing); budget None = no cap.
+    Raises InputError if the noise function is not monotone on this instance's (a, e) values.
+    """
+    a = probability_array(accuracies, "accuracies", min_len=1)
+    c = int_array(capacities, "capacities", lo=0, length=len(a))
+    nf = noise_from_spec(noise)
+    e = real_array(entropies, "entropies", lo=0.0, hi=nf.max_entropy)
+    b = real(beta, "beta", lo=0.0)
+    B = None if budget is None else integer(budget, "budget", lo=0)
+    lid = ids(labeler_ids, "labeler_ids", len(a)) if labeler_ids is not None else None
+    pid = ids(point_ids, "point_ids", len(e)) if point_ids is not None else None
+    inst = OlasSelectInstance(a, c, e, nf, b, B, lid, pid)
+    eps = inst.eps_matrix()
+    if eps.size and (not np.all(np.isfinite(eps)) or eps.min() < 0.0 or eps.max() > 1.0 + 1e-12):
+        raise InputError("noise", "values in [0, 1] on the instance",
+                         f"range [{np.nanmin(eps):.4g}, {np.nanmax(eps):.4g}]")
+    _check_monotone_allowed(inst)
+    return inst
+
+
+_FIELDS = ("accuracies", "capacities", "entropies", "noise", "beta", "budget", "labeler_ids",
+           "point_ids", "name")
+
+
+def from_dict(d: dict) -> OlasSelectInstance:
+    extra = sorted(set(d) - set(_FIELDS))
+    if extra:
+        raise InputError(extra[0], "a known field of olas-select (" + ", ".join(_FIELDS) + ")",
+                         "an unknown field")
+    for key in ("accuracies", "capacities", "entropies", "beta"):
+        if key not in d:
+            raise InputError(key, "a value (the field is required)", "nothing")
+    return make_instance(d["accuracies"], d["capacities"], d["entropies"], d.get("noise", "linear"),
+                         d["beta"], d.get("budget"), d.get("labeler_ids"), d.get("point_ids"))
+
+
+def to_dict(inst: OlasSelectInstance) -> dict:
+    out: dict[str, Any] = {
+        "noise": inst.noise.to_spec(),
+        "beta": inst.beta,
+        "accuracies": inst.accuracies.tolist(),
+        "capacities": inst.capacities.tolist(),
+        "entropies": inst.entropies.tolist(),
+    }
+    if inst.budget is not None:
+        out["budget"] = inst.budget
+    if inst.labeler_ids is not None:
+        out["labeler_ids"] = inst.labeler_ids
+    if inst.point_ids is not None:
+        out["point_ids"] = inst.point_ids
+    return out
+
+
+def evaluate(inst: OlasSelectInstance, sol: OlasSelectSolution) -> Evaluation:
+    """Objective (10a) = total entropy of the selected points; feasibility of (10b)-(10d) + B."""
+    sel = np.asarray(sol.selected)
+    lab = np.asarray(sol.assignment)
+    if sel.ndim != 1 or lab.shape != sel.shape:
+        return Evaluation(-math.inf, False, math.inf,
+                          [f"selected {sel.shape} and assignment {lab.shape} must be equal 1-d"])
+    if sel.size and (not np.issubdtype(sel.dtype, np.integer)
+                     or not np.issubdtype(lab.dtype, np.integer)):
+        return Evaluation(-math.inf, False, math.inf, ["indices must be integers"])
+    sel = sel.astype(np.int64)
+    lab = lab.astype(np.int64)
+    violations: list[str] = []
+    worst = 0.0
+    in_range = (sel >= 0) & (sel < inst.n_points) & (lab >= 0) & (lab < inst.n_labelers)
+    if not in_range.all():
+        violations.append(f"{int((~in_range).sum())} pair(s) with a point or labeler out of range")
+        worst = max(worst, float((~in_range).sum()))
+    sel_ok, lab_ok = sel[in_range], lab[in_range]
+    dup = len(sel_ok) - len(np.unique(sel_ok))
+    if dup:
+        violations.append(f"{dup} point(s) selected more than once (10b)")
+        worst = max(worst, float(dup))
+    loads = np.bincount(lab_ok, minlength=inst.n_labelers)
+    over = loads - inst.capacities
+    if (over > 0).any():
+        i = int(np.argmax(over))
+        violations.append(f"labeler {i} has {int(loads[i])} points, capacity "
+                          f"{int(inst.capacities[i])} (10c)")
+        worst = max(worst, float(over.max()))
+    noise = inst.eps_matrix()[lab_ok, sel_ok]
+    ok = allowed(inst)[lab_ok, sel_ok]
+    if not ok.all():
+        k = int(np.argmax(~ok))
+        violations.append(f"{int((~ok).sum())} pair(s) with noise above beta, e.g. labeler "
+                          f"{int(lab_ok[k])} on point {int(sel_ok[k])}: eps={noise[k]:.6g} > "
+                          f"beta={inst.beta:.6g} (10d)")
+        worst = max(worst, float((noise - inst.beta).max()))
+    if inst.budget is not None and len(sel) > inst.budget:
+        violations.append(f"{len(sel)} points selected, budget {inst.budget}")
+        worst = max(worst, float(len(sel) - inst.budget))
+    objective = float(inst.entropies[sel_ok].sum())
+    extra = {"selected": int(len(sel)), "max_noise": float(noise.max()) if noise.size else 0.0}
+    return Evaluation(objective, not violations, worst, violations, extra)
+
+
+def policy_violations(inst: OlasSelectInstance, sol: OlasSelectSolution) -> list[str]:
+    """Which of the policy constraints (10e)-(10h) the solution breaks (sorted index order).
+
+    (10e) no crossing: along the entropy order the labeler rank of selected points never
+    decreases; (10f)-(10h): labelers are used in accuracy order, all full but the last used one.
+    """
+    out: list[str] = []
+    rank_l = np.empty(inst.n_labelers, np.int64)
+    rank_l[inst.labeler_order()] = np.arange(inst.n_labelers)
+    rank_p = np.empty(inst.n_points, np.int64)
+    rank_p[inst.point_order()] = np.arange(inst.n_points)
+    sel = np.asarray(sol.selected, np.int64)
+    lab = np.asarray(sol.assignment, np.int64)
+    by_pos = np.argsort(rank_p[sel], kind="stable")
+    ranks = rank_l[lab[by_pos]]
+    if np.any(np.diff(ranks) < 0):
+        out.append("(10e) a lower-entropy point goes to a more accurate labeler")
+    loads = np.bincount(rank_l[lab], minlength=inst.n_labelers)
+    caps = inst.capacities[inst.labeler_order()]
+    for i in range(inst.n_labelers - 1):
+        if loads[i] < caps[i] and loads[i + 1] > 0:
+            out.append(f"(10h) labeler rank {i} has spare capacity but rank {i + 1} is used")
+            break
+    return out
+
+
+def solution_from_dict(inst: OlasSelectInstance, d: dict) -> OlasSelectSolution:
+    """{'selected': [point id or index], 'assignment': [labeler id or index]} (same lengths)."""
+    if not isinstance(d, dict):
+        raise InputError("solution", "a JSON object with 'selected' and 'assignment'", d)
+    sel = sequence(d.get("selected"), "solution.selected")
+    lab = sequence(d.get("assignment"), "solution.assignment", length=len(sel))
+    return OlasSelectSolution(
+        _indices(sel, inst.point_ids, inst.n_points, "solution.selected", "a point id or index"),
+        _indices(lab, inst.labeler_ids, inst.n_labelers, "solution.assignment",
+                 "a labeler id or index"))
+
+
+def _indices(seq: Any, names: list | None, n: int, field_name: str, what: str) -> np.ndarray:
+    lookup = {v: k for k, v in enumerate(names)} if names else None
+    out = np.empty(len(seq), dtype=np.int64)
+    for k, v in enumerate(seq):
+        if lookup is not None and v in lookup:
+            out[k] = lookup[v]
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n:
+            out[k] = v
+        else:
+            raise InputError(f"{field_name}[{k}]", what, v)
+    return out
+
+
+def solution_to_dict(inst: OlasSelectInstance, sol: OlasSelectSolution) -> dict:
+    sel = [int(j) for j in sol.selected]
+    lab = [int(i) for i in sol.assignment]
+    return {
+        "selected": [inst.point_ids[j] for j in sel] if inst.point_ids else sel,
+        "assignment": [inst.labeler_ids[i] for i in lab] if inst.labeler_ids else lab,
+    }
+
+
+GENERATOR_PARAMS = {
+    "points": 30,
+    "labelers": 5,
+    "capacity_min": 1,
+    "capacity_max": 4,
+    "acc_min": 0.5,
+    "acc_max": 0.95,
+    "entropy_max": round(math.log(2), 6),
+    "noise": "linear",
+    "beta": 0.1,
+    "budget": -1,  # < 0: no cap
+    "decimals": -1,  # >= 0 rounds a and e to create ties
+}
+
+
+def generate(seed: int = 0, **params: Any) -> OlasSelectInstance:
+    """Random instance (digest 000 section 4): a ~ U(acc), e ~ U(0, entropy_max), c ~ U{cmin..cmax}."""
+    p = {**GENERATOR_PARAMS, **params}
+    unknown = sorted(set(p) - set(GENERATOR_PARAMS))
+    if unknown:
+        raise InputError(unknown[0], "a generator parameter (" + ", ".join(GENERATOR_PARAMS) + ")",
+                         "an unknown name")
+    n = integer(p["points"], "points", lo=0)
+    m = integer(p["labelers"], "labelers", lo=1)
+    cmin = integer(p["capacity_min"], "capacity_min", lo=0)
+    cmax = integer(p["capacity_max"], "capacity_max", lo=cmin)
+    amin = probability(p["acc_min"], "acc_min")
+    amax = real(p["acc_max"], "acc_max", lo=amin, hi=1)
+    emax = real(p["entropy_max"], "entropy_max", lo=0, hi=1)
+    beta = real(p["beta"], "beta", lo=0)
+    budget = integer(p["budget"], "budget")
+    dec = integer(p["decimals"], "decimals", lo=-1, hi=12)
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(amin, amax, m)
+    e = rng.uniform(0.0, emax, n)
+    if dec >= 0:
+        a, e = np.round(a, dec), np.round(e, dec)
+    c = rng.integers(cmin, cmax + 1, m)
+    return make_instance(a, c, e, p["noise"], beta, None if budget < 0 else budget)
+
+
+def example() -> OlasSelectInstance:
+    """The demo instance: a pool of 60 points, 5 labelers, Noise Model 2, beta = 0.05 (seeded)."""
+    return generate(7, points=60, labelers=5, noise="superellipse", beta=0.05, entropy_max=1.0)
+
+
+def size(inst: OlasSelectInstance) -> str:
+    b = "" if inst.budget is None else f" B={inst.budget}"
+    return f"u={inst.n_points} M={inst.n_labelers} beta={inst.beta:g}{b}"
