@@ -1,0 +1,147 @@
+"""Loaders for the real crowd data sets under `crowdopt.datapath.data_root()`.
+
+Each entry records the file format and pitfalls documented in the set's SOURCE.md:
+CrowdTruth copies (rte, temp: label `response`, item `orig_id`, gold repeated per row),
+headerless ActiveCrowdToolkit files (worker, task, label, gold[, time]), Get-Another-Label
+tab files (worker, item, label), Zheng `question,worker,answer` files with CRLF line
+endings, and the Welinder ducks count-line format with gold derived from species.
+
+Duplicate (worker, task) rows (trec2010_relevance, adult_content, zencrowd_*, weather_cf_amt)
+are resolved by `duplicates='first'` by default: the earliest row of each pair is kept, as a
+worker's first answer is the one given without feedback. Pass `duplicates='all'` to keep
+every row (the Zheng et al. convention) or 'error' to see the count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..datapath import data_root
+from ..errors import InputError
+from .tables import Gold, LabelTable, gold_from_arrays, read_gold, read_labels
+
+ACT = {"worker": 0, "task": 1, "label": 2}  # ActiveCrowdToolkit / Get-Another-Label order
+ACT_GOLD = {"task": 1, "label": 3}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Where a data set's files are and how to read them."""
+
+    name: str
+    description: str
+    labels: str
+    gold: str | None
+    label_opts: dict
+    gold_opts: dict
+    custom: Callable[[Path, str], tuple[LabelTable, Gold]] | None = None
+
+
+def _zheng(name: str, folder: str, desc: str) -> DatasetSpec:
+    return DatasetSpec(name, desc, f"{folder}/answer.csv", f"{folder}/truth.csv", {}, {})
+
+
+def _act(name: str, file: str, desc: str) -> DatasetSpec:
+    return DatasetSpec(name, desc, file, file, {"columns": ACT, "header": False},
+                       {"columns": ACT_GOLD, "header": False})
+
+
+def _snow(name: str, folder: str, desc: str) -> DatasetSpec:
+    f = f"{folder}/{folder}.standardized.csv"
+    return DatasetSpec(name, desc, f, f, {"columns": {"task": "orig_id", "worker":
+                                                     "!amt_worker_ids", "label": "response"}},
+                       {"columns": {"task": "orig_id", "label": "gold"}})
+
+
+def _gal(name: str, folder: str, desc: str, gold: str = "gold.txt") -> DatasetSpec:
+    return DatasetSpec(name, desc, f"{folder}/labels.txt", f"{folder}/{gold}",
+                       {"columns": ACT, "header": False, "sep": "\t"},
+                       {"columns": {"task": 0, "label": 1}, "header": False, "sep": "\t",
+                        "unknown_tasks": "drop"})
+
+
+def _load_ducks(root: Path, duplicates: str) -> tuple[LabelTable, Gold]:
+    """Welinder ducks: `n_images n_workers n_labels` line, then `image worker label` rows.
+
+    Gold is DERIVED (see its SOURCE.md): 1 if the species is Mallard or American Black Duck.
+    """
+    table = read_labels(root / "ducks_welinder/labels.txt", header=False, skip_rows=1,
+                        sep="whitespace", duplicates=duplicates)
+    text = (root / "ducks_welinder/classes.yaml").read_text()
+    species = dict(_flow_pairs(text, "species"))
+    labels = dict(_flow_pairs(text, "labels"))
+    ducks = {species["Mallard"], species["American Black Duck"]}
+    tasks = [t for t in labels if t in set(table.task_ids.tolist())]
+    return table, gold_from_arrays(table, tasks, [int(labels[t] in ducks) for t in tasks])
+
+
+def _flow_pairs(text: str, key: str) -> list[tuple[str, str]]:
+    """`key: {a: b, c: d}` pairs of a flow-style YAML mapping (values as text)."""
+    m = re.search(rf"^{key}:\s*\{{(.*?)\}}", text, re.S | re.M)
+    if m is None:
+        raise InputError("classes.yaml", f"a '{key}: {{...}}' mapping", "none")
+    pairs = [p.split(":", 1) for p in m.group(1).split(",") if p.strip()]
+    return [(a.strip(), b.strip()) for a, b in pairs]
+
+
+_SPECS = [
+    _snow("rte", "rte", "RTE textual entailment (Snow 2008), 800 items, binary"),
+    _snow("temp", "temp", "TEMP temporal ordering (Snow 2008), 462 items, before/after"),
+    _zheng("bluebirds", "bluebirds", "Bluebirds (Welinder 2010), dense 39 x 108, binary"),
+    DatasetSpec("ducks", "Ducks (Welinder 2010), 240 x 53, binary, gold derived from species",
+                "ducks_welinder/labels.txt", None, {}, {}, custom=_load_ducks),
+    DatasetSpec("web", "Web search relevance (Zhou 2012), 5 classes",
+                "web/web_crowd.txt", "web/web_truth.txt",
+                {"header": False, "sep": "\t"}, {"header": False, "sep": "\t"}),
+    _zheng("dog", "dog", "Dog breeds (Zhou 2012), 4 classes"),
+    _zheng("face", "face", "Face expression (Mozafari 2014), 4 classes"),
+    _zheng("product", "product", "Product matching CrowdER (Wang 2012), binary"),
+    _zheng("sentiment_possent", "sentiment_possent", "Tweet positive sentiment, binary, dense"),
+    _zheng("trec2010_relevance", "trec2010_relevance",
+           "TREC 2010 relevance (Zheng S_Rel), 98k labels, 4 classes, repeated pairs"),
+    _gal("adult_content", "adult_content",
+         "Adult content (GAL AdultContent2), 4 classes; gold of unlabelled sites dropped"),
+    _gal("barzan_mozafari", "gal_barzan_mozafari", "GAL binary set BM", gold="evaluation.txt"),
+    _act("weather_cf", "weather_sentiment/CF.csv", "Weather sentiment CrowdFlower, 5 classes"),
+    _act("weather_cf_amt", "weather_sentiment/CF_amt.csv", "Weather sentiment AMT, 5 classes"),
+    _act("sp", "sentiment_polarity/SP.csv", "Sentence polarity (Rodrigues 2013), binary"),
+    _act("sp_amt", "sentiment_polarity/SP_amt.csv", "Sentence polarity AMT, 20 per item"),
+    _act("music_genre", "music_genre/MS.csv", "Music genre (Rodrigues 2014), 10 classes"),
+    _act("zencrowd_all", "zencrowd/ZenCrowd_all.csv", "ZenCrowd entity linking, all workers"),
+    _act("zencrowd_in", "zencrowd/ZenCrowd_in.csv", "ZenCrowd, India workers"),
+    _act("zencrowd_us", "zencrowd/ZenCrowd_us.csv", "ZenCrowd, US workers"),
+]
+DATASETS: dict[str, DatasetSpec] = {s.name: s for s in _SPECS}
+
+
+def list_datasets() -> list[str]:
+    """Names accepted by `load_dataset`."""
+    return list(DATASETS)
+
+
+def describe_dataset(name: str) -> str:
+    return _spec(name).description
+
+
+def load_dataset(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold]:
+    """(labels, gold) of a named real data set read from `data_root()`.
+
+    `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
+    """
+    spec = _spec(name)
+    root = data_root()
+    if spec.custom is not None:
+        return spec.custom(root, duplicates)
+    table = read_labels(root / spec.labels, duplicates=duplicates, **spec.label_opts)
+    gold = read_gold(root / spec.gold, table, **spec.gold_opts)
+    return table, gold
+
+
+def _spec(name: str) -> DatasetSpec:
+    if name not in DATASETS:
+        raise InputError("dataset", f"one of {list(DATASETS)}", name)
+    return DATASETS[name]
+

@@ -1,0 +1,511 @@
+"""Crowd label tables: (task, worker, label) rows encoded once as integer numpy arrays.
+
+The long `task, worker, label` table (the crowd-kit convention) is the input of every
+aggregation and reliability estimate. Ids are opaque (str, int, mixed); labels any hashable.
+Readers cope with the real files' pitfalls: BOM, CRLF and bare-CR line endings, header name
+variants (`question`/`id`/`q`, `answer`/`response`), headerless files, repeated
+(worker, task) rows (policy `duplicates`), and gold tables repeated once per label row.
+
+Encoding: task and worker ids are numbered in order of first appearance; classes are sorted
+when they are mutually comparable (else first appearance). Labels read from text files that
+are all canonical integers ("0", "12", "-1") become Python ints, so classes sort numerically;
+ids read from files stay strings.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+DUPLICATE_POLICIES = ("error", "first", "last", "all")
+
+# Header aliases (lower-cased) for the three columns of a label table and the two of gold.
+TASK_ALIASES = ("task", "question", "item", "id", "q", "orig_id", "task_id", "taskid",
+                "item_id", "itemid", "object")
+WORKER_ALIASES = ("worker", "worker_id", "workerid", "!amt_worker_ids", "annotator",
+                  "performer", "labeler", "user")
+LABEL_ALIASES = ("label", "answer", "response", "workerlabel", "worker_label", "value")
+GOLD_LABEL_ALIASES = ("label", "truth", "gold", "true_label", "goldlabel", "gold_label",
+                      "answer", "value")
+
+
+# ----------------------------------------------------------------------------- data objects
+@dataclass(frozen=True)
+class LabelTable:
+    """Label rows as integer codes into the id vocabularies `task_ids`, `worker_ids`, `classes`.
+
+    `task[r]`, `worker[r]`, `label[r]` describe row r. Vocabularies are kept by `subset`, so
+    indices (and any `Gold` built on the table) stay valid; some tasks may then have no rows.
+    """
+
+    task_ids: np.ndarray
+    worker_ids: np.ndarray
+    classes: np.ndarray
+    task: np.ndarray
+    worker: np.ndarray
+    label: np.ndarray
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.task_ids)
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.worker_ids)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def n_labels(self) -> int:
+        return len(self.task)
+
+    def __repr__(self) -> str:
+        return (f"LabelTable(n_tasks={self.n_tasks}, n_workers={self.n_workers}, "
+                f"n_classes={self.n_classes}, n_labels={self.n_labels})")
+
+    # -- derived arrays -------------------------------------------------------------------
+    def vote_counts(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """n_tasks x n_classes matrix of (optionally per-worker weighted) votes."""
+        w = None if weights is None else np.asarray(weights, dtype=float)[self.worker]
+        flat = np.bincount(self.task * self.n_classes + self.label, weights=w,
+                           minlength=self.n_tasks * self.n_classes)
+        return flat.reshape(self.n_tasks, self.n_classes)
+
+    def labels_per_task(self) -> np.ndarray:
+        return np.bincount(self.task, minlength=self.n_tasks)
+
+    def labels_per_worker(self) -> np.ndarray:
+        return np.bincount(self.worker, minlength=self.n_workers)
+
+    def duplicate_count(self) -> int:
+        """Rows beyond the first for each (worker, task) pair."""
+        key = self.task * self.n_workers + self.worker
+        return int(self.n_labels - len(np.unique(key)))
+
+    def dense(self) -> np.ndarray:
+        """n_tasks x n_workers matrix of class indices, -1 where the worker gave no label."""
+        if self.duplicate_count():
+            raise InputError("labels", "at most one label per (worker, task) for a dense matrix",
+                             f"{self.duplicate_count()} repeated rows")
+        m = np.full((self.n_tasks, self.n_workers), -1, dtype=np.int64)
+        m[self.task, self.worker] = self.label
+        return m
+
+    # -- lookups --------------------------------------------------------------------------
+    def task_index(self, ids: Iterable[Hashable]) -> np.ndarray:
+        """Task indices of external task ids (InputError on an unknown id)."""
+        return _lookup(self.task_ids, ids, "task")
+
+    def worker_index(self, ids: Iterable[Hashable]) -> np.ndarray:
+        """Worker indices of external worker ids (InputError on an unknown id)."""
+        return _lookup(self.worker_ids, ids, "worker")
+
+    def class_index(self, values: Iterable[Hashable]) -> np.ndarray:
+        """Class indices of label values (InputError on a value not among `classes`)."""
+        return _lookup(self.classes, values, "label")
+
+    # -- derived tables -------------------------------------------------------------------
+    def subset(self, rows: np.ndarray | None = None, *, workers: Iterable[int] | None = None,
+               tasks: Iterable[int] | None = None) -> LabelTable:
+        """Rows selected by a boolean mask / index array and/or worker and task index sets.
+
+        Vocabularies (task_ids, worker_ids, classes) are kept, so indices stay valid.
+        """
+        keep = np.ones(self.n_labels, dtype=bool)
+        if rows is not None:
+            r = np.asarray(rows)
+            if r.dtype == bool:
+                if r.shape != (self.n_labels,):
+                    raise InputError("rows", f"a boolean mask of length {self.n_labels}",
+                                     f"shape {r.shape}")
+                keep &= r
+            else:
+                m = np.zeros(self.n_labels, dtype=bool)
+                m[_index_array(r, self.n_labels, "rows")] = True
+                keep &= m
+        if workers is not None:
+            sel = np.zeros(self.n_workers, dtype=bool)
+            sel[_index_array(workers, self.n_workers, "workers")] = True
+            keep &= sel[self.worker]
+        if tasks is not None:
+            sel = np.zeros(self.n_tasks, dtype=bool)
+            sel[_index_array(tasks, self.n_tasks, "tasks")] = True
+            keep &= sel[self.task]
+        return LabelTable(self.task_ids, self.worker_ids, self.classes,
+                          self.task[keep], self.worker[keep], self.label[keep])
+
+    def rows(self) -> list[tuple[Any, Any, Any]]:
+        """The table as (task id, worker id, label value) tuples (for export / debugging)."""
+        return list(zip(self.task_ids[self.task].tolist(), self.worker_ids[self.worker].tolist(),
+                        self.classes[self.label].tolist(), strict=True))
+
+    def to_dataframe(self):
+        """pandas DataFrame with columns task, worker, label (pandas is optional)."""
+        pd = _pandas()
+        return pd.DataFrame({"task": self.task_ids[self.task], "worker":
+                             self.worker_ids[self.worker], "label": self.classes[self.label]})
+
+
+@dataclass(frozen=True)
+class Gold:
+    """Gold labels: `task` indices (into table.task_ids) and `label` class indices."""
+
+    task: np.ndarray
+    label: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.task)
+
+    def truth(self, n_tasks: int) -> np.ndarray:
+        """Length-n_tasks array of gold class indices, -1 where a task has no gold."""
+        t = np.full(n_tasks, -1, dtype=np.int64)
+        t[self.task] = self.label
+        return t
+
+    def subset(self, tasks: Iterable[int]) -> Gold:
+        """Gold restricted to the given task indices."""
+        sel = np.isin(self.task, np.fromiter(tasks, dtype=np.int64))
+        return Gold(self.task[sel], self.label[sel])
+
+
+# ----------------------------------------------------------------------------- constructors
+def from_arrays(tasks: Sequence[Hashable], workers: Sequence[Hashable],
+                labels: Sequence[Hashable], *, classes: Sequence[Hashable] | None = None,
+                duplicates: str = "error") -> LabelTable:
+    """LabelTable from three equal-length sequences of ids and label values.
+
+    `classes` fixes the class vocabulary and order (e.g. to include a class nobody chose);
+    by default the distinct labels, sorted when comparable. `duplicates`: what to do with
+    repeated (worker, task) rows: 'error' (default, message with the count), 'first', 'last'
+    (keep that row), 'all' (keep every row; aggregators then count each).
+    """
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
+    tasks, workers, labels = list(tasks), list(workers), list(labels)
+    if not (len(tasks) == len(workers) == len(labels)):
+        raise InputError("labels", "task, worker and label sequences of equal length",
+                         f"lengths {len(tasks)}, {len(workers)}, {len(labels)}")
+    if not tasks:
+        raise InputError("labels", "at least one (task, worker, label) row", "no rows")
+    for name, seq in (("task", tasks), ("worker", workers), ("label", labels)):
+        _check_values(seq, name)
+    t_ids, t = _encode(tasks)
+    w_ids, w = _encode(workers)
+    if classes is None:
+        c_vals, lab = _encode(labels)
+        order = _sort_order(c_vals)
+        if order is not None:
+            inv = np.empty_like(order)
+            inv[order] = np.arange(len(order))
+            c_vals, lab = c_vals[order], inv[lab]
+    else:
+        c_vals = _object_array(list(classes))
+        if len(c_vals) == 0:
+            raise InputError("classes", "at least one class", "[]")
+        lab = _lookup(c_vals, labels, "label")
+    keep = _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
+    if keep is not None:
+        t, w, lab = t[keep], w[keep], lab[keep]
+    return LabelTable(t_ids, w_ids, c_vals, t, w, lab)
+
+
+def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
+                   duplicates: str = "error") -> LabelTable:
+    """LabelTable from a pandas DataFrame with columns task, worker, label (or `columns`)."""
+    cols = {"task": "task", "worker": "worker", "label": "label", **(columns or {})}
+    for role, name in cols.items():
+        if name not in df.columns:
+            raise InputError(f"columns.{role}", f"a DataFrame column {name!r}",
+                             list(map(str, df.columns)))
+    return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
+                       df[cols["label"]].tolist(), duplicates=duplicates)
+
+
+def gold_from_arrays(table: LabelTable, tasks: Sequence[Hashable],
+                     labels: Sequence[Hashable], *, unknown_tasks: str = "error") -> Gold:
+    """Gold from task ids and label values, matched to `table` (ids compared as given).
+
+    A gold label that is not one of the table's classes is an InputError; a gold task the
+    table does not have is an InputError unless `unknown_tasks='drop'`. Repeated gold rows
+    must agree.
+    """
+    tasks, labels = list(tasks), list(labels)
+    if len(tasks) != len(labels):
+        raise InputError("gold", "task and label sequences of equal length",
+                         f"lengths {len(tasks)}, {len(labels)}")
+    return _make_gold(table, tasks, labels, unknown_tasks, by_str=False)
+
+
+# ----------------------------------------------------------------------------- file readers
+def read_labels(path: str | Path, *, columns: Mapping[str, str | int] | None = None,
+                sep: str | None = None, duplicates: str = "error", header: bool = True,
+                skip_rows: int = 0, int_labels: bool = True) -> LabelTable:
+    """Read a label table (CSV/TSV/whitespace) into a LabelTable.
+
+    `columns` maps role -> header name (or 0-based position), roles task, worker, label; by
+    default the header is matched against common aliases (`question`, `id`, `answer`, ...),
+    and a headerless file is read as task, worker, label in that order. `sep` None sniffs
+    tab, comma, else whitespace; `skip_rows` skips leading lines (e.g. a count line).
+    `int_labels`: labels that are all canonical integers become ints.
+    """
+    rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="labels")
+    idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "worker": WORKER_ALIASES,
+                                           "label": LABEL_ALIASES}, path)
+    cols = _columns(rows, idx, path, header + skip_rows)
+    labels = _maybe_int(cols["label"]) if int_labels else cols["label"]
+    for i, v in enumerate(labels):
+        if v == "":
+            raise InputError(f"{Path(path).name}: row {i + 1 + header + skip_rows}",
+                             "a non-empty label", "''")
+    return from_arrays(cols["task"], cols["worker"], labels, duplicates=duplicates)
+
+
+def read_gold(path: str | Path, table: LabelTable, *,
+              columns: Mapping[str, str | int] | None = None, sep: str | None = None,
+              header: bool = True, skip_rows: int = 0, unknown_tasks: str = "error") -> Gold:
+    """Read a gold table (task, label) matched to `table`.
+
+    Task ids and label values are matched by their text (so a table built from ints matches
+    a gold file). A gold label that is not among the table's classes, or a gold task the
+    table lacks (unless `unknown_tasks='drop'`), is an InputError; repeated rows must agree
+    (files that repeat gold on every label row are fine).
+    """
+    rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="gold")
+    idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "label": GOLD_LABEL_ALIASES},
+                           path)
+    cols = _columns(rows, idx, path, header + skip_rows)
+    return _make_gold(table, cols["task"], cols["label"], unknown_tasks, by_str=True,
+                      source=Path(path).name)
+
+
+# ----------------------------------------------------------------------------- internals
+def _pandas():
+    try:
+        import pandas as pd
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise InputError("pandas", "pandas installed (pip install crowdopt[pandas])",
+                         "not installed") from exc
+    return pd
+
+
+def _object_array(values: list) -> np.ndarray:
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return arr
+
+
+def _check_values(seq: list, name: str) -> None:
+    for i, v in enumerate(seq):
+        if v is None or (isinstance(v, float) and v != v):
+            raise InputError(f"{name}[{i}]", f"a {name} value", v)
+        if not isinstance(v, Hashable):
+            raise InputError(f"{name}[{i}]", "a hashable value", type(v).__name__)
+
+
+def _encode(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """Ids in order of first appearance and the int64 code of each value."""
+    index: dict = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64,
+                        count=len(values))
+    return _object_array(list(index)), codes
+
+
+def _sort_order(values: np.ndarray) -> np.ndarray | None:
+    try:
+        return np.array(sorted(range(len(values)), key=lambda i: values[i]), dtype=np.int64)
+    except TypeError:
+        return None
+
+
+def _lookup(vocab: np.ndarray, values: Iterable[Hashable], field: str) -> np.ndarray:
+    pos = {v: i for i, v in enumerate(vocab.tolist())}
+    out = []
+    for v in values:
+        try:
+            out.append(pos[v])
+        except (KeyError, TypeError):
+            raise InputError(field, f"a known {field} ({len(pos)} known)", v) from None
+    return np.asarray(out, dtype=np.int64)
+
+
+def _index_array(x: Iterable[int], n: int, field: str) -> np.ndarray:
+    arr = np.asarray(list(x) if not isinstance(x, np.ndarray) else x)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(field, "integer indices", arr.dtype)
+    if arr.min() < 0 or arr.max() >= n:
+        raise InputError(field, f"indices in [0, {n})", f"range [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)
+
+
+def _dedupe(t: np.ndarray, w: np.ndarray, n_workers: int, policy: str, t_ids: np.ndarray,
+            w_ids: np.ndarray) -> np.ndarray | None:
+    """Row indices to keep under the duplicates policy (None = keep all)."""
+    if policy == "all":
+        return None
+    key = t * n_workers + w
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    n_extra = len(key) - len(first)
+    if n_extra == 0:
+        return None
+    if policy == "error":
+        r = int(np.flatnonzero(counts > 1)[0])
+        ex = int(first[r])
+        raise InputError("labels", "at most one label per (worker, task)",
+                         f"{n_extra} repeated rows, e.g. worker {w_ids[w[ex]]!r} task "
+                         f"{t_ids[t[ex]]!r}",
+                         note="use duplicates='first', 'last' or 'all'")
+    if policy == "first":
+        return np.sort(first)
+    _, last_rev = np.unique(key[::-1], return_index=True)
+    return np.sort(len(key) - 1 - last_rev)
+
+
+def _make_gold(table: LabelTable, tasks: list, labels: list, unknown_tasks: str, *,
+               by_str: bool, source: str = "gold") -> Gold:
+    if unknown_tasks not in ("error", "drop"):
+        raise InputError("unknown_tasks", "'error' or 'drop'", unknown_tasks)
+    if not tasks:
+        raise InputError(source, "at least one gold row", "no rows")
+    key = str if by_str else (lambda v: v)
+    t_pos = {key(v): i for i, v in enumerate(table.task_ids.tolist())}
+    c_pos = {key(v): i for i, v in enumerate(table.classes.tolist())}
+    seen: dict[int, int] = {}
+    for tv, lv in zip(tasks, labels, strict=True):
+        ti = t_pos.get(key(tv))
+        if ti is None:
+            if unknown_tasks == "drop":
+                continue
+            raise InputError(f"{source}: task", "a task that appears in the label table", tv,
+                             note="use unknown_tasks='drop' to ignore such rows")
+        ci = c_pos.get(key(lv))
+        if ci is None:
+            raise InputError(f"{source}: label", f"one of the label classes "
+                             f"{table.classes.tolist()[:10]}", lv)
+        prev = seen.setdefault(ti, ci)
+        if prev != ci:
+            raise InputError(f"{source}: task {tv!r}", "one gold label per task",
+                             f"{table.classes[prev]!r} and {lv!r}")
+    if not seen:
+        raise InputError(source, "at least one gold task present in the label table",
+                         "none matched")
+    order = sorted(seen)
+    return Gold(np.asarray(order, dtype=np.int64),
+                np.asarray([seen[i] for i in order], dtype=np.int64))
+
+
+def _read_text(path: str | Path, field: str) -> str:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(field, "an existing file", str(p)) from None
+    except IsADirectoryError:
+        raise InputError(field, "a file, not a directory", str(p)) from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _sniff_sep(line: str) -> str | None:
+    if "\t" in line:
+        return "\t"
+    if "," in line:
+        return ","
+    if ";" in line:
+        return ";"
+    return None  # whitespace
+
+
+def _read_rows(path: str | Path, *, sep: str | None, header: bool, skip_rows: int,
+               field: str) -> tuple[list[list[str]], list[str] | None]:
+    """Non-empty rows of a delimited file (any line ending, BOM stripped) and its header."""
+    text = _read_text(path, field)
+    lines_probe = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                   if ln.strip()]
+    if len(lines_probe) <= skip_rows:
+        raise InputError(f"{field} file {Path(path).name}", "at least one row", "an empty file")
+    if sep is None:
+        sep = _sniff_sep(lines_probe[skip_rows])
+    if sep is None or sep in ("whitespace", " "):
+        rows = [ln.split() for ln in lines_probe]
+    else:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+                if any(c.strip() for c in r)]
+    rows = [[c.strip() for c in r] for r in rows[skip_rows:]]
+    head = None
+    if header:
+        head, rows = rows[0], rows[1:]
+    if not rows:
+        raise InputError(f"{field} file {Path(path).name}", "at least one data row",
+                         "only a header" if header else "no rows")
+    return rows, head
+
+
+def _resolve_columns(head: list[str] | None, columns: Mapping[str, str | int] | None,
+                     aliases: dict[str, tuple[str, ...]], path: str | Path) -> dict[str, int]:
+    """Column position of each role, from `columns`, header aliases or the default order."""
+    columns = dict(columns or {})
+    for role in columns:
+        if role not in aliases:
+            raise InputError("columns", f"keys among {list(aliases)}", role)
+    out: dict[str, int] = {}
+    lower = [h.lower() for h in head] if head is not None else None
+    for pos, role in enumerate(aliases):
+        spec = columns.get(role)
+        if isinstance(spec, int) and not isinstance(spec, bool):
+            out[role] = spec
+        elif isinstance(spec, str):
+            if lower is None:
+                raise InputError(f"columns.{role}", "a column position (file has no header)",
+                                 spec)
+            if spec.lower() not in lower:
+                raise InputError(f"columns.{role}", f"a column of {Path(path).name}",
+                                 spec, note=f"header is {head}")
+            out[role] = lower.index(spec.lower())
+        elif spec is not None:
+            raise InputError(f"columns.{role}", "a column name or position", spec)
+        elif lower is None:
+            out[role] = pos
+        else:
+            hit = next((lower.index(a) for a in aliases[role] if a in lower), None)
+            if hit is None:
+                raise InputError(f"{Path(path).name}: column {role}",
+                                 f"a header naming it ({', '.join(aliases[role][:4])}, ...)",
+                                 ",".join(head), note="pass columns={...}")
+            out[role] = hit
+    return out
+
+
+def _columns(rows: list[list[str]], idx: dict[str, int], path: str | Path,
+             offset: int) -> dict[str, list[str]]:
+    need = max(idx.values()) + 1
+    for i, r in enumerate(rows):
+        if len(r) < need:
+            raise InputError(f"{Path(path).name}: line {i + 1 + offset}",
+                             f"at least {need} fields", len(r))
+    return {role: [r[j] for r in rows] for role, j in idx.items()}
+
+
+def _maybe_int(values: list[str]) -> list:
+    """Labels as ints when every one is a canonical integer literal, else unchanged."""
+    try:
+        ints = [int(v) for v in values]
+    except ValueError:
+        return values
+    if all(str(i) == v for i, v in zip(ints, values, strict=True)):
+        return ints
+    return values

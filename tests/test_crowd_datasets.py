@@ -1,0 +1,54 @@
+"""Real data sets load with the counts of their SOURCE.md (skips without the data)."""
+
+from __future__ import annotations
+
+import pytest
+
+from crowdopt.crowd.datasets import list_datasets, load_dataset
+from crowdopt.errors import InputError
+
+# name: (tasks, workers, labels with duplicates='all', classes, gold tasks), from SOURCE.md
+EXPECTED = {
+    "rte": (800, 164, 8000, 2, 800),
+    "temp": (462, 76, 4620, 2, 462),
+    "bluebirds": (108, 39, 4212, 2, 108),
+    "ducks": (240, 53, 9600, 2, 240),
+    "web": (2665, 177, 15567, 5, 2653),
+    "dog": (807, 109, 8070, 4, 807),
+    "face": (584, 27, 5242, 4, 584),
+    "product": (8315, 176, 24945, 2, 8315),
+    "sentiment_possent": (1000, 85, 20000, 2, 1000),
+    "weather_cf_amt": (300, 110, 6030, 5, 300),
+    "trec2010_relevance": (20232, 766, 98453, 4, 4460),
+    "adult_content": (11040, 825, 92721, 4, 333),
+    "zencrowd_all": (2040, 78, 21855, 2, 2040),
+    "sp_amt": (500, 143, 10000, 2, 500),
+}
+
+
+def test_required_names_are_listed():
+    assert set(EXPECTED) <= set(list_datasets())
+
+
+def test_unknown_dataset_name():
+    with pytest.raises(InputError, match="dataset"):
+        load_dataset("nope")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_counts_match_source(data_dir, name):
+    tb, gold = load_dataset(name, duplicates="all")
+    assert (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes, gold.n) == EXPECTED[name]
+
+
+def test_default_policy_keeps_first_of_repeated_pairs(data_dir):
+    tb, _ = load_dataset("trec2010_relevance")
+    assert tb.n_labels == 98453 - 1570 and tb.duplicate_count() == 0
+    with pytest.raises(InputError, match="1570 repeated rows"):
+        load_dataset("trec2010_relevance", duplicates="error")
+
+
+def test_label_values(data_dir):
+    assert load_dataset("temp")[0].classes.tolist() == ["after", "before"]
+    assert load_dataset("adult_content")[0].classes.tolist() == ["G", "P", "R", "X"]
+    assert load_dataset("web")[0].classes.tolist() == [1, 2, 3, 4, 5]

@@ -1,0 +1,190 @@
+"""Label and gold table readers: formats, encodings, duplicates policy, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdopt.crowd.tables import (
+    LabelTable,
+    from_arrays,
+    gold_from_arrays,
+    read_gold,
+    read_labels,
+)
+from crowdopt.errors import InputError
+
+
+def write(tmp_path, name, text, mode="w", newline=""):
+    p = tmp_path / name
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        with open(p, mode, newline=newline) as f:
+            f.write(text)
+    return p
+
+
+TINY = "task,worker,label\nt1,w1,a\nt1,w2,b\nt2,w1,b\nt2,w3,b\n"
+
+
+def test_from_arrays_encodes_first_appearance_and_sorted_classes():
+    tb = from_arrays(["x", 7, "x"], ["w", "w", 3], ["b", "a", "b"])
+    assert tb.task_ids.tolist() == ["x", 7]
+    assert tb.worker_ids.tolist() == ["w", 3]
+    assert tb.classes.tolist() == ["a", "b"]
+    assert tb.task.tolist() == [0, 1, 0]
+    assert tb.worker.tolist() == [0, 0, 1]
+    assert tb.label.tolist() == [1, 0, 1]
+    assert (tb.n_tasks, tb.n_workers, tb.n_classes, tb.n_labels) == (2, 2, 2, 3)
+    assert tb.task.dtype == np.int64
+
+
+def test_unsortable_classes_keep_first_appearance():
+    tb = from_arrays([1, 2, 3], [1, 1, 1], ["b", 2, "a"])
+    assert tb.classes.tolist() == ["b", 2, "a"]
+
+
+def test_read_labels_line_endings_and_bom_give_same_table(tmp_path):
+    base = read_labels(write(tmp_path, "lf.csv", TINY))
+    variants = [
+        write(tmp_path, "crlf.csv", TINY.replace("\n", "\r\n")),
+        write(tmp_path, "cr.csv", TINY.replace("\n", "\r")),
+        write(tmp_path, "bom.csv", b"\xef\xbb\xbf" + TINY.encode()),
+        write(tmp_path, "tab.tsv", TINY.replace(",", "\t")),
+    ]
+    for p in variants:
+        tb = read_labels(p)
+        assert tb.rows() == base.rows(), p.name
+
+
+def test_header_aliases_columns_mapping_and_headerless(tmp_path):
+    zheng = write(tmp_path, "a.csv", "question,worker,answer\r\n1,w1,0\r\n1,w2,1\r\n")
+    tb = read_labels(zheng)
+    assert tb.rows() == [("1", "w1", 0), ("1", "w2", 1)]  # canonical ints become ints
+    act = write(tmp_path, "b.csv", "w1,1,0,0,5\nw2,1,1,0,7\n")
+    tb2 = read_labels(act, header=False, columns={"worker": 0, "task": 1, "label": 2})
+    assert tb2.rows() == tb.rows()
+    named = write(tmp_path, "c.csv", "item_x,who,resp\n1,w1,0\n1,w2,1\n")
+    tb3 = read_labels(named, columns={"task": "item_x", "worker": "who", "label": "resp"})
+    assert tb3.rows() == tb.rows()
+    ws = write(tmp_path, "d.txt", "2 2 2\n1 w1 0\n1 w2 1\n")
+    assert read_labels(ws, header=False, skip_rows=1).rows() == tb.rows()
+
+
+def test_non_canonical_int_labels_stay_strings(tmp_path):
+    tb = read_labels(write(tmp_path, "a.csv", "task,worker,label\n1,w1,01\n1,w2,1\n"))
+    assert tb.classes.tolist() == ["01", "1"]
+
+
+def test_duplicates_policies(tmp_path):
+    text = "task,worker,label\nt1,w1,a\nt1,w1,b\nt2,w1,a\nt1,w1,c\n"
+    p = write(tmp_path, "dup.csv", text)
+    with pytest.raises(InputError, match="2 repeated rows"):
+        read_labels(p)
+    first = read_labels(p, duplicates="first")
+    assert first.rows() == [("t1", "w1", "a"), ("t2", "w1", "a")]
+    last = read_labels(p, duplicates="last")
+    assert last.rows() == [("t2", "w1", "a"), ("t1", "w1", "c")]
+    everything = read_labels(p, duplicates="all")
+    assert everything.n_labels == 4 and everything.duplicate_count() == 2
+    with pytest.raises(InputError, match="dense"):
+        everything.dense()
+
+
+def test_dense_vote_counts_and_subset(tmp_path):
+    tb = read_labels(write(tmp_path, "a.csv", TINY))
+    assert tb.dense().tolist() == [[0, 1, -1], [1, -1, 1]]
+    assert tb.vote_counts().tolist() == [[1, 1], [0, 2]]
+    assert tb.vote_counts(np.array([2.0, 1.0, 0.5])).tolist() == [[2, 1], [0, 2.5]]
+    sub = tb.subset(workers=[0])
+    assert sub.n_tasks == 2 and sub.n_labels == 2 and sub.task_ids is tb.task_ids
+    assert tb.subset(np.array([True, False, False, True])).rows() == [
+        ("t1", "w1", "a"), ("t2", "w3", "b")]
+    assert tb.subset(tasks=[1]).labels_per_task().tolist() == [0, 2]
+    assert tb.task_index(["t2"]).tolist() == [1]
+    with pytest.raises(InputError):
+        tb.worker_index(["nobody"])
+
+
+def test_read_gold_matches_text_ids_and_repeated_rows(tmp_path):
+    tb = from_arrays([1, 1, 2], ["a", "b", "a"], [0, 1, 1])
+    g = read_gold(write(tmp_path, "g.csv", "question,truth\r\n2,1\r\n1,0\r\n2,1\r\n"), tb)
+    assert g.task.tolist() == [0, 1] and g.label.tolist() == [0, 1]
+    assert g.truth(3).tolist() == [0, 1, -1]
+    g2 = gold_from_arrays(tb, [2], [1])
+    assert g2.task.tolist() == [1] and g2.label.tolist() == [1]
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "empty file"),
+    ("task,worker,label\n", "only a header"),
+    ("task,worker\nt1,w1\n", "column label"),
+    ("task,worker,label\nt1,w1\n", "at least 3 fields"),
+    ("task,worker,label\nt1,w1,\n", "non-empty label"),
+])
+def test_bad_label_files_give_one_line_errors(tmp_path, text, match):
+    p = write(tmp_path, "bad.csv", text)
+    with pytest.raises(InputError, match=match) as e:
+        read_labels(p)
+    assert "\n" not in str(e.value)
+
+
+def test_bad_options_and_missing_file(tmp_path):
+    p = write(tmp_path, "a.csv", TINY)
+    with pytest.raises(InputError, match="duplicates"):
+        read_labels(p, duplicates="mean")
+    with pytest.raises(InputError, match="columns.task"):
+        read_labels(p, columns={"task": "nope"})
+    with pytest.raises(InputError, match="columns"):
+        read_labels(p, columns={"colour": "task"})
+    with pytest.raises(InputError, match="existing file"):
+        read_labels(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize("text,match", [
+    ("task,label\nt9,a\n", "task"),          # gold for an unknown task
+    ("task,label\nt1,zzz\n", "label"),       # a gold label never seen in the labels
+    ("task,label\nt1,a\nt1,b\n", "one gold label per task"),
+    ("task,truth\n", "only a header"),
+    ("task,colour\nt1,a\n", "column label"),
+])
+def test_bad_gold_gives_one_line_errors(tmp_path, text, match):
+    tb = read_labels(write(tmp_path, "a.csv", TINY))
+    with pytest.raises(InputError, match=match) as e:
+        read_gold(write(tmp_path, "g.csv", text), tb)
+    assert "\n" not in str(e.value)
+
+
+def test_unknown_gold_tasks_can_be_dropped(tmp_path):
+    tb = read_labels(write(tmp_path, "a.csv", TINY))
+    g = read_gold(write(tmp_path, "g.csv", "task,label\nt9,a\nt2,b\n"), tb,
+                  unknown_tasks="drop")
+    assert g.task.tolist() == [1] and g.label.tolist() == [1]
+
+
+@pytest.mark.parametrize("args,match", [
+    (([], [], []), "at least one"),
+    ((["t"], ["w", "v"], ["a"]), "equal length"),
+    ((["t"], ["w"], [None]), "label"),
+    ((["t"], [["w"]], ["a"]), "hashable"),
+])
+def test_from_arrays_bad_input(args, match):
+    with pytest.raises(InputError, match=match):
+        from_arrays(*args)
+
+
+def test_dataframe_roundtrip():
+    pd = pytest.importorskip("pandas")
+    from crowdopt.crowd.tables import from_dataframe
+    tb = from_arrays(["t1", "t2"], ["w1", "w1"], [0, 1])
+    df = tb.to_dataframe()
+    assert isinstance(df, pd.DataFrame)
+    assert from_dataframe(df).rows() == tb.rows()
+
+
+def test_label_table_is_frozen():
+    tb = from_arrays(["t"], ["w"], ["a"])
+    assert isinstance(tb, LabelTable)
+    with pytest.raises(AttributeError):
+        tb.task = np.zeros(1)  # type: ignore[misc]
