@@ -1,0 +1,220 @@
+"""Solvers of `labeler-set`: the top-k fast path, a local search, and two exact references.
+
+- `select_top_k` (paper 001 Thms 1-2 for MV, Thm 4 for WMV; digest A1): order labelers by
+  quality (MV: p_i; WMV: |p_i - 1/2|, since a labeler with p < 1/2 and a negative log-odds
+  weight is a flipped good one), evaluate every prefix (MV: odd prefixes only, Thm 1) with the
+  O(M^2) prefix recursion, keep the best feasible one. Exact without costs, with equal costs and
+  with a size cap; a heuristic with heterogeneous costs (digest P1: top-k loses in ~12% of
+  random cost instances).
+- `local_search`: best top-k, then add / drop / swap moves while the objective improves.
+- `solve_enumeration`: every non-empty subset (exhaustive; MV M <= 16, WMV M <= 12).
+- `solve_milp`: the digest's MILPs (models/labeler_set.py) through the HiGHS adapter, gap 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..models.labeler_set import build_mv_margin_model, build_wmv_pattern_model
+from ..problems import labeler_set as P
+from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
+from ..registry import Evaluation, Method, Outcome, ProblemSpec, RunOptions
+from .highs import HighsOptions, Status, solve_model
+
+ENUM_MAX = {"mv": 16, "wmv": 12}
+MILP_MAX = {"mv": 14, "wmv": 10}
+
+
+def quality_rank(inst: P.LabelerSetInstance) -> np.ndarray:
+    """Labelers best first (stable, ties by index): p for MV, |p - 1/2| for WMV."""
+    key = inst.qualities if inst.rule == "mv" else np.abs(inst.qualities - 0.5)
+    return np.argsort(-key, kind="stable")
+
+
+def prefix_values(inst: P.LabelerSetInstance, order: np.ndarray) -> np.ndarray:
+    """Objective pi(top-m) - lambda C(top-m), m = 1..M (-inf where infeasible or skipped)."""
+    M = inst.n_labelers
+    if inst.rule == "mv":
+        acc = pi_mv_prefix(inst.qualities[order])
+        sizes = np.arange(1, M + 1)
+        acc = np.where(sizes % 2 == 1, acc, -np.inf)  # Thm 1: an odd prefix is never worse
+    else:
+        w = inst.weights
+        acc = np.array([pi_wmv(inst.qualities[order[:m]], w[order[:m]], inst.wmv_eps)
+                        for m in range(1, M + 1)])
+    cum_cost = np.cumsum(inst.cost_vector[order])
+    val = acc - inst.cost_weight * cum_cost
+    ok = np.ones(M, dtype=bool)
+    if inst.budget is not None:
+        ok &= cum_cost <= inst.budget + P.COST_TOL
+    if inst.max_size is not None:
+        ok &= np.arange(1, M + 1) <= inst.max_size
+    return np.where(ok, val, -np.inf)
+
+
+def select_top_k(inst: P.LabelerSetInstance) -> P.LabelerSetSolution | None:
+    """Best feasible top-k (odd k for MV); None if no prefix is feasible. Ties: smaller k."""
+    order = quality_rank(inst)
+    val = prefix_values(inst, order)
+    if not np.isfinite(val).any():
+        return None
+    k = int(np.argmax(val)) + 1  # first maximum = smallest k (cheapest)
+    return P.LabelerSetSolution(np.sort(order[:k]))
+
+
+def _fast(inst: P.LabelerSetInstance, opts: RunOptions) -> Outcome:
+    sol = select_top_k(inst)
+    if sol is None:
+        return Outcome("infeasible", details={"message": "no top-k set fits the budget"})
+    if inst.uniform_costs and inst.wmv_eps == 0.0:
+        # Thms 1-2 (MV) / Thm 4 (WMV, with the flip of p < 1/2): top-k is optimal.
+        obj = P.evaluate(inst, sol).objective
+        return Outcome("optimal", sol, obj, "structure theorems (top-k, Thms 1, 2, 4)", obj)
+    return Outcome("feasible", sol)
+
+
+def local_search(inst: P.LabelerSetInstance, start: P.LabelerSetSolution | None = None,
+                 max_rounds: int = 1000) -> P.LabelerSetSolution | None:
+    """First-improvement add / drop / swap search from the best top-k (heuristic)."""
+    sol = start or select_top_k(inst)
+    if sol is None:
+        return None
+    M = inst.n_labelers
+    cur = set(int(i) for i in sol.selected)
+
+    def value(s: set[int]) -> float:
+        ev: Evaluation = P.evaluate(inst, P.LabelerSetSolution(np.array(sorted(s), np.int64)))
+        return ev.objective if ev.feasible else -np.inf
+
+    best = value(cur)
+    for _ in range(max_rounds):
+        moves = [cur | {j} for j in range(M) if j not in cur]
+        moves += [cur - {i} for i in cur if len(cur) > 1]
+        moves += [(cur - {i}) | {j} for i in cur for j in range(M) if j not in cur]
+        improved = False
+        for cand in moves:
+            v = value(cand)
+            if v > best + 1e-12:
+                cur, best, improved = cand, v, True
+                break
+        if not improved:
+            break
+    return P.LabelerSetSolution(np.array(sorted(cur), dtype=np.int64))
+
+
+def _local(inst: P.LabelerSetInstance, opts: RunOptions) -> Outcome:
+    sol = local_search(inst)
+    if sol is None:
+        return Outcome("infeasible", details={"message": "no top-k set fits the budget"})
+    return Outcome("feasible", sol)
+
+
+def _local_size(inst: P.LabelerSetInstance) -> str | None:
+    if inst.n_labelers > 60 or (inst.rule == "wmv" and inst.n_labelers > 16):
+        return "local search evaluates O(M^2) sets per move: M too large"
+    return None
+
+
+def subset_accuracies_mv(p: np.ndarray) -> np.ndarray:
+    """pi(S) for every subset S (bit mask), vectorized counting recursion over all masks."""
+    M = len(p)
+    masks = np.arange(1 << M)
+    dist = np.zeros((1 << M, M + 1))
+    dist[:, 0] = 1.0
+    size = np.zeros(1 << M, dtype=np.int64)
+    for i in range(M):
+        inn = ((masks >> i) & 1).astype(bool)
+        d = dist[inn]
+        new = d * (1.0 - p[i])
+        new[:, 1:] += d[:, :-1] * p[i]
+        dist[inn] = new
+        size += inn
+    c = np.arange(M + 1)
+    win = (2 * c[None, :] > size[:, None]).astype(float)
+    tie = (2 * c[None, :] == size[:, None]).astype(float)
+    return (dist * (win + 0.5 * tie)).sum(axis=1)
+
+
+def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference)."""
+    M = inst.n_labelers
+    masks = np.arange(1, 1 << M)
+    member = ((masks[:, None] >> np.arange(M)) & 1).astype(bool)
+    if inst.rule == "mv":
+        acc = subset_accuracies_mv(inst.qualities)[1:]
+    else:
+        w = inst.weights
+        acc = np.array([pi_wmv(inst.qualities[row], w[row], inst.wmv_eps) for row in member])
+    cost = member @ inst.cost_vector
+    val = acc - inst.cost_weight * cost
+    ok = np.ones(len(masks), dtype=bool)
+    if inst.budget is not None:
+        ok &= cost <= inst.budget + P.COST_TOL
+    if inst.max_size is not None:
+        ok &= member.sum(axis=1) <= inst.max_size
+    if not ok.any():
+        return Outcome("infeasible", details={"message": "no non-empty set fits the budget"})
+    val = np.where(ok, val, -np.inf)
+    best = int(np.argmax(val))
+    sol = P.LabelerSetSolution(np.flatnonzero(member[best]).astype(np.int64))
+    return Outcome("optimal", sol, float(val[best]), "exhaustive enumeration",
+                   float(val[best]), {"sets": int(len(masks))})
+
+
+def _enum_size(inst: P.LabelerSetInstance) -> str | None:
+    lim = ENUM_MAX[inst.rule]
+    return None if inst.n_labelers <= lim else f"enumeration limited to M <= {lim}"
+
+
+def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0."""
+    opts = opts or RunOptions()
+    build = build_mv_margin_model if inst.rule == "mv" else build_wmv_pattern_model
+    m, order = build(inst)
+    tol = (("mip_feasibility_tolerance", 1e-9), ("primal_feasibility_tolerance", 1e-9))
+    res = solve_model(m, HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
+                                      mip_rel_gap=opts.mip_rel_gap,
+                                      extra=tol if inst.rule == "wmv" else ()))
+    details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern"}
+    if res.status is Status.INFEASIBLE:
+        return Outcome("infeasible", details=details)
+    if res.x is None:
+        return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
+    x = res.values(m.x)
+    sel = sorted(order[k] for k, v in x.items() if v > 0.5)
+    return Outcome(str(res.status), P.LabelerSetSolution(np.array(sel, dtype=np.int64)),
+                   res.bound, "milp-dual-bound", res.objective, details)
+
+
+def _milp_size(inst: P.LabelerSetInstance) -> str | None:
+    lim = MILP_MAX[inst.rule]
+    return None if inst.n_labelers <= lim else f"MILP limited to M <= {lim} for rule {inst.rule}"
+
+
+SPEC = ProblemSpec(
+    name="labeler-set",
+    title="Best labeler set for majority / weighted majority vote",
+    paper="001 (Liu & Liu, SIGMETRICS 2015), eq. 4, Thms 1, 2, 4",
+    sense="max",
+    from_dict=P.from_dict,
+    to_dict=P.to_dict,
+    generate=P.generate,
+    generator_params=P.GENERATOR_PARAMS,
+    evaluate=P.evaluate,
+    solution_from_dict=P.solution_from_dict,
+    solution_to_dict=P.solution_to_dict,
+    methods=(
+        Method("top-k", "fast", _fast,
+               "best top-k by quality (odd k for MV): Thms 1-2 / 4, exact without costs"),
+        Method("local-search", "fast", _local,
+               "top-k then add/drop/swap moves (heuristic for heterogeneous costs)",
+               applicable=_local_size),
+        Method("milp", "exact", solve_milp,
+               "vote-margin MILP (MV) or pattern MILP (WMV), HiGHS, gap 0",
+               applicable=_milp_size),
+        Method("enumeration", "exact", solve_enumeration, "all 2^M - 1 non-empty sets",
+               applicable=_enum_size),
+    ),
+    example=P.example,
+    size=P.size,
+)
