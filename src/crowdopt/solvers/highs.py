@@ -63,6 +63,10 @@ class HighsOptions:
     known_feasible: bool = False
     # Re-run with presolve off whenever presolve reports infeasible/unbounded.
     confirm_infeasible: bool = True
+    # Primal/MIP feasibility tolerance. HiGHS's default (1e-6 for MIP) lets an epigraph row be
+    # violated by ~1e-7 and the "optimal" value then sits below the true optimum; exact claims
+    # with objective values in [0, 1] need a tighter tolerance.
+    feasibility_tol: float = 1e-9
     # LP only: which algorithm ("choose", "simplex", "ipm"); column generation wants simplex.
     lp_solver: str = "choose"
     verbose: bool = False
@@ -318,6 +322,8 @@ class HighsModel:
         h.setOptionValue("presolve", "on" if opt.presolve else "off")
         h.setOptionValue("time_limit", float(opt.time_limit) if opt.time_limit else INF)
         h.setOptionValue("solver", opt.lp_solver)
+        h.setOptionValue("mip_feasibility_tolerance", float(opt.feasibility_tol))
+        h.setOptionValue("primal_feasibility_tolerance", float(opt.feasibility_tol))
         for name, value in opt.extra:
             h.setOptionValue(name, value)
 

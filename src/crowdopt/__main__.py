@@ -1,0 +1,7 @@
+"""`python -m crowdopt` = the `crowdopt` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

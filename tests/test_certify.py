@@ -1,0 +1,73 @@
+"""Certificates: lower/upper by sense, gap and ratio, and the failures they must catch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdopt.api import certify, compare, run_method
+from crowdopt.problems import olas_assign as P
+from crowdopt.registry import Evaluation, Outcome
+from crowdopt.solvers.certify import gap_ratio, lower_upper, make_certificate
+from crowdopt.solvers.olas_assign import SPEC
+
+
+def test_lower_upper_and_ratio():
+    assert lower_upper("min", 5.0, 4.0) == (4.0, 5.0)
+    assert lower_upper("max", 4.0, 5.0) == (4.0, 5.0)
+    gap, rel, ratio = gap_ratio(4.0, 5.0)
+    assert gap == 1.0 and rel == pytest.approx(0.2) and ratio == pytest.approx(0.8)
+    assert gap_ratio(0.0, 0.0) == (0.0, 0.0, 1.0)
+    assert gap_ratio(None, 1.0) == (None, None, None)
+    assert gap_ratio(1.0, 1.0 + 1e-12)[0] == 0.0  # within tolerance: closed
+
+
+def cert(**kw):
+    base = dict(method="exact", algorithm="x", status="optimal",
+                evaluation=Evaluation(1.0, True), bound=1.0, bound_source="test", times={})
+    base.update(kw)
+    return make_certificate(SPEC, **base)
+
+
+def test_certificate_checks():
+    ok = cert()
+    assert ok["certified"] and ok["proven_optimal"] and ok["ratio"] == 1.0
+    assert not cert(evaluation=Evaluation(1.0, False, 2.0, ["overload"]))["certified"]
+    assert not cert(reported_objective=0.5)["certified"]  # solver number != evaluator's
+    crossed = cert(bound=1.5)  # min problem: lower bound above the incumbent
+    assert not crossed["certified"] and "crosses" in crossed["failures"][0]
+    open_gap = cert(bound=0.5)
+    assert not open_gap["certified"]  # 'optimal' claimed with an open gap
+    fine = cert(bound=0.5, status="feasible")
+    assert fine["certified"] and fine["ratio"] == 0.5 and not fine["proven_optimal"]
+
+
+def test_run_method_never_trusts_a_wrong_reported_objective():
+    inst = P.generate(1)
+
+    def liar(instance, opts):
+        from crowdopt.solvers.olas_assign import assign_sorted
+        return Outcome("optimal", assign_sorted(instance), bound=0.0, bound_source="lie",
+                       reported_objective=0.0)
+
+    from crowdopt.registry import Method
+    r = run_method(SPEC, inst, Method("liar", "exact", liar))
+    assert r.objective > 0 and not r.certificate["certified"]
+
+
+def test_compare_and_certify_agree():
+    inst = P.generate(3, points=30, labelers=5, noise="superellipse")
+    results = compare((SPEC, inst))
+    objs = {r.algorithm: r.objective for r in results}
+    assert max(objs.values()) - min(objs.values()) <= 1e-7
+    assert all(r.gap == 0.0 for r in results)
+    c = certify((SPEC, inst))
+    assert c["certified"] and c["proven_optimal"] and c["primal_source"] == "sorted"
+
+
+def test_certify_given_suboptimal_solution_reports_ratio():
+    inst = P.make_instance([0.9, 0.6], [2, 2], [0.6, 0.1], "linear")
+    worst = P.OlasAssignSolution(np.array([1, 0]))  # high-entropy point to the bad labeler
+    c = certify((SPEC, inst), worst)
+    assert c["certified"] and c["upper"] == pytest.approx(0.6 * 0.4)
+    assert c["lower"] == pytest.approx(0.06) and c["ratio"] == pytest.approx(0.06 / 0.24)

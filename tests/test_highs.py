@@ -1,0 +1,151 @@
+"""The HiGHS adapter: statuses, bounds, duals, time limits, columns, presolve re-checks."""
+
+from __future__ import annotations
+
+import highspy
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+import scipy.sparse as sp
+
+from crowdopt.solvers.highs import HighsModel, HighsOptions, Status, solve_model
+
+
+def knapsack(n: int = 8, seed: int = 0) -> pyo.ConcreteModel:
+    rng = np.random.default_rng(seed)
+    w = [int(v) for v in rng.integers(3, 20, n)]
+    v = [int(x) for x in rng.integers(1, 30, n)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(w[i] * m.x[i] for i in range(n)) <= sum(w) // 2)
+    m.obj = pyo.Objective(expr=sum(v[i] * m.x[i] for i in range(n)), sense=pyo.maximize)
+    m._w, m._v = w, v
+    return m
+
+
+def brute_knapsack(m) -> float:
+    n = len(m._w)
+    best = 0
+    for mask in range(1 << n):
+        pick = [(mask >> i) & 1 for i in range(n)]
+        if sum(p * w for p, w in zip(pick, m._w)) <= sum(m._w) // 2:
+            best = max(best, sum(p * v for p, v in zip(pick, m._v)))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_mip_optimal_matches_brute_force_with_zero_gap(seed):
+    m = knapsack(10, seed)
+    r = solve_model(m)
+    assert r.status is Status.OPTIMAL and r.is_mip and r.sense == "max"
+    assert r.objective == pytest.approx(brute_knapsack(m))
+    assert r.bound == pytest.approx(r.objective) and r.abs_gap <= 1e-9
+    chosen = [i for i, v in r.values(m.x).items() if v > 0.5]
+    assert sum(m._v[i] for i in chosen) == pytest.approx(r.objective)
+    assert r.max_violation <= 1e-9
+
+
+def test_lp_duals_are_objective_sensitivities():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.NonNegativeReals)
+    m.y = pyo.Var(domain=pyo.NonNegativeReals)
+    m.a = pyo.Constraint(expr=m.x <= 3)
+    m.b = pyo.Constraint(expr=m.x + m.y <= 5)
+    m.r = pyo.Constraint(expr=pyo.inequality(-10, m.y - m.x, 10))  # range row: two HiGHS rows
+    m.o = pyo.Objective(expr=m.x + 0.5 * m.y + 7, sense=pyo.maximize)
+    r = solve_model(m)
+    assert r.status is Status.OPTIMAL and not r.is_mip
+    assert r.objective == pytest.approx(3 + 1 + 7)
+    assert r.bound == pytest.approx(r.objective)
+    assert r.dual(m.a) == pytest.approx(0.5) and r.dual(m.b) == pytest.approx(0.5)
+    assert r.dual(m.r) == pytest.approx(0.0)
+    assert r.value(m.x) == pytest.approx(3) and r.value(m.y) == pytest.approx(2)
+
+
+def test_infeasible_and_unbounded_are_statuses_not_exceptions():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    m.o = pyo.Objective(expr=m.x)
+    r = solve_model(m)
+    assert r.status is Status.INFEASIBLE and r.objective is None and r.x is None
+    u = pyo.ConcreteModel()
+    u.x = pyo.Var(domain=pyo.Reals)
+    u.c = pyo.Constraint(expr=u.x >= 0)
+    u.o = pyo.Objective(expr=u.x, sense=pyo.maximize)
+    ru = solve_model(u)
+    assert ru.status in (Status.UNBOUNDED, Status.ERROR)  # HiGHS may say unbounded-or-infeasible
+    assert ru.status is not Status.OPTIMAL
+
+
+def test_known_feasible_model_reported_infeasible_is_an_error():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    m.o = pyo.Objective(expr=m.x)
+    r = solve_model(m, known_feasible=True)
+    assert r.status is Status.ERROR and r.retried_without_presolve
+    assert "feasible-by-construction" in r.message
+
+
+def test_presolve_false_infeasible_report_is_rechecked(monkeypatch):
+    """Simulate the HiGHS 1.14-1.15 presolve bug: first run says infeasible, re-run without
+    presolve finds the optimum; the adapter keeps the latter and says so."""
+    m = knapsack(6, 1)
+    model = HighsModel.from_pyomo(m)
+    real_run = HighsModel._run
+    calls = []
+
+    def fake_run(self):
+        calls.append(self.h.getOptionValue("presolve")[1])
+        if len(calls) == 1:
+            return highspy.HighsModelStatus.kInfeasible
+        return real_run(self)
+
+    monkeypatch.setattr(HighsModel, "_run", fake_run)
+    with pytest.warns(RuntimeWarning, match="presolve"):
+        r = model.solve()
+    assert calls == ["on", "off"]
+    assert r.status is Status.OPTIMAL and r.retried_without_presolve and r.presolve_disagreed
+    assert r.objective == pytest.approx(brute_knapsack(m))
+
+
+def test_time_limit_returns_incumbent_and_bound():
+    # a hard-ish random MILP with a tiny time limit
+    rng = np.random.default_rng(3)
+    n, k = 60, 30
+    A = rng.integers(1, 50, (k, n))
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.c = pyo.Constraint(range(k), rule=lambda m, r: sum(int(A[r, j]) * m.x[j] for j in range(n)) <= int(A[r].sum() // 3))
+    m.o = pyo.Objective(expr=sum(int(v) * m.x[j] for j, v in enumerate(rng.integers(1, 100, n))), sense=pyo.maximize)
+    r = solve_model(m, time_limit=0.05)
+    assert r.status in (Status.TIME_LIMIT, Status.OPTIMAL)
+    if r.status is Status.TIME_LIMIT:
+        assert r.bound is not None
+        if r.objective is not None:
+            assert r.bound >= r.objective - 1e-6  # max problem: dual bound above incumbent
+
+
+def test_add_columns_warm_start_matches_full_model():
+    # min sum x s.t. x0 + x1 >= 1, x1 + x2 >= 1 ; then add a column covering both rows at cost 1
+    A = sp.csc_array(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+    lp = HighsModel.from_arrays(c=[1.0, 3.0, 1.0], A=A, row_lo=[1, 1], row_hi=[np.inf, np.inf],
+                                col_lo=[0, 0, 0], col_hi=[np.inf] * 3,
+                                options=HighsOptions(lp_solver="simplex"))
+    r1 = lp.solve()
+    assert r1.status is Status.OPTIMAL and r1.objective == pytest.approx(2.0)
+    idx = lp.add_columns([1.0], 0.0, np.inf, sp.csc_array(np.array([[1.0], [1.0]])))
+    assert list(idx) == [3]
+    r2 = lp.solve()
+    assert r2.objective == pytest.approx(1.0) and r2.x[3] == pytest.approx(1.0)
+    assert r2.row_duals is not None and r2.row_duals.sum() == pytest.approx(1.0)
+
+
+def test_empty_and_constant_models():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(initialize=2.0)
+    m.x.fix()
+    m.o = pyo.Objective(expr=3 * m.x + 1)
+    r = solve_model(m)
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.0)
