@@ -31,13 +31,18 @@ def quality_rank(inst: P.LabelerSetInstance) -> np.ndarray:
     return np.argsort(-key, kind="stable")
 
 
-def prefix_values(inst: P.LabelerSetInstance, order: np.ndarray) -> np.ndarray:
-    """Objective pi(top-m) - lambda C(top-m), m = 1..M (-inf where infeasible or skipped)."""
+def prefix_values(inst: P.LabelerSetInstance, order: np.ndarray,
+                  odd_only: bool = True) -> np.ndarray:
+    """Objective pi(top-m) - lambda C(top-m), m = 1..M (-inf where infeasible or skipped).
+
+    odd_only (MV): skip even m (Thm 1); the learner turns it off for K-ary labels (digest 7.25).
+    """
     M = inst.n_labelers
     if inst.rule == "mv":
         acc = pi_mv_prefix(inst.qualities[order])
         sizes = np.arange(1, M + 1)
-        acc = np.where(sizes % 2 == 1, acc, -np.inf)  # Thm 1: an odd prefix is never worse
+        if odd_only:  # Thm 1: an odd prefix is never worse
+            acc = np.where(sizes % 2 == 1, acc, -np.inf)
     else:
         w = inst.weights
         acc = np.array([pi_wmv(inst.qualities[order[:m]], w[order[:m]], inst.wmv_eps)

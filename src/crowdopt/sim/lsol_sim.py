@@ -1,0 +1,266 @@
+"""Simulation of LS_OL (paper 001, Sec. 6.1): regret R(T), cost regret R_C(T), average reward.
+
+Environment (digest 6.1): true labels iid Bernoulli(1/2); every (re)labeling by labeler i is an
+independent correctness draw with probability p_i. Regret is the pseudo-regret of Sec. 3.2:
+R(T) = T U(S*) - sum_t U(S_t) with U = pi(S_t) in exploitation (true p; for WMV with the
+learner's estimated weights), pi(M) when a new tester is labeled, and 1/2 for an arrival
+displaced by a re-assignment (digest 7.12); R_C(T) = sum_t C(S_t) - T C(S*). The realized share
+of correct outputs is reported beside it (digest 7.27).
+
+Exploitation runs between two exploration steps are simulated as one numpy block (the learner's
+state cannot change inside them); exploration draws and exploitation draws use separate seeded
+streams, so `block=False` (one `select`/`observe` per step) gives the same trajectory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..policies.lsol import LSOL, DisagreementFilter, Schedule
+from ..problems.labeler_set import LabelerSetInstance
+from ..problems.vote_accuracy import TIE_TOL, WMV_MAX, log_odds, pi_mv, pi_wmv
+from ..solvers.labeler_set import select_top_k
+from ..validate import choice, integer, probability_array, real
+
+TABLE1_P = (0.763, 0.781, 0.625, 0.783, 0.727)  # Table 1 (L1..L5), p_low = 0.6
+TABLE2_PAPER = {  # Table 2 of the paper (500 runs, quality distribution not stated)
+    "full crowd (MV)": {5: 0.5154, 10: 0.5686, 15: 0.7000, 20: 0.7997},
+    "MV with LS_OL": {5: 0.8320, 10: 0.9186, 15: 0.9434, 20: 0.9820},
+    "WMV with LS_OL": {5: 0.8726, 10: 0.9393, 15: 0.9641, 20: 0.9890},
+}
+
+
+def qualities(population: str, M: int, rng: np.random.Generator, p_low: float = 0.0,
+              p_high: float = 1.0) -> np.ndarray:
+    """Labeler qualities: 'uniform' U(p_low, p_high) (Sec. 6.1; digest 7.4), 'table1',
+    'spammers' (M - M//3 good in U(0.6, 0.95), M//3 spammers in U(0.2, 0.4))."""
+    choice(population, "population", ("uniform", "table1", "spammers"))
+    if population == "table1":
+        return np.array(TABLE1_P)
+    if population == "spammers":
+        bad = M // 3
+        return np.concatenate([rng.uniform(0.6, 0.95, M - bad), rng.uniform(0.2, 0.4, bad)])
+    return rng.uniform(p_low, p_high, M)
+
+
+def optimal_set(p: np.ndarray, rule: str = "mv", wmv_eps: float = 0.0) -> tuple[np.ndarray, float]:
+    """S* = argmax pi(S) for known p (top-k, exact without costs) and U(S*)."""
+    inst = LabelerSetInstance(np.asarray(p, float), rule=rule, wmv_eps=wmv_eps)
+    s = select_top_k(inst).selected
+    if rule == "mv":
+        return s, pi_mv(p[s])
+    return s, pi_wmv(p[s], log_odds(p[s]), wmv_eps)
+
+
+def checkpoint_grid(T: int, n: int = 40) -> np.ndarray:
+    return np.unique(np.concatenate([np.geomspace(1, T, n).astype(np.int64), [T]]))
+
+
+def _block_correct(rng: np.random.Generator, p: np.ndarray, w: np.ndarray | None, L: int,
+                   eps: float) -> int:
+    """Realized number of correct outputs in L exploitation steps with set p (MV or WMV)."""
+    s = len(p)
+    total = 0
+    chunk = max(1, (1 << 22) // max(s, 1))
+    e = max(eps, TIE_TOL)
+    for start in range(0, L, chunk):
+        n = min(chunk, L - start)
+        right = rng.random((n, s)) < p
+        if w is None:
+            r = right.sum(axis=1)
+            win, tie = 2 * r > s, 2 * r == s
+        else:
+            margin = np.where(right, w, -w).sum(axis=1)
+            win, tie = margin >= e, np.abs(margin) < e
+        total += int(win.sum()) + int((rng.random(n) < 0.5)[tie].sum())
+    return total
+
+
+def make_learner(M: int, rule: str, estimator: str, G1: float, G2: float, schedule: str,
+                 costs: np.ndarray, use_filter: bool, seed: int, **kw: Any) -> LSOL:
+    flt = DisagreementFilter() if use_filter else None
+    return LSOL(M, rule=rule, estimator=estimator, schedule=Schedule(G1, G2, schedule),
+                costs=costs, filter=flt, seed=seed, **kw)
+
+
+def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", G1: float = 2.0,
+                 G2: float = 2.0, schedule: str = "log", cost: Any = 0.02,
+                 use_filter: bool = False, block: bool = True, n_checkpoints: int = 40,
+                 seed: int = 0) -> dict:
+    """One run of LS_OL on labelers with qualities p for T steps; JSON-ready summary."""
+    p = probability_array(p, "p", min_len=1)
+    T = integer(T, "T", lo=1)
+    M = len(p)
+    rule = choice(rule, "rule", ("mv", "wmv"))
+    if rule == "wmv" and M > WMV_MAX:
+        raise InputError("M", f"at most {WMV_MAX} labelers for rule wmv", M)
+    costs = np.broadcast_to(np.asarray(cost, dtype=float), (M,)).copy()
+    learner = make_learner(M, rule, estimator, G1, G2, schedule, costs, use_filter, seed)
+    explore_rng = np.random.default_rng([seed, 2])
+    exploit_rng = np.random.default_rng([seed, 3])
+    s_star, u_star = optimal_set(p, rule)
+    c_star = float(costs[s_star].sum())
+    util = np.empty(T)
+    spent = np.empty(T)
+    truth: list[int] = []
+    realized = 0
+    wrong_exploit = 0
+    cache: dict[int, tuple[float, float, np.ndarray, np.ndarray]] = {}
+    t = 1
+    while t <= T:
+        a = learner.select(t)
+        if a.kind == "exploit":
+            key = learner.version
+            if key not in cache:
+                S, w = learner.selection()
+                u = pi_mv(p[S]) if rule == "mv" else pi_wmv(p[S], w, learner.wmv_eps)
+                cache.clear()
+                cache[key] = (u, float(costs[S].sum()), S, w)
+            u, c, S, w = cache[key]
+            end = T if not block else int(min(T, learner.exploit_until(t)))
+            if not block:
+                end = t
+            L = end - t + 1
+            util[t - 1:end] = u
+            spent[t - 1:end] = c
+            if not np.array_equal(S, s_star):
+                wrong_exploit += L
+            if block:
+                learner.steps["exploit"] += L
+                realized += _block_correct(exploit_rng, p[S], w if rule == "wmv" else None, L,
+                                           learner.wmv_eps)
+            else:
+                y = int(exploit_rng.integers(2))
+                right = exploit_rng.random(len(S)) < p[S]
+                out = learner.observe(a, np.where(right, y, 1 - y))
+                realized += int(out == y)
+            t = end + 1
+            continue
+        act = a.labelers
+        if a.kind == "explore_new":
+            truth.append(int(explore_rng.integers(2)))
+        y = truth[a.tester]
+        right = explore_rng.random(len(act)) < p[act]
+        out = learner.observe(a, np.where(right, y, 1 - y))
+        if a.kind == "explore_new":
+            util[t - 1] = pi_mv(p[act])
+            realized += int(out == y)
+        else:
+            util[t - 1] = 0.5
+            realized += int(explore_rng.random() < 0.5)
+        spent[t - 1] = float(costs[act].sum())
+        t += 1
+    grid = checkpoint_grid(T, n_checkpoints)
+    regret = np.arange(1, T + 1) * u_star - np.cumsum(util)
+    cost_regret = np.cumsum(spent) - np.arange(1, T + 1) * c_star
+    st = learner.state()
+    return {
+        "T": T, "M": M, "rule": rule, "estimator": estimator, "p": p.tolist(),
+        "checkpoints": grid.tolist(), "regret": regret[grid - 1].tolist(),
+        "cost_regret": cost_regret[grid - 1].tolist(),
+        "final_regret": float(regret[-1]), "final_cost_regret": float(cost_regret[-1]),
+        "avg_reward": float(util.mean()), "avg_reward_realized": realized / T,
+        "u_star": u_star, "s_star": s_star.tolist(), "pi_full_mv": pi_mv(p),
+        "explore_steps": st["steps"]["explore_new"] + st["steps"]["explore_reassign"],
+        "testers": st["testers"], "wrong_exploit_steps": wrong_exploit,
+        "p_hat": st["p_hat"], "selected": st["selected"], "removed": st.get("removed", []),
+    }
+
+
+def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
+             p_high: float = 1.0, rules: tuple = ("mv",), estimator: str = "first",
+             G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: float = 0.02,
+             use_filter: bool = False, n_checkpoints: int = 40, seed: int = 0) -> dict:
+    """Executor task: draw a population (seeded) and run LS_OL with each rule on it."""
+    rng = np.random.default_rng([seed, 0])
+    p = qualities(population, integer(M, "M", lo=1), rng, real(p_low, "p_low", lo=0, hi=1),
+                  real(p_high, "p_high", lo=0, hi=1))
+    if "wmv" in rules:
+        p = np.clip(p, 1e-3, 1 - 1e-3)
+    out: dict[str, Any] = {"p": p.tolist(), "pi_full_mv": pi_mv(p)}
+    for r in rules:
+        res = simulate_run(p, T, rule=r, estimator=estimator, G1=G1, G2=G2, schedule=schedule,
+                           cost=cost, use_filter=use_filter, n_checkpoints=n_checkpoints,
+                           seed=seed)
+        res.pop("p")
+        out[r] = res
+    return out
+
+
+def context_qualities(kind: str, M: int, n_types: int, rng: np.random.Generator):
+    """Type-dependent qualities: finite table (n_types x M, U(0.2, 1)) or a Lipschitz
+    p_i(w) = clip(a_i + b_i (w - 1/2), 0.02, 0.98), a ~ U(0.4, 0.9), b ~ U(-0.8, 0.8)."""
+    if kind == "finite":
+        table = rng.uniform(0.2, 1.0, (n_types, M))
+        return lambda w: table[int(w)]
+    a, b = rng.uniform(0.4, 0.9, M), rng.uniform(-0.8, 0.8, M)
+    return lambda w: np.clip(a + b * (float(w) - 0.5), 0.02, 0.98)
+
+
+def simulate_context_run(kind: str, M: int, T: int, *, n_types: int = 3, G1: float = 2.0,
+                         G2: float = 2.0, z: float = 0.0, estimator: str = "pooled",
+                         n_checkpoints: int = 30, seed: int = 0) -> dict:
+    """LS_OL with task types (Sec. 5): regret against the per-type optimal set (MV)."""
+    kind = choice(kind, "contexts", ("finite", "continuous"))
+    rng = np.random.default_rng([seed, 0])
+    p_of = context_qualities(kind, M, n_types, rng)
+    learner = LSOL(M, estimator=estimator, schedule=Schedule(G1, G2, "log", z=z),
+                   contexts=kind, seed=seed)
+    env = np.random.default_rng([seed, 2])
+    util = np.empty(T)
+    best = np.empty(T)
+    testers: list[tuple[int, Any]] = []
+    for t in range(1, T + 1):
+        w = int(env.integers(n_types)) if kind == "finite" else float(env.random())
+        pw = p_of(w)
+        best[t - 1] = optimal_set(pw)[1]
+        a = learner.select(t, w)
+        if a.kind == "exploit":
+            util[t - 1] = pi_mv(pw[a.labelers])
+            continue
+        if a.kind == "explore_new":
+            testers.append((int(env.integers(2)), w))
+            util[t - 1] = pi_mv(pw)
+        else:
+            util[t - 1] = 0.5
+        y, wk = testers[a.tester]
+        right = env.random(M) < p_of(wk)
+        learner.observe(a, np.where(right, y, 1 - y))
+    grid = checkpoint_grid(T, n_checkpoints)
+    regret = np.cumsum(best - util)
+    return {"T": T, "M": M, "contexts": kind, "checkpoints": grid.tolist(),
+            "regret": regret[grid - 1].tolist(), "final_regret": float(regret[-1]),
+            "avg_reward": float(util.mean()), "avg_optimal": float(best.mean()),
+            "testers": int(learner.n),
+            "explore_steps": learner.steps["explore_new"] + learner.steps["explore_reassign"]}
+
+
+def context_task(kind: str, M: int, T: int, n_types: int = 3, G1: float = 2.0, G2: float = 2.0,
+                 z: float = 0.0, estimator: str = "pooled", seed: int = 0) -> dict:
+    """Executor task wrapper of `simulate_context_run`."""
+    return simulate_context_run(kind, M, T, n_types=n_types, G1=G1, G2=G2, z=z,
+                                estimator=estimator, seed=seed)
+
+
+def theory_schedule_constants(p: Any, alpha_frac: float = 0.5, eps: float | None = None) -> dict:
+    """The Sec. 3.1 constants G1, G2 (digest A3): mu = max_{m odd} m 2^(m-1), alpha < 1/mu,
+    eps < min(Delta_min, delta_min)/2 over odd top-m sets; informational (astronomical)."""
+    p = np.sort(np.asarray(p, float))[::-1]
+    M = len(p)
+    mo = M if M % 2 else M - 1
+    mu = mo * 2 ** (mo - 1)
+    alpha = alpha_frac / mu
+    u = [pi_mv(p[:m]) for m in range(1, M + 1, 2)]
+    u_star = max(u)
+    gaps = [u_star - x for x in u if u_star - x > 0]
+    d_min = min(gaps) if gaps else math.nan
+    q_min = float(np.min(np.diff(p[::-1]))) if M > 1 else math.nan
+    eps = eps if eps is not None else 0.99 * min(d_min, q_min) / 2
+    a_min = pi_mv(p)
+    return {"mu": mu, "alpha": alpha, "Delta_min": d_min, "delta_min": q_min, "eps": eps,
+            "a_min": a_min, "G1": 1.0 / ((1.0 / mu - alpha) ** 2 * eps ** 2),
+            "G2": 1.0 / (a_min - 0.5) ** 2 if a_min > 0.5 else math.inf}
