@@ -4,16 +4,34 @@
   accuracy) takes the c_i points starting at r_i = max(rho_i, r_{i-1} + c_{i-1}), where rho_i is
   its first allowed point; stop at the end of the pool or at the budget cap B (digest F3).
   O(u log u + M log M + M u) with numpy, the O(M u) part being the shared `allowed` matrix.
+- exact references (models/olas_select.py, HiGHS, gap 0): `solve_prefix_lp` (full-size pools),
+  `solve_bmatching_lp`, `solve_compact` (MILP, medium) and `solve_literal` (the paper's MILP,
+  small pools). The LPs are exact because their matrices are totally unimodular (digest F1, F2);
+  each checks that the returned vertex is integral and falls back to the MILP if not.
 - `assign_theorem1`: the canonical (Theorem 1) assignment of a selected set; LP methods use it
   to turn a selection into the assignment that also satisfies (10e)-(10h) (digest F1).
 """
 
 from __future__ import annotations
 
-import numpy as np
+import time
+import warnings
+from typing import Any
 
+import numpy as np
+import pyomo.environ as pyo
+
+from ..models.olas_select import (
+    build_model10_bmatching_lp,
+    build_model10_compact,
+    build_model10_literal,
+    build_model10_prefix_lp,
+    literal_rows,
+)
 from ..problems import olas_assign as P2
 from ..problems import olas_select as P
+from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from .highs import HighsOptions, HighsResult, Status, solve_model
 from .olas_assign import assign_sorted
 
 
@@ -61,3 +79,180 @@ def assign_theorem1(inst: P.OlasSelectInstance, selected: np.ndarray) -> P.OlasS
     z = assign_sorted(sub).assignment
     order = np.argsort(-inst.entropies[sel], kind="stable")
     return P.OlasSelectSolution(sel[order], z[order])
+
+
+# ---------------------------------------------------------------------------- exact references
+
+LITERAL_MAX_ROWS = 60_000  # (10e) rows; beyond this the literal model is refused (digest 7.6)
+COMPACT_MAX_PAIRS = 20_000  # M*u; the compact MILP takes minutes beyond (digest 6.2 timings)
+INTEGRAL_TOL = 1e-7
+
+
+def _highs_options(opts: RunOptions, *, lp: bool) -> HighsOptions:
+    # Model 10 is feasible by construction (y = 0), so an "infeasible" report is a HiGHS presolve
+    # defect (digest 6.2): known_feasible makes the adapter retry without presolve.
+    return HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
+                        mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
+                        lp_solver="simplex" if lp else "choose")
+
+
+def _solve(m: Any, opts: RunOptions, *, lp: bool) -> tuple[HighsResult, dict]:
+    """Solve through the adapter; any non-optimal, non-time-limit status obtained with presolve
+    on is retried with presolve off (digest 6.2: Model 10 is feasible, so such a status is a
+    solver defect; HiGHS 1.15.1 also ends some of these MILPs in 'Solve error')."""
+    hopts = _highs_options(opts, lp=lp)
+    res = solve_model(m, hopts)
+    extra: dict[str, Any] = {}
+    if res.status not in (Status.OPTIMAL, Status.TIME_LIMIT) and not res.retried_without_presolve:
+        first = res.raw_status
+        res = solve_model(m, hopts.replace(presolve=False))
+        res.retried_without_presolve = True
+        res.presolve_disagreed = res.raw_status != first
+        extra["presolve_raw_status"] = first
+    return res, extra
+
+
+def _from_ranks(inst: P.OlasSelectInstance, pairs: list[tuple[int, int]]) -> P.OlasSelectSolution:
+    """Solution from (labeler rank, point rank) pairs, in entropy order."""
+    pairs = sorted(pairs, key=lambda p: p[1])
+    ol, op = inst.labeler_order(), inst.point_order()
+    sel = np.array([op[j] for _, j in pairs], dtype=np.int64)
+    lab = np.array([ol[i] for i, _ in pairs], dtype=np.int64)
+    return P.OlasSelectSolution(sel, lab)
+
+
+def _empty() -> P.OlasSelectSolution:
+    return P.OlasSelectSolution(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _outcome(res: HighsResult, sol: P.OlasSelectSolution | None, source: str,
+             details: dict) -> Outcome:
+    details = {**res.summary(), **details}
+    if res.status is Status.OPTIMAL:
+        return Outcome("optimal", sol, res.bound, source, res.objective, details)
+    if res.status is Status.TIME_LIMIT:
+        return Outcome("time_limit", sol, res.bound, source, res.objective, details)
+    details.setdefault("message", res.message)
+    return Outcome("error", None, None, None, None, details)
+
+
+def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source: str) -> Outcome:
+    if inst.max_selected == 0 or not P.allowed(inst).any():
+        return Outcome("optimal", _empty(), 0.0, "empty (no allowed pair or no capacity)", 0.0)
+    t0 = time.perf_counter()
+    m = build(inst)
+    build_s = time.perf_counter() - t0
+    res, extra = _solve(m, opts, lp=False)
+    sol = None
+    if res.x is not None:
+        sol = _from_ranks(inst, [(i, j) for (i, j), v in res.values(m.y).items() if v > 0.5])
+    return _outcome(res, sol, source, {"build_s": build_s, **extra})
+
+
+def solve_literal(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exact: the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)."""
+    return _solve_milp(inst, opts or RunOptions(), build_model10_literal, "milp-dual-bound")
+
+
+def solve_compact(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools)."""
+    return _solve_milp(inst, opts or RunOptions(), build_model10_compact, "milp-dual-bound")
+
+
+def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: str,
+                 source: str) -> Outcome:
+    """Solve a TU LP by simplex; check the returned vertex is integral, else re-solve as MILP.
+
+    The selection is given the Theorem 1 assignment (so it also satisfies (10e)-(10h)).
+    """
+    if inst.max_selected == 0 or not P.allowed(inst).any():
+        return Outcome("optimal", _empty(), 0.0, "empty (no allowed pair or no capacity)", 0.0)
+    t0 = time.perf_counter()
+    m = build(inst)
+    build_s = time.perf_counter() - t0
+    res, extra = _solve(m, opts, lp=True)
+    details: dict[str, Any] = {"build_s": build_s, **extra}
+    if res.x is None:
+        return _outcome(res, None, source, details)
+    comp = getattr(m, var)
+    vals = res.values(comp)
+    frac = max((abs(v - round(v)) for v in vals.values()), default=0.0)
+    details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
+                   lp_objective=res.objective)
+    if frac > INTEGRAL_TOL:  # never expected (TU); flag it and fall back to the integer model
+        warnings.warn(f"{source}: LP solution fractional by {frac:.3g}; re-solving as a MILP",
+                      RuntimeWarning, stacklevel=3)
+        for v in comp.values():
+            v.domain = pyo.Binary
+        res, extra = _solve(m, opts, lp=False)
+        details.update(fallback="milp", **extra)
+        if res.x is None:
+            return _outcome(res, None, source, details)
+        vals = res.values(comp)
+    chosen = [k for k, v in vals.items() if v > 0.5]
+    ranks = [k[1] if isinstance(k, tuple) else k for k in chosen]
+    sol = assign_theorem1(inst, inst.point_order()[np.array(ranks, dtype=np.int64)])
+    return _outcome(res, sol, source, details)
+
+
+def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exact: the Hall prefix LP (digest F2), O(u + M) rows; Theorem 1 assignment of s = 1."""
+    return _solve_tu_lp(inst, opts or RunOptions(), build_model10_prefix_lp, "s",
+                        "lp-prefix (TU, integral)")
+
+
+def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
+    """Exact: the b-matching LP (10a)-(10d) (digest F1); Theorem 1 assignment of the selection."""
+    return _solve_tu_lp(inst, opts or RunOptions(), build_model10_bmatching_lp, "y",
+                        "lp-bmatching (TU, integral)")
+
+
+def _fast(inst: P.OlasSelectInstance, opts: RunOptions) -> Outcome:
+    return Outcome("feasible", select_greedy(inst))
+
+
+def _literal_size(inst: P.OlasSelectInstance) -> str | None:
+    rows = literal_rows(inst)
+    if rows > LITERAL_MAX_ROWS:
+        return (f"literal model has {rows} (10e) rows (limit {LITERAL_MAX_ROWS}); "
+                "use milp-compact or lp-prefix")
+    return None
+
+
+def _compact_size(inst: P.OlasSelectInstance) -> str | None:
+    pairs = inst.n_points * inst.n_labelers
+    if pairs > COMPACT_MAX_PAIRS:
+        return (f"compact MILP with u*M = {pairs} pairs (limit {COMPACT_MAX_PAIRS}) takes "
+                "minutes; use lp-prefix")
+    return None
+
+
+SPEC = ProblemSpec(
+    name="olas-select",
+    title="OLAS Model 10: joint query selection and labeler assignment under a noise bound",
+    paper="000 (Ahadi et al.), Sec. 3.3, Theorem 2, Algorithm 1",
+    sense="max",
+    from_dict=P.from_dict,
+    to_dict=P.to_dict,
+    generate=P.generate,
+    generator_params=P.GENERATOR_PARAMS,
+    evaluate=P.evaluate,
+    solution_from_dict=P.solution_from_dict,
+    solution_to_dict=P.solution_to_dict,
+    methods=(
+        Method("greedy", "fast", _fast,
+               "corrected Algorithm 1 (Theorem 2): one scan of the entropy-sorted pool, cap B"),
+        Method("lp-prefix", "exact", solve_prefix_lp,
+               "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
+        Method("milp-compact", "exact", solve_compact,
+               "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
+               applicable=_compact_size),
+        Method("milp-literal", "exact", solve_literal,
+               "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
+               applicable=_literal_size),
+        Method("lp-bmatching", "exact", solve_bmatching_lp,
+               "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
+    ),
+    example=P.example,
+    size=P.size,
+)
