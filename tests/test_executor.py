@@ -1,0 +1,194 @@
+"""The execution layer: order, errors, resume, interruption, dead workers, pool == Dask == local."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crowdopt.errors import InputError
+from crowdopt.experiments.executor import (
+    WORKER_DIED,
+    Task,
+    busy_task,
+    latest_results,
+    read_results,
+    run_tasks,
+)
+
+BUSY = "crowdopt.experiments.executor:busy_task"
+
+
+def crash_task(code: int = 3, seed: int = 0) -> dict:
+    """Kills its own process (a segfault or the OOM killer, as far as the pool can tell)."""
+    os._exit(code)
+
+
+def thread_env_task(seed: int = 0) -> dict:
+    """What a worker sees of its numerical thread settings."""
+    from threadpoolctl import threadpool_info
+
+    return {"omp": os.environ.get("OMP_NUM_THREADS"),
+            "openblas": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "pools": sorted({int(p["num_threads"]) for p in threadpool_info()})}
+
+
+def _tasks(n: int, work: int = 2000) -> list[Task]:
+    return [Task(BUSY, {"work": work + 7 * s}, seed=s) for s in range(n)]
+
+
+def _results(records: list[dict]) -> list:
+    return [(r["key"], r["seed"], r["params"], r["result"], r["error"]) for r in records]
+
+
+def test_records_in_task_order_with_every_field(tmp_path):
+    tasks = _tasks(5)
+    recs = run_tasks(tasks, results_path=tmp_path / "r.jsonl", show_progress=False)
+    assert [r["seed"] for r in recs] == [0, 1, 2, 3, 4]
+    for t, r in zip(tasks, recs):
+        assert set(r) >= {"key", "fn", "params", "seed", "result", "error", "time_s"}
+        assert r["key"] == t.task_key() and r["error"] is None
+        assert r["result"] == busy_task(**t.params, seed=t.seed)
+    assert len(read_results(tmp_path / "r.jsonl")) == 5
+
+
+def test_task_key_is_stable_and_numpy_params_are_plain():
+    import numpy as np
+
+    a = Task(BUSY, {"work": np.int64(5), "x": np.float64(0.5)}, seed=np.int64(2))
+    b = Task(BUSY, {"x": 0.5, "work": 5}, seed=2)
+    assert a.task_key() == b.task_key()
+    assert a.record() == b.record()
+    assert type(a.record()["params"]["work"]) is int and type(a.record()["seed"]) is int
+    assert Task(BUSY, {"work": 5}, seed=3).task_key() != b.task_key()
+
+
+def test_bad_input_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="task fn"):
+        Task("no_colon_here")
+    with pytest.raises(InputError, match="task fn"):
+        run_tasks([Task("crowdopt.nope:f")], show_progress=False)
+    with pytest.raises(InputError, match="--jobs"):
+        run_tasks(_tasks(1), jobs=-1, show_progress=False)
+
+
+def test_error_in_a_task_is_recorded_and_resume_reruns_only_it(tmp_path):
+    path = tmp_path / "r.jsonl"
+    tasks = [*_tasks(3), Task(BUSY, {"work": -1}, seed=9)]
+    recs = run_tasks(tasks, results_path=path, show_progress=False)
+    assert [r["error"] is None for r in recs] == [True, True, True, False]
+    assert recs[3]["error"].startswith("ValueError") and "traceback" in recs[3]
+    ran = []
+    again = run_tasks(tasks, results_path=path, resume=True, show_progress=False,
+                      on_result=ran.append)
+    assert [r["key"] for r in ran] == [tasks[3].task_key()]
+    assert _results(again[:3]) == _results(recs[:3])
+
+
+def test_resume_after_a_torn_write_runs_only_the_missing_tasks(tmp_path):
+    path = tmp_path / "r.jsonl"
+    tasks = _tasks(6)
+    full = run_tasks(tasks, results_path=path, show_progress=False)
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:3]) + lines[3][:25])  # killed while writing line 4
+    ran = []
+    again = run_tasks(tasks, results_path=path, resume=True, show_progress=False,
+                      on_result=ran.append)
+    assert sorted(r["seed"] for r in ran) == [3, 4, 5]
+    assert _results(again) == _results(full)
+    assert len(read_results(path)) == 6 and len(latest_results(path)) == 6
+    assert all(line.endswith("\n") for line in path.read_text().splitlines(keepends=True))
+
+
+def test_without_resume_the_file_is_replaced(tmp_path):
+    path = tmp_path / "r.jsonl"
+    run_tasks(_tasks(3), results_path=path, show_progress=False)
+    run_tasks(_tasks(2), results_path=path, show_progress=False)
+    assert len(read_results(path)) == 2
+
+
+def test_pool_matches_in_process_and_workers_use_one_thread(tmp_path):
+    tasks = _tasks(6) + [Task(f"{__name__}:thread_env_task", {}, seed=0)]
+    local = run_tasks(tasks, jobs=1, show_progress=False)
+    pool = run_tasks(tasks, jobs=2, results_path=tmp_path / "r.jsonl", show_progress=False)
+    assert _results(pool[:-1]) == _results(local[:-1])
+    env = pool[-1]["result"]
+    assert env["omp"] == "1" and env["openblas"] == "1"
+    assert env["pools"] in ([], [1])
+    assert local[-1]["result"]["pools"] in ([], [1])  # jobs=1 runs under the same limits
+
+
+def test_dead_worker_is_recorded_and_the_run_goes_on(tmp_path):
+    tasks = _tasks(4)
+    tasks.insert(2, Task(f"{__name__}:crash_task", {"code": 3}, seed=0))
+    recs = run_tasks(tasks, jobs=2, results_path=tmp_path / "r.jsonl", show_progress=False)
+    assert recs[2]["error"] == WORKER_DIED
+    assert [r["error"] for i, r in enumerate(recs) if i != 2] == [None] * 4
+    assert _results([r for i, r in enumerate(recs) if i != 2]) == _results(
+        run_tasks(_tasks(4), show_progress=False))
+
+
+def test_dask_local_cluster_gives_the_local_results():
+    distributed = pytest.importorskip("distributed")
+    tasks = _tasks(5)
+    local = run_tasks(tasks, jobs=1, show_progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        remote = run_tasks(tasks, scheduler=cluster.scheduler_address, show_progress=False)
+        with distributed.Client(cluster) as client:
+            via_client = run_tasks(tasks, scheduler=client, show_progress=False)
+    assert _results(remote) == _results(local) == _results(via_client)
+
+
+def test_bad_scheduler_address_is_an_input_error(monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr("crowdopt.experiments.executor.SCHEDULER_TIMEOUT_S", 1.0)
+    with pytest.raises(InputError, match="--scheduler"):
+        run_tasks(_tasks(1), scheduler="tcp://127.0.0.1:1", show_progress=False)
+
+
+def test_progress_goes_to_stderr_only(tmp_path, capsys):
+    run_tasks(_tasks(3), show_progress=True, desc="busy")
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "busy" in err
+
+
+_INTERRUPTED = """
+import sys
+from crowdopt.experiments.executor import Task, run_tasks
+if __name__ == "__main__":
+    tasks = [Task("crowdopt.experiments.executor:busy_task", {"work": 1_000_000 + s}, seed=s)
+             for s in range(30)]
+    run_tasks(tasks, jobs=2, results_path=sys.argv[1], resume=True, show_progress=False)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_path, sig):
+    script, path = tmp_path / "run.py", tmp_path / "r.jsonl"
+    script.write_text(_INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(read_results(path)) < 3 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0, "the run finished before it could be interrupted"
+    assert b"KeyboardInterrupt" in err or b"Terminated" in err
+    kept = read_results(path)
+    assert 3 <= len(kept) < 30 and all(r["error"] is None for r in kept)
+    tasks = [Task(BUSY, {"work": 1_000_000 + s}, seed=s) for s in range(30)]
+    kept_keys = {r["key"] for r in kept}
+    ran = []
+    # resume with tiny stand-ins would change keys, so resume the real tasks in this process
+    recs = run_tasks(tasks, jobs=1, results_path=path, resume=True, show_progress=False,
+                     on_result=ran.append)
+    assert len(ran) == 30 - len(kept) and not {r["key"] for r in ran} & kept_keys
+    assert [r["seed"] for r in recs] == list(range(30))
+    assert len(latest_results(Path(path))) == 30
