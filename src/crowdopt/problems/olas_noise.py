@@ -131,7 +131,11 @@ class CallableNoise(NoiseFunction):
                 raise ValueError
         except Exception:
             vec = np.vectorize(lambda x, y: float(self.fn(float(x), float(y))))
-            out = vec(a, e)
+            try:
+                out = vec(a, e)
+            except Exception as exc:  # a user function that fails is bad input, not a crash
+                raise InputError("noise", "a function eps(a, e) returning a number",
+                                 f"{type(exc).__name__}: {exc}") from None
         return out
 
     def to_spec(self) -> Any:
@@ -146,8 +150,12 @@ def check_monotone(noise: NoiseFunction, *, grid: int = 101, e_max: float | None
     a = np.linspace(0.0, 1.0, grid)
     e = np.linspace(0.0, e_hi, grid)
     vals = noise.matrix(a, e)  # rows: a, columns: e
-    if not np.all(np.isfinite(vals)) or vals.min() < -tol or vals.max() > 1 + tol:
-        raise InputError("noise", "values in [0, 1]", f"range [{np.nanmin(vals):.3g}, {np.nanmax(vals):.3g}]")
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        raise InputError("noise", "values in [0, 1]",
+                         f"{int(bad.sum())} non-finite value(s) on the {grid}x{grid} check grid")
+    if vals.min() < -tol or vals.max() > 1 + tol:
+        raise InputError("noise", "values in [0, 1]", f"range [{vals.min():.3g}, {vals.max():.3g}]")
     da = np.diff(vals, axis=0)
     if da.max(initial=-np.inf) > tol:
         i, j = np.unravel_index(np.argmax(da), da.shape)
