@@ -230,30 +230,31 @@ def argmax_ties(scores) -> np.ndarray:
 # ----------------------------------------------------------------------------- one-coin workers
 def moment_match(a, b, c, d, z):
     """Posterior (a~, b~, c~, d~) after label z in {+1, -1} from a worker with reliability
-    rho ~ Beta(c, d), projected on a product of Betas by matching two moments (eqs. 39-46)."""
+    rho ~ Beta(c, d), projected on a product of Betas by matching two moments (eqs. 39-46).
+
+    Each exact one-step marginal is a two-component mixture, w1 Beta(x+1, y) + w2 Beta(x, y+1)
+    (for z = +1, both theta and rho have w1 = ac / (ac + bd)), so its mean and variance follow
+    without the cancellation of m2 - m1^2; the values equal the digest's closed forms (2.4).
+    """
     a, b, c, d = (np.asarray(v, dtype=float) for v in (a, b, c, d))
-    z = np.asarray(z)
-    pos = z > 0
-    # closed-form target moments (digest 2.4 table)
-    dplus, dminus = a * c + b * d, b * c + a * d
-    den = np.where(pos, dplus, dminus)
-    s1, s2 = a + b + 1.0, (a + b + 1.0) * (a + b + 2.0)
-    t1, t2 = c + d + 1.0, (c + d + 1.0) * (c + d + 2.0)
-    e_t = np.where(pos, a * ((a + 1) * c + b * d), a * (b * c + (a + 1) * d)) / (s1 * den)
-    e_t2 = np.where(pos, a * (a + 1) * ((a + 2) * c + b * d),
-                    a * (a + 1) * (b * c + (a + 2) * d)) / (s2 * den)
-    e_r = np.where(pos, c * (a * (c + 1) + b * d), c * (b * (c + 1) + a * d)) / (t1 * den)
-    e_r2 = np.where(pos, c * (c + 1) * (a * (c + 2) + b * d),
-                    c * (c + 1) * (b * (c + 2) + a * d)) / (t2 * den)
-    na, nb = _beta_from_moments(e_t, e_t2)
-    nc, nd = _beta_from_moments(e_r, e_r2)
+    pos = np.asarray(z) > 0
+    ac, bd, ad, bc = a * c, b * d, a * d, b * c
+    den = np.where(pos, ac + bd, ad + bc)
+    wt = np.where(pos, ac, ad) / den  # theta: weight of Beta(a+1, b)
+    wr = np.where(pos, ac, bc) / den  # rho: weight of Beta(c+1, d)
+    na, nb = _match_mixture(a, b, wt)
+    nc, nd = _match_mixture(c, d, wr)
     return na, nb, nc, nd
 
 
-def _beta_from_moments(m1, m2):
-    """Beta parameters with mean m1 and second moment m2 (eqs. 41-42, 45-46)."""
-    k = (m1 - m2) / (m2 - m1 * m1)
-    return m1 * k, (1.0 - m1) * k
+def _match_mixture(x, y, w1):
+    """Beta with the mean and variance of w1 Beta(x+1, y) + (1-w1) Beta(x, y+1) (eqs. 41-42)."""
+    w2 = 1.0 - w1
+    n = x + y
+    up, dn = x + w1, y + w2  # (n+1) * mean, (n+1) * (1 - mean)
+    var_num = (w1 * (x + 1.0) * y + w2 * x * (y + 1.0)) / (n + 2.0) + w1 * w2
+    k = up * dn / var_num - 1.0  # a~ + b~ = mean (1 - mean) / var - 1
+    return up / (n + 1.0) * k, dn / (n + 1.0) * k
 
 
 def worker_outcome_rewards(a, b, c, d):
