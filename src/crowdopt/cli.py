@@ -113,6 +113,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from .registry import get_problem
 
     spec = get_problem(args.problem)
+    if args.show_params:
+        print(f"{spec.name} generator parameters (--param KEY=VALUE), with defaults:")
+        for k, v in spec.generator_params.items():
+            print(f"  {k} = {json.dumps(v)}")
+        return EXIT_OK
     params = parse_params(args.param)
     unknown = sorted(set(params) - set(spec.generator_params))
     if unknown:
@@ -305,11 +310,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help="write a random instance as JSON",
                        description="Problems: " + ", ".join(problem_names()) +
-                       ". Parameters per problem: see `crowdopt generate PROBLEM --param help=1`.")
+                       ". Parameters per problem: `crowdopt generate PROBLEM --show-params`.")
     p.add_argument("problem", metavar="PROBLEM", help="one of: " + ", ".join(problem_names()))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="generator parameter (repeatable)")
+    p.add_argument("--show-params", action="store_true",
+                   help="list the problem's generator parameters and defaults, then exit")
     p.add_argument("-o", "--output", default=None, metavar="FILE")
     p.set_defaults(func=cmd_generate)
 
