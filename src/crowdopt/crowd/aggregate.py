@@ -1,0 +1,366 @@
+"""Label aggregation: majority vote, weighted majority vote, one-coin EM, Dawid-Skene EM.
+
+Every aggregator takes a `LabelTable` and returns an `AggregationResult` (labels, posteriors
+n_tasks x n_classes, per-worker skills, iterations). All work on the table's integer arrays:
+votes are `np.bincount` sums and the EM steps are two sparse products with the
+(task) x (worker, label) count matrix N, so there is no per-label Python loop:
+
+    E-step  log P(y_t = k | labels) = log pi_k + sum_{(w,l)} N[t,(w,l)] log C[w,k,l]
+    M-step  C[w,k,l] ~ sum_t T[t,k] N[t,(w,l)]        (Dawid & Skene 1979, eqs. 2.3-2.5)
+
+Tie-breaking (documented contract): a task's label is a class whose score is within 1e-12 of
+the task's best score. `ties='random'` (default) picks uniformly among the tied classes with
+`numpy.random.default_rng(seed)` drawing one number per (task, class) in task-index order;
+`ties='first'` takes the lowest class index. `accuracy(result, gold, ties='split')` counts a
+tie among m classes containing the gold class as 1/m (expected accuracy of random
+tie-breaking), the convention of the data README's MV figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import InputError
+from .tables import Gold, LabelTable
+
+METHODS = ("mv", "wmv", "one-coin", "dawid-skene")
+TIE_POLICIES = ("random", "first")
+WEIGHTINGS = ("given", "log-odds", "linear")
+TIE_ATOL = 1e-12
+
+
+@dataclass(frozen=True)
+class AggregationResult:
+    """Aggregated labels and what the method learned.
+
+    labels: int64 class index per task. posteriors: n_tasks x n_classes (rows sum to 1).
+    skills: per-worker probability of a correct answer (MV/WMV: mean posterior of the
+    worker's answers; EM: model accuracy). confusion: n_workers x L x L [true, given] (EM).
+    priors: class prevalence. iterations: EM cycles run (0 for votes).
+    """
+
+    method: str
+    labels: np.ndarray
+    posteriors: np.ndarray
+    skills: np.ndarray
+    iterations: int = 0
+    converged: bool = True
+    confusion: np.ndarray | None = None
+    priors: np.ndarray | None = None
+    log_likelihood: list[float] = field(default_factory=list)
+
+    def label_values(self, table: LabelTable) -> np.ndarray:
+        """The aggregated labels as the table's class values."""
+        return table.classes[self.labels]
+
+    def tied(self) -> np.ndarray:
+        """n_tasks x n_classes mask of the classes tied for the best score."""
+        return _top_mask(self.posteriors)
+
+
+# ----------------------------------------------------------------------------- votes
+def majority_vote(table: LabelTable, *, ties: str = "random", seed: int = 0
+                  ) -> AggregationResult:
+    """Plain majority vote; posteriors are vote fractions (uniform for unlabelled tasks)."""
+    return _vote(table, None, "mv", ties, seed)
+
+
+def weighted_majority_vote(table: LabelTable, weights: np.ndarray, *, ties: str = "random",
+                           seed: int = 0) -> AggregationResult:
+    """Weighted majority vote (digest 004 eq. 1): argmax_k sum_i weight_i 1[Z_ij = k].
+
+    `weights` has one finite real per worker (negative weights flip a worker's votes).
+    Posteriors are softmax of the weighted scores, which for log-odds weights is the one-coin
+    Bayes posterior under a uniform class prior.
+    """
+    w = _worker_vector(weights, table.n_workers, "weights")
+    return _vote(table, w, "wmv", ties, seed)
+
+
+def weights_from_accuracy(accuracy: np.ndarray, n_classes: int, scheme: str = "log-odds", *,
+                          clip: float = 0.01) -> np.ndarray:
+    """Per-worker WMV weights from estimated accuracies w (digest 004 §1.2).
+
+    'log-odds': logit(w) - logit(1/L) (Bayes-optimal under the one-coin model, eq. 3), with w
+    clipped to [clip, 1-clip] so perfect workers get a finite weight. 'linear': L*w - 1
+    (WMV-linear, eq. 2). 'given': the numbers are used as weights. NaN accuracies (workers
+    without gold) get the weight of the mean known accuracy.
+    """
+    if scheme not in WEIGHTINGS:
+        raise InputError("weighting", f"one of {list(WEIGHTINGS)}", scheme)
+    a = np.asarray(accuracy, dtype=float)
+    if scheme == "given":
+        if not np.all(np.isfinite(a)):
+            raise InputError("weights", "finite numbers", "NaN or infinity")
+        return a.copy()
+    known = np.isfinite(a)
+    if not known.any():
+        raise InputError("accuracy", "at least one worker with a known accuracy", "none")
+    if np.any((a[known] < 0) | (a[known] > 1)):
+        raise InputError("accuracy", "probabilities in [0, 1]", a[known].min())
+    a = np.where(known, a, a[known].mean())
+    if scheme == "linear":
+        return n_classes * a - 1.0
+    c = np.clip(a, clip, 1.0 - clip)
+    return np.log(c / (1 - c)) - np.log((1.0 / n_classes) / (1 - 1.0 / n_classes))
+
+
+def _vote(table: LabelTable, w: np.ndarray | None, method: str, ties: str, seed: int
+          ) -> AggregationResult:
+    _check_ties(ties)
+    _require_rows(table)
+    scores = table.vote_counts(w).astype(float)
+    if w is None:
+        tot = scores.sum(1, keepdims=True)
+        post = np.divide(scores, tot, out=np.full_like(scores, 1.0 / table.n_classes),
+                         where=tot > 0)
+    else:
+        post = _softmax(scores)
+    labels = break_ties(scores, ties=ties, seed=seed)
+    return AggregationResult(method, labels, post, _agreement_skills(table, post))
+
+
+# ----------------------------------------------------------------------------- EM
+def dawid_skene(table: LabelTable, *, gold: Gold | None = None,
+                init_confusion: np.ndarray | None = None, init_priors: np.ndarray | None = None,
+                priors: str = "learn", tol: float = 1e-6, max_iter: int = 100,
+                smoothing: float = 0.01, ties: str = "random", seed: int = 0
+                ) -> AggregationResult:
+    """Dawid-Skene EM with a full confusion matrix per worker (Dawid & Skene 1979).
+
+    Start: with `init_confusion` (L x L or n_workers x L x L, rows = true class) an E-step
+    from it (and `init_priors`, default uniform); otherwise majority-vote posteriors. Gold
+    tasks are clamped to their gold class in every E-step. Each iteration is one M-step
+    (confusion rows from posterior-weighted counts plus `smoothing` pseudo-counts) and one
+    E-step; stops when no posterior moves more than `tol` or after `max_iter` iterations.
+    With `init_confusion` and max_iter=0 the posteriors are the exact Bayes posteriors.
+    `priors='learn'` re-estimates class prevalence in each M-step (eq. 2.4); 'fixed' keeps
+    `init_priors` (default uniform).
+    """
+    return _em(table, "dawid-skene", gold, init_confusion, init_priors, priors, tol, max_iter,
+               smoothing, ties, seed)
+
+
+def one_coin_em(table: LabelTable, *, gold: Gold | None = None,
+                init_accuracy: np.ndarray | None = None, init_priors: np.ndarray | None = None,
+                priors: str = "fixed", tol: float = 1e-6, max_iter: int = 100,
+                smoothing: float = 0.01, ties: str = "random", seed: int = 0
+                ) -> AggregationResult:
+    """One-coin EM: each worker is right with probability w_i, else picks a wrong class
+    uniformly (digest 004 eq. 3). Same start, clamping and stopping rules as `dawid_skene`.
+
+    Class priors default to 'fixed' (uniform unless `init_priors`), as in ZenCrowd: with
+    learned priors the one-coin likelihood on trec2010_relevance climbs to a degenerate fit
+    that puts every task in one class (accuracy 0.19 vs 0.48, benchmarks/bench_aggregation).
+    """
+    init_c = None
+    if init_accuracy is not None:
+        acc = _worker_vector(init_accuracy, table.n_workers, "init_accuracy")
+        if np.any((acc <= 0) | (acc >= 1)):
+            raise InputError("init_accuracy", "accuracies in (0, 1)", acc.min())
+        init_c = _one_coin_confusion(acc, table.n_classes)
+    return _em(table, "one-coin", gold, init_c, init_priors, priors, tol, max_iter, smoothing,
+               ties, seed)
+
+
+def count_matrix(table: LabelTable) -> sp.csr_matrix:
+    """Sparse n_tasks x (n_workers * L) matrix N[t, w*L + l] = rows (t, w, l)."""
+    data = np.ones(table.n_labels)
+    col = table.worker * table.n_classes + table.label
+    return sp.csr_matrix((data, (table.task, col)),
+                         shape=(table.n_tasks, table.n_workers * table.n_classes))
+
+
+def _em(table: LabelTable, method: str, gold: Gold | None, init_confusion, init_priors,
+        prior_rule: str, tol: float, max_iter: int, smoothing: float, ties: str, seed: int
+        ) -> AggregationResult:
+    _check_ties(ties)
+    _require_rows(table)
+    n_t, n_w, n_c = table.n_tasks, table.n_workers, table.n_classes
+    if not (np.isfinite(tol) and tol >= 0):
+        raise InputError("tol", "a number >= 0", tol)
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 0:
+        raise InputError("max_iter", "an integer >= 0", max_iter)
+    if not (np.isfinite(smoothing) and smoothing >= 0):
+        raise InputError("smoothing", "a number >= 0", smoothing)
+    if prior_rule not in ("learn", "fixed"):
+        raise InputError("priors", "'learn' or 'fixed'", prior_rule)
+    fixed = None
+    if prior_rule == "fixed":
+        fixed = (np.full(n_c, 1.0 / n_c) if init_priors is None
+                 else _prob_vector(init_priors, n_c, "init_priors"))
+    clamp = _gold_clamp(gold, n_t, n_c)
+    N = count_matrix(table)
+    NT = N.T.tocsr()
+    per_worker = table.labels_per_worker().astype(float)
+    priors = None
+    if init_confusion is not None:
+        conf = _confusion_arg(init_confusion, n_w, n_c)
+        priors = (np.full(n_c, 1.0 / n_c) if init_priors is None
+                  else _prob_vector(init_priors, n_c, "init_priors"))
+        post, ll = _e_step(N, conf, priors, clamp)
+        lls = [ll]
+    else:
+        if init_priors is not None and fixed is None:
+            raise InputError("init_priors", "an initial confusion or priors='fixed'",
+                             "priors alone")
+        post = _vote(table, None, "mv", "first", 0).posteriors
+        if clamp is not None:
+            post[clamp[0]] = clamp[1]
+        conf, lls = None, []
+    it, converged = 0, max_iter == 0 and init_confusion is not None
+    while it < max_iter:
+        conf, priors = _m_step(NT, post, n_w, n_c, smoothing, method, per_worker, fixed)
+        new, ll = _e_step(N, conf, priors, clamp)
+        it += 1
+        lls.append(ll)
+        delta = float(np.max(np.abs(new - post)))
+        post = new
+        if delta <= tol:
+            converged = True
+            break
+    if conf is None:  # max_iter == 0 without an initial confusion: estimates from MV
+        conf, priors = _m_step(NT, post, n_w, n_c, smoothing, method, per_worker, fixed)
+    skills = np.einsum("k,wkk->w", priors, conf)
+    labels = break_ties(post, ties=ties, seed=seed)
+    return AggregationResult(method, labels, post, skills, it, converged, conf, priors, lls)
+
+
+def _m_step(NT: sp.csr_matrix, post: np.ndarray, n_w: int, n_c: int, smoothing: float,
+            method: str, per_worker: np.ndarray, fixed_priors: np.ndarray | None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Confusion matrices and class priors from posteriors (Dawid & Skene eqs. 2.3-2.4)."""
+    counts = np.asarray(NT @ post).reshape(n_w, n_c, n_c).transpose(0, 2, 1)  # [w, k, l]
+    priors = post.mean(0) if fixed_priors is None else fixed_priors
+    if method == "one-coin":
+        correct = np.trace(counts, axis1=1, axis2=2)
+        acc = (correct + smoothing) / (per_worker + 2 * smoothing)
+        return _one_coin_confusion(acc, n_c), priors
+    counts = counts + smoothing
+    tot = counts.sum(2, keepdims=True)
+    conf = np.divide(counts, tot, out=np.full_like(counts, 1.0 / n_c), where=tot > 0)
+    return conf, priors
+
+
+def _e_step(N: sp.csr_matrix, conf: np.ndarray, priors: np.ndarray,
+            clamp: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, float]:
+    """Posteriors P(y_t = k | labels) and the marginal log-likelihood of the labels."""
+    n_w, n_c, _ = conf.shape
+    with np.errstate(divide="ignore"):
+        logc = np.log(conf).transpose(0, 2, 1).reshape(n_w * n_c, n_c)  # row w*L+l, col k
+        logp = np.log(priors)
+    logc = np.maximum(logc, -1e200)  # 0 * log 0 = 0 in the sparse product
+    score = np.asarray(N @ logc) + logp
+    mx = score.max(1, keepdims=True)
+    e = np.exp(score - mx)
+    s = e.sum(1, keepdims=True)
+    ll = float(np.sum(np.log(s) + mx))
+    post = e / s
+    if clamp is not None:
+        post[clamp[0]] = clamp[1]
+    return post, ll
+
+
+def _one_coin_confusion(acc: np.ndarray, n_c: int) -> np.ndarray:
+    off = (1.0 - acc) / max(n_c - 1, 1)
+    conf = np.repeat(off[:, None, None], n_c, 1).repeat(n_c, 2)
+    idx = np.arange(n_c)
+    conf[:, idx, idx] = acc[:, None]
+    return conf
+
+
+def _gold_clamp(gold: Gold | None, n_t: int, n_c: int):
+    if gold is None:
+        return None
+    t, lab = np.asarray(gold.task), np.asarray(gold.label)
+    if t.size and (t.min() < 0 or t.max() >= n_t):
+        raise InputError("gold.task", f"task indices in [0, {n_t})", int(t.max()))
+    if lab.size and (lab.min() < 0 or lab.max() >= n_c):
+        raise InputError("gold.label", f"class indices in [0, {n_c})", int(lab.max()))
+    onehot = np.zeros((len(t), n_c))
+    onehot[np.arange(len(t)), lab] = 1.0
+    return t, onehot
+
+
+def _confusion_arg(c, n_w: int, n_c: int) -> np.ndarray:
+    a = np.asarray(c, dtype=float)
+    if a.shape == (n_c, n_c):
+        a = np.broadcast_to(a, (n_w, n_c, n_c)).copy()
+    if a.shape != (n_w, n_c, n_c):
+        raise InputError("init_confusion", f"shape ({n_c}, {n_c}) or ({n_w}, {n_c}, {n_c})",
+                         a.shape)
+    if not np.all(np.isfinite(a)) or np.any(a < 0) or not np.allclose(a.sum(2), 1.0):
+        raise InputError("init_confusion", "rows of probabilities summing to 1",
+                         "other values")
+    return a
+
+
+def _prob_vector(p, n: int, name: str) -> np.ndarray:
+    a = np.asarray(p, dtype=float)
+    if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(a < 0) or \
+            not np.isclose(a.sum(), 1.0):
+        raise InputError(name, f"{n} probabilities summing to 1", p)
+    return a
+
+
+# ----------------------------------------------------------------------------- helpers
+def break_ties(scores: np.ndarray, *, ties: str = "random", seed: int = 0) -> np.ndarray:
+    """Row-wise argmax with the documented tie rule (see module docstring)."""
+    _check_ties(ties)
+    top = _top_mask(scores)
+    if ties == "first":
+        return np.argmax(top, axis=1).astype(np.int64)
+    noise = np.random.default_rng(seed).random(scores.shape)
+    return np.argmax(np.where(top, noise, -1.0), axis=1).astype(np.int64)
+
+
+def accuracy(result: AggregationResult, gold: Gold, *, ties: str = "split") -> float:
+    """Accuracy on gold tasks: 'split' counts an m-way tie holding the gold class as 1/m;
+    'labels' scores the result's (tie-broken) labels."""
+    if gold.n == 0:
+        raise InputError("gold", "at least one gold task", "none")
+    if ties == "labels":
+        return float(np.mean(result.labels[gold.task] == gold.label))
+    if ties != "split":
+        raise InputError("ties", "'split' or 'labels'", ties)
+    top = _top_mask(result.posteriors[gold.task])
+    return float(np.mean(top[np.arange(gold.n), gold.label] / top.sum(1)))
+
+
+def _top_mask(scores: np.ndarray) -> np.ndarray:
+    return scores >= scores.max(1, keepdims=True) - TIE_ATOL
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    e = np.exp(scores - scores.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def _agreement_skills(table: LabelTable, post: np.ndarray) -> np.ndarray:
+    """Mean posterior mass on each worker's own answers (NaN for workers without rows)."""
+    agree = np.bincount(table.worker, weights=post[table.task, table.label],
+                        minlength=table.n_workers)
+    n = table.labels_per_worker()
+    return np.divide(agree, n, out=np.full(table.n_workers, np.nan), where=n > 0)
+
+
+def _worker_vector(x, n_w: int, name: str) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n_w,):
+        raise InputError(name, f"one number per worker ({n_w})", f"shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise InputError(name, "finite numbers", "NaN or infinity")
+    return a
+
+
+def _check_ties(ties: str) -> None:
+    if ties not in TIE_POLICIES:
+        raise InputError("ties", f"one of {list(TIE_POLICIES)}", ties)
+
+
+def _require_rows(table: LabelTable) -> None:
+    if table.n_labels == 0:
+        raise InputError("labels", "at least one label row", "an empty table")

@@ -1,0 +1,149 @@
+"""Worker reliability: from gold questions (Li & Liu, digest 004 Theorem 3) or from EM.
+
+From gold: worker i answered n_i gold tasks, c_i of them correctly;
+    w_i = c_i / n_i,   var_i = w_i (1 - w_i) / (n_i - 1)           (eq. 10, unbiased, n_i >= 2)
+    G_i = (L w_i - 1)^2 - L^2 var_i                                 (eq. 25, unbiased for (L w - 1)^2)
+G is the per-worker score the worker-selection fast path sorts on. From EM: the model's
+accuracy (prior-weighted confusion diagonal for Dawid-Skene).
+
+The export is a CSV `worker,n,correct,accuracy,variance,score,source` that the other
+problems read back with `read_accuracies` as labeler accuracies (worker id -> accuracy).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .aggregate import AggregationResult
+from .tables import Gold, LabelTable, _read_rows
+
+COLUMNS = ["worker", "n", "correct", "accuracy", "variance", "score", "source"]
+
+
+@dataclass(frozen=True)
+class WorkerReliability:
+    """Per-worker reliability estimates, aligned with `worker_ids`.
+
+    n: gold answers (or labels, for EM); correct: correct gold answers (-1 for EM);
+    accuracy: NaN when n == 0; variance and score: NaN when n < 2 or not from gold.
+    """
+
+    worker_ids: np.ndarray
+    n_classes: int
+    n: np.ndarray
+    correct: np.ndarray
+    accuracy: np.ndarray
+    variance: np.ndarray
+    score: np.ndarray
+    source: str
+
+    def to_rows(self) -> list[dict]:
+        """One dict per worker with the export columns (NaN -> None)."""
+        def num(x: float) -> float | None:
+            return None if not np.isfinite(x) else float(x)
+        return [{"worker": wid, "n": int(n), "correct": int(c), "accuracy": num(a),
+                 "variance": num(v), "score": num(s), "source": self.source}
+                for wid, n, c, a, v, s in zip(self.worker_ids.tolist(), self.n, self.correct,
+                                              self.accuracy, self.variance, self.score,
+                                              strict=True)]
+
+    def accuracies(self) -> dict:
+        """worker id -> accuracy for workers with an estimate."""
+        return {r["worker"]: r["accuracy"] for r in self.to_rows() if r["accuracy"] is not None}
+
+
+def from_gold(table: LabelTable, gold: Gold, *, tasks: np.ndarray | None = None
+              ) -> WorkerReliability:
+    """Counts, accuracy, Theorem 3 variance and score G from the gold tasks (or the subset
+    `tasks` of task indices, e.g. a control set separate from the evaluation tasks)."""
+    truth = gold.truth(table.n_tasks)
+    if tasks is not None:
+        keep = np.zeros(table.n_tasks, dtype=bool)
+        keep[np.asarray(tasks, dtype=np.int64)] = True
+        truth = np.where(keep, truth, -1)
+    has = truth[table.task] >= 0
+    right = has & (truth[table.task] == table.label)
+    n = np.bincount(table.worker, weights=has, minlength=table.n_workers).astype(np.int64)
+    c = np.bincount(table.worker, weights=right, minlength=table.n_workers).astype(np.int64)
+    acc, var, score = gold_estimates(c, n, table.n_classes)
+    return WorkerReliability(table.worker_ids, table.n_classes, n, c, acc, var, score, "gold")
+
+
+def gold_estimates(correct: np.ndarray, n: np.ndarray, n_classes: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(w, var, G) of digest 004 eqs. 10 and 25 from correct counts c and gold counts n."""
+    c = np.asarray(correct, dtype=float)
+    nn = np.asarray(n, dtype=float)
+    if np.any(c < 0) or np.any(c > nn):
+        raise InputError("correct", "0 <= correct <= n", "a count outside that range")
+    if n_classes < 2:
+        raise InputError("n_classes", "at least 2", n_classes)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = np.where(nn > 0, c / nn, np.nan)
+        var = np.where(nn > 1, acc * (1 - acc) / (nn - 1), np.nan)
+    score = (n_classes * acc - 1) ** 2 - n_classes**2 * var
+    return acc, var, score
+
+
+def from_em(table: LabelTable, result: AggregationResult) -> WorkerReliability:
+    """The EM (or vote-agreement) skills of an aggregation result as a reliability table."""
+    n = table.labels_per_worker()
+    skills = np.asarray(result.skills, dtype=float)
+    if skills.shape != (table.n_workers,):
+        raise InputError("result.skills", f"one value per worker ({table.n_workers})",
+                         skills.shape)
+    acc = np.where(n > 0, skills, np.nan)
+    nan = np.full(table.n_workers, np.nan)
+    return WorkerReliability(table.worker_ids, table.n_classes, n.astype(np.int64),
+                             np.full(table.n_workers, -1, dtype=np.int64), acc, nan, nan.copy(),
+                             result.method)
+
+
+def write_reliability(rel: WorkerReliability, path: str | Path) -> None:
+    """Write the export CSV (`COLUMNS`; empty cells for unknown values)."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        for r in rel.to_rows():
+            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+
+
+def read_accuracies(path: str | Path, *, worker_column: str = "worker",
+                    accuracy_column: str = "accuracy") -> dict[str, float]:
+    """worker id (text) -> accuracy in [0, 1] from an exported reliability table (or any CSV
+    with those two columns); rows with an empty accuracy are skipped."""
+    rows, head = _read_rows(path, sep=None, header=True, skip_rows=0, field="reliability")
+    lower = [h.lower() for h in head]
+    idx = {}
+    for role, name in (("worker", worker_column), ("accuracy", accuracy_column)):
+        if name.lower() not in lower:
+            raise InputError(f"{Path(path).name}: column {name}", "a column of that name",
+                             ",".join(head))
+        idx[role] = lower.index(name.lower())
+    out: dict[str, float] = {}
+    for i, r in enumerate(rows):
+        if len(r) <= max(idx.values()) or r[idx["accuracy"]] == "":
+            continue
+        try:
+            a = float(r[idx["accuracy"]])
+        except ValueError:
+            raise InputError(f"{Path(path).name}: row {i + 2} accuracy", "a number",
+                             r[idx["accuracy"]]) from None
+        if not 0.0 <= a <= 1.0:
+            raise InputError(f"{Path(path).name}: row {i + 2} accuracy", "a value in [0, 1]",
+                             a)
+        out[r[idx["worker"]]] = a
+    if not out:
+        raise InputError(Path(path).name, "at least one worker accuracy", "none")
+    return out
+
+
+def accuracy_vector(table: LabelTable, accuracies: dict) -> np.ndarray:
+    """Accuracies aligned with table.worker_ids (matched by text; NaN for unknown workers)."""
+    by_text = {str(k): float(v) for k, v in accuracies.items()}
+    return np.array([by_text.get(str(w), np.nan) for w in table.worker_ids.tolist()])
