@@ -247,16 +247,27 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 
 def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
-    """Certify a folder of instances (one row each); errors in one file become a failed row."""
+    """Certify a folder of instances (one row each) in parallel through the execution layer
+    (`--jobs N` spawn workers, one HiGHS thread each); an error in one file is a failed row."""
+    from .experiments.executor import Task, run_tasks
+
+    tasks = [Task("crowdopt.cli:certify_one", {"path": f, "solution": None,
+                                              "time_limit": args.time_limit,
+                                              "threads": args.threads}, seed=args.seed)
+             for f in files]
+    quiet = args.json or getattr(args, "quiet", False)
+    records = run_tasks(tasks, jobs=getattr(args, "jobs", 1), show_progress=not quiet,
+                        desc="certify")
     out = []
-    for f in files:
-        try:
-            out.append(certify_one(f, None, args.time_limit, args.threads, args.seed))
-        except InputError as exc:
-            out.append({"instance": f, "problem": None, "primal_source": None, "lower": None,
-                        "upper": None, "gap": None, "ratio": None, "bound_source": None,
-                        "certified": False, "failures": [str(exc)], "times": {"total_s": 0.0},
-                        "details": {}, "feasible": None})
+    for f, rec in zip(files, records):
+        if rec["error"] is None:
+            out.append(rec["result"])
+            continue
+        message = rec["error"].removeprefix("InputError: ").removeprefix("InstanceError: ")
+        out.append({"instance": f, "problem": None, "primal_source": None, "lower": None,
+                    "upper": None, "gap": None, "ratio": None, "bound_source": None,
+                    "certified": False, "failures": [message],
+                    "times": {"total_s": rec["time_s"]}, "details": {}, "feasible": None})
     return out
 
 
