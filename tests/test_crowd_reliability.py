@@ -105,3 +105,29 @@ def test_gold_estimates_bad_input():
         gold_estimates(np.array([3]), np.array([2]), 2)
     with pytest.raises(InputError, match="n_classes"):
         gold_estimates(np.array([1]), np.array([2]), 1)
+
+
+def test_cross_fitted_vote_uses_held_out_gold():
+    from crowdopt.crowd.reliability import cross_fitted_weighted_vote
+    rng = np.random.default_rng(0)
+    n_t = 40
+    truth = rng.integers(2, size=n_t)
+    tasks, workers, labels = [], [], []
+    for t in range(n_t):
+        for w, p in enumerate((0.9, 0.6, 0.6)):
+            tasks.append(t), workers.append(w)
+            labels.append(int(truth[t] if rng.random() < p else 1 - truth[t]))
+    tb = from_arrays(tasks, workers, labels, classes=[0, 1])
+    gold = gold_from_arrays(tb, list(range(n_t)), truth.tolist())
+    r = cross_fitted_weighted_vote(tb, gold, folds=2, seed=1)
+    assert r.posteriors.shape == (n_t, 2) and r.method == "wmv-log-odds"
+    np.testing.assert_allclose(r.posteriors.sum(1), 1.0)
+    # each fold is voted with accuracies from the other fold's gold only
+    from crowdopt.crowd.aggregate import weighted_majority_vote, weights_from_accuracy
+    fold = np.random.default_rng(1).permutation(n_t) % 2
+    for f in (0, 1):
+        acc = from_gold(tb, gold, tasks=np.flatnonzero(fold != f)).accuracy
+        ref = weighted_majority_vote(tb, weights_from_accuracy(acc, 2))
+        np.testing.assert_allclose(r.posteriors[fold == f], ref.posteriors[fold == f])
+    with pytest.raises(InputError, match="folds"):
+        cross_fitted_weighted_vote(tb, gold, folds=1)

@@ -19,7 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from .aggregate import AggregationResult
+from .aggregate import (
+    AggregationResult,
+    break_ties,
+    weighted_majority_vote,
+    weights_from_accuracy,
+)
 from .tables import Gold, LabelTable, _read_rows
 
 COLUMNS = ["worker", "n", "correct", "accuracy", "variance", "score", "source"]
@@ -147,3 +152,35 @@ def accuracy_vector(table: LabelTable, accuracies: dict) -> np.ndarray:
     """Accuracies aligned with table.worker_ids (matched by text; NaN for unknown workers)."""
     by_text = {str(k): float(v) for k, v in accuracies.items()}
     return np.array([by_text.get(str(w), np.nan) for w in table.worker_ids.tolist()])
+
+
+def cross_fitted_weighted_vote(table: LabelTable, gold: Gold, *, scheme: str = "log-odds",
+                               folds: int = 2, ties: str = "random", seed: int = 0,
+                               clip: float = 0.01) -> AggregationResult:
+    """Weighted majority vote whose worker accuracies come from gold of OTHER tasks.
+
+    Gold tasks are split into `folds` random folds (seeded); each fold's tasks are voted with
+    accuracies estimated on the remaining folds (digest 004 §1.4: weights must not come
+    from the items being aggregated). Tasks without gold use accuracies from all gold.
+    Workers without held-out gold answers get the mean accuracy (`weights_from_accuracy`).
+    """
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise InputError("folds", "an integer >= 2", folds)
+    if gold.n < folds:
+        raise InputError("gold", f"at least {folds} gold tasks for {folds} folds", gold.n)
+    rng = np.random.default_rng(seed)
+    fold_of = np.full(table.n_tasks, -1)
+    fold_of[gold.task] = rng.permutation(gold.n) % folds
+    post = np.zeros((table.n_tasks, table.n_classes))
+    scores = np.zeros_like(post)
+    for f in range(-1, folds):
+        control = gold.task[fold_of[gold.task] != f]
+        acc = from_gold(table, gold, tasks=control).accuracy
+        w = weights_from_accuracy(acc, table.n_classes, scheme, clip=clip)
+        r = weighted_majority_vote(table, w, ties="first")
+        sel = fold_of == f
+        post[sel] = r.posteriors[sel]
+        scores[sel] = table.vote_counts(w)[sel]
+    labels = break_ties(scores, ties=ties, seed=seed)
+    skills = from_gold(table, gold).accuracy
+    return AggregationResult(f"wmv-{scheme}", labels, post, skills)

@@ -366,7 +366,7 @@ def _dedupe(t: np.ndarray, w: np.ndarray, n_workers: int, policy: str, t_ids: np
         raise InputError("labels", "at most one label per (worker, task)",
                          f"{n_extra} repeated rows, e.g. worker {w_ids[w[ex]]!r} task "
                          f"{t_ids[t[ex]]!r}",
-                         note="use duplicates='first', 'last' or 'all'")
+                         note="set the duplicates option to 'first', 'last' or 'all'")
     if policy == "first":
         return np.sort(first)
     _, last_rev = np.unique(key[::-1], return_index=True)
