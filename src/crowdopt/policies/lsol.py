@@ -151,7 +151,8 @@ class LSOL:
                  costs: Any = None, cost_weight: float = 0.0, budget: float | None = None,
                  max_size: int | None = None, wmv_eps: float = 0.0, p_clip: float = 1e-3,
                  filter: DisagreementFilter | None = None, contexts: str = "none",
-                 intervals: Callable[[int], int] | None = None, seed: int = 0) -> None:
+                 intervals: Callable[[int], int] | None = None, prior: float = 0.0,
+                 seed: int = 0) -> None:
         self.M = integer(n_labelers, "n_labelers", lo=1)
         self.K = integer(n_classes, "n_classes", lo=2)
         self.rule = choice(rule, "rule", ("mv", "wmv"))
@@ -167,6 +168,7 @@ class LSOL:
         self.max_size = max_size
         self.wmv_eps = real(wmv_eps, "wmv_eps", lo=0.0)
         self.p_clip = real(p_clip, "p_clip", lo=0.0, hi=0.5)
+        self.prior = real(prior, "prior", lo=0.0)  # Beta(prior, prior) pseudo-counts on p_hat
         self.filter = filter
         if filter is not None:
             filter.disagree = np.zeros(self.M)
@@ -196,14 +198,17 @@ class LSOL:
 
     # ------------------------------------------------------------------ estimates
     def p_hat(self, group: Any = None) -> np.ndarray:
-        """Estimated qualities (share of agreement with tester consensuses); 1/2 if unseen."""
+        """Estimated qualities: share of agreement with the tester consensuses (Fig. 1 step
+        2.3), with `prior` pseudo-agreements and pseudo-disagreements (0 = the paper); 1/2 if
+        a labeler has no tester label."""
         if group is None:
             a, d = self.agree_sum, self.denom_sum
         else:
             mask = self._group_mask(group)
             a, d = self.agree[: self.n][mask].sum(axis=0), self.denom[: self.n][mask].sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(d > 0, a / np.maximum(d, 1e-300), 0.5)
+            return np.where(d > 0, (a + self.prior) / np.maximum(d + 2 * self.prior, 1e-300),
+                            0.5)
 
     # ------------------------------------------------------------------ groups (task types)
     def _group_of(self, t: int, context: Any) -> Any:
