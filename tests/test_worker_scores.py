@@ -9,14 +9,7 @@ import pytest
 from scipy.stats import binom
 
 from crowdopt.errors import InputError
-from crowdopt.problems.worker_scores import (
-    estimate_from_table,
-    score_plugin,
-    score_unbiased,
-    scores,
-    weight_linear,
-    weight_log,
-)
+from crowdopt.problems.worker_scores import score_plugin, score_unbiased, scores
 from crowdopt.problems.worker_select import ci_halfwidth, set_value
 
 # digest 004 section 4.1, n = 10, c = 0..10
@@ -64,24 +57,6 @@ def test_unbiased_needs_two_gold_questions_and_names_the_estimator():
     with pytest.raises(InputError, match="estimator"):
         scores([0.5], 10, 2, "em")
     assert scores([1.0], 1, 2, "plugin")[0] == 1.0
-
-
-def test_estimate_from_table_counts_only_gold_items():
-    # 3 tasks (gold on 0 and 2), 2 workers; worker 1 has no gold answer
-    task = np.array([0, 1, 2, 0, 1])
-    worker = np.array([0, 0, 0, 1, 1])
-    label = np.array([1, 0, 0, 0, 1])
-    gold_task, gold_label = np.array([0, 2]), np.array([1, 1])
-    w_hat, c, n = estimate_from_table(task, worker, label, gold_task, gold_label, 3, 3)
-    assert c.tolist() == [1, 0, 0] and n.tolist() == [2, 1, 0]
-    assert w_hat[0] == 0.5 and w_hat[1] == 0.0 and math.isnan(w_hat[2])
-
-
-def test_weights_are_zero_at_random_guessing_and_log_is_clipped():
-    assert weight_linear([0.5], 2)[0] == 0.0 and weight_linear([0.25], 4)[0] == 0.0
-    assert abs(weight_log([0.25], 4, 0.05)[0]) < 1e-12
-    w = weight_log([0.0, 1.0], 2, 0.05)
-    assert np.allclose(w, [math.log(0.05 / 0.95), math.log(0.95 / 0.05)])
 
 
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 1.5])

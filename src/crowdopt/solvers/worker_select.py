@@ -20,17 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models.worker_select import (
-    PRESOLVE,
-    add_second_pass,
-    build_compact,
-    build_formulation_a,
-    selected_workers,
-)
 from ..problems import worker_select as P
 from ..problems.worker_select import tie_tol
 from ..registry import Method, Outcome, ProblemSpec, RunOptions
-from .highs import HighsOptions, Status, solve_model
+
+# Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
+# and `crowdopt select`) must not pay Pyomo's import time.
 
 FORMULATION_A_MAX_BINARIES = 2_000_000
 COMPACT_MAX_WORKERS = 60
@@ -147,6 +142,9 @@ def solve_dp(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) -> Ou
 def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
                          build) -> Outcome:
     """Stage 1: max F_hat at gap 0; stage 2: min |S| s.t. F_hat >= F* - tol (digest 2.5)."""
+    from ..models.worker_select import PRESOLVE, add_second_pass, selected_workers
+    from .highs import HighsOptions, Status, solve_model
+
     opts = opts or RunOptions()
     t0 = time.perf_counter()
     m = build(inst)
@@ -189,11 +187,15 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
 
 def solve_formulation_a(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact selection by formulation A (digest 2.4 A) and the |S|-minimizing second pass."""
+    from ..models.worker_select import build_formulation_a
+
     return _solve_lexicographic(inst, opts, build_formulation_a)
 
 
 def solve_compact(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact selection by the compact McCormick model (digest 2.4 B), small instances only."""
+    from ..models.worker_select import build_compact
+
     return _solve_lexicographic(inst, opts, build_compact)
 
 
