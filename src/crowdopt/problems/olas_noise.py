@@ -221,4 +221,7 @@ def entropy(probs: Any, normalize: str = "none") -> np.ndarray:
     if normalize == "lnC":
         C = P.shape[1]
         e = e / math.log(C) if C > 1 else np.zeros_like(e)
+        # e / ln C <= 1 in exact arithmetic; rounding gives 1 + 2^-52 for some C (e.g. 36 uniform
+        # classes), which NM1/NM2 would reject as out of range
+        e = np.minimum(e, 1.0)
     return np.maximum(e, 0.0)
