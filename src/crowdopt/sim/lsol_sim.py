@@ -26,6 +26,7 @@ from ..problems.vote_accuracy import TIE_TOL, WMV_MAX, log_odds, pi_mv, pi_wmv
 from ..solvers.labeler_set import select_top_k
 from ..validate import choice, integer, probability_array, real
 
+POPULATIONS = ("uniform", "uniform_good", "table1", "spammers")
 TABLE1_P = (0.763, 0.781, 0.625, 0.783, 0.727)  # Table 1 (L1..L5), p_low = 0.6
 TABLE2_PAPER = {  # Table 2 of the paper (500 runs, quality distribution not stated)
     "full crowd (MV)": {5: 0.5154, 10: 0.5686, 15: 0.7000, 20: 0.7997},
@@ -36,14 +37,22 @@ TABLE2_PAPER = {  # Table 2 of the paper (500 runs, quality distribution not sta
 
 def qualities(population: str, M: int, rng: np.random.Generator, p_low: float = 0.0,
               p_high: float = 1.0) -> np.ndarray:
-    """Labeler qualities: 'uniform' U(p_low, p_high) (Sec. 6.1; digest 7.4), 'table1',
-    'spammers' (M - M//3 good in U(0.6, 0.95), M//3 spammers in U(0.2, 0.4))."""
-    choice(population, "population", ("uniform", "table1", "spammers"))
+    """Labeler qualities: 'uniform' U(p_low, p_high) (Sec. 6.1; digest 7.4); 'uniform_good' the
+    same conditioned on the paper's assumption (A1) mean p > 1/2 (redrawn until it holds);
+    'table1'; 'spammers' (M - M//3 good in U(0.6, 0.95), M//3 spammers in U(0.2, 0.4))."""
+    choice(population, "population", POPULATIONS)
     if population == "table1":
         return np.array(TABLE1_P)
     if population == "spammers":
         bad = M // 3
         return np.concatenate([rng.uniform(0.6, 0.95, M - bad), rng.uniform(0.2, 0.4, bad)])
+    if population == "uniform_good":
+        if (p_low + p_high) / 2 <= 0.5 and p_high <= 0.5:
+            raise InputError("p_high", "> 0.5 for population uniform_good", p_high)
+        while True:
+            p = rng.uniform(p_low, p_high, M)
+            if p.mean() > 0.5:
+                return p
     return rng.uniform(p_low, p_high, M)
 
 
@@ -57,7 +66,9 @@ def optimal_set(p: np.ndarray, rule: str = "mv", wmv_eps: float = 0.0) -> tuple[
 
 
 def checkpoint_grid(T: int, n: int = 40) -> np.ndarray:
-    return np.unique(np.concatenate([np.geomspace(1, T, n).astype(np.int64), [T]]))
+    """n log-spaced steps plus 1, 2, 3, 5 x 10^k and T."""
+    nice = [m * 10 ** k for k in range(0, 19) for m in (1, 2, 3, 5) if m * 10 ** k <= T]
+    return np.unique(np.concatenate([np.geomspace(1, T, n).astype(np.int64), nice, [T]]))
 
 
 def _block_correct(rng: np.random.Generator, p: np.ndarray, w: np.ndarray | None, L: int,
@@ -174,11 +185,16 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", 
 def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
              p_high: float = 1.0, rules: tuple = ("mv",), estimator: str = "first",
              G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: float = 0.02,
-             use_filter: bool = False, n_checkpoints: int = 40, seed: int = 0) -> dict:
-    """Executor task: draw a population (seeded) and run LS_OL with each rule on it."""
+             use_filter: bool = False, n_checkpoints: int = 40, p: Any = None,
+             seed: int = 0) -> dict:
+    """Executor task: draw a population (seeded; or take the given p) and run LS_OL with each
+    rule on it."""
     rng = np.random.default_rng([seed, 0])
-    p = qualities(population, integer(M, "M", lo=1), rng, real(p_low, "p_low", lo=0, hi=1),
-                  real(p_high, "p_high", lo=0, hi=1))
+    if p is not None:
+        p = probability_array(p, "p", min_len=1)
+    else:
+        p = qualities(population, integer(M, "M", lo=1), rng,
+                      real(p_low, "p_low", lo=0, hi=1), real(p_high, "p_high", lo=0, hi=1))
     if "wmv" in rules:
         p = np.clip(p, 1e-3, 1 - 1e-3)
     out: dict[str, Any] = {"p": p.tolist(), "pi_full_mv": pi_mv(p)}
