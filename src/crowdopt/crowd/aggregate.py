@@ -197,6 +197,8 @@ def _em(table: LabelTable, method: str, gold: Gold | None, init_confusion, init_
     NT = N.T.tocsr()
     per_worker = table.labels_per_worker().astype(float)
     priors = None
+    # Inside the loop posteriors are kept class-major (L x n_tasks, C order): numpy's
+    # reductions over a short last axis are ~100x slower than over a long contiguous one.
     if init_confusion is not None:
         conf = _confusion_arg(init_confusion, n_w, n_c)
         priors = (np.full(n_c, 1.0 / n_c) if init_priors is None
@@ -207,9 +209,9 @@ def _em(table: LabelTable, method: str, gold: Gold | None, init_confusion, init_
         if init_priors is not None and fixed is None:
             raise InputError("init_priors", "an initial confusion or priors='fixed'",
                              "priors alone")
-        post = _vote(table, None, "mv", "first", 0).posteriors
+        post = np.ascontiguousarray(_vote(table, None, "mv", "first", 0).posteriors.T)
         if clamp is not None:
-            post[clamp[0]] = clamp[1]
+            post[:, clamp[0]] = clamp[1].T
         conf, lls = None, []
     it, converged = 0, max_iter == 0 and init_confusion is not None
     while it < max_iter:
@@ -225,6 +227,7 @@ def _em(table: LabelTable, method: str, gold: Gold | None, init_confusion, init_
     if conf is None:  # max_iter == 0 without an initial confusion: estimates from MV
         conf, priors = _m_step(NT, post, n_w, n_c, smoothing, method, per_worker, fixed)
     skills = np.einsum("k,wkk->w", priors, conf)
+    post = np.ascontiguousarray(post.T)
     labels = break_ties(post, ties=ties, seed=seed)
     return AggregationResult(method, labels, post, skills, it, converged, conf, priors, lls)
 
@@ -232,9 +235,10 @@ def _em(table: LabelTable, method: str, gold: Gold | None, init_confusion, init_
 def _m_step(NT: sp.csr_matrix, post: np.ndarray, n_w: int, n_c: int, smoothing: float,
             method: str, per_worker: np.ndarray, fixed_priors: np.ndarray | None
             ) -> tuple[np.ndarray, np.ndarray]:
-    """Confusion matrices and class priors from posteriors (Dawid & Skene eqs. 2.3-2.4)."""
-    counts = np.asarray(NT @ post).reshape(n_w, n_c, n_c).transpose(0, 2, 1)  # [w, k, l]
-    priors = post.mean(0) if fixed_priors is None else fixed_priors
+    """Confusion matrices and class priors from class-major posteriors post[k, t]
+    (Dawid & Skene eqs. 2.3-2.4)."""
+    counts = np.asarray(NT @ post.T).reshape(n_w, n_c, n_c).transpose(0, 2, 1)  # [w, k, l]
+    priors = post.mean(1) if fixed_priors is None else fixed_priors
     if method == "one-coin":
         correct = np.trace(counts, axis1=1, axis2=2)
         acc = (correct + smoothing) / (per_worker + 2 * smoothing)
@@ -247,21 +251,24 @@ def _m_step(NT: sp.csr_matrix, post: np.ndarray, n_w: int, n_c: int, smoothing: 
 
 def _e_step(N: sp.csr_matrix, conf: np.ndarray, priors: np.ndarray,
             clamp: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, float]:
-    """Posteriors P(y_t = k | labels) and the marginal log-likelihood of the labels."""
+    """Class-major posteriors post[k, t] = P(y_t = k | labels) and the marginal
+    log-likelihood of the labels."""
     n_w, n_c, _ = conf.shape
     with np.errstate(divide="ignore"):
         logc = np.log(conf).transpose(0, 2, 1).reshape(n_w * n_c, n_c)  # row w*L+l, col k
         logp = np.log(priors)
     logc = np.maximum(logc, -1e200)  # 0 * log 0 = 0 in the sparse product
-    score = np.asarray(N @ logc) + logp
-    mx = score.max(1, keepdims=True)
-    e = np.exp(score - mx)
-    s = e.sum(1, keepdims=True)
+    score = np.ascontiguousarray(np.asarray(N @ logc).T)
+    score += logp[:, None]
+    mx = score.max(0)
+    score -= mx
+    e = np.exp(score, out=score)
+    s = e.sum(0)
     ll = float(np.sum(np.log(s) + mx))
-    post = e / s
+    e /= s
     if clamp is not None:
-        post[clamp[0]] = clamp[1]
-    return post, ll
+        e[:, clamp[0]] = clamp[1].T
+    return e, ll
 
 
 def _one_coin_confusion(acc: np.ndarray, n_c: int) -> np.ndarray:

@@ -306,6 +306,8 @@ def _object_array(values: list) -> np.ndarray:
 
 
 def _check_values(seq: list, name: str) -> None:
+    if set(map(type, seq)) <= {str, int}:  # the common case (file columns): nothing to check
+        return
     for i, v in enumerate(seq):
         if v is None or (isinstance(v, float) and v != v):
             raise InputError(f"{name}[{i}]", f"a {name} value", v)
@@ -445,10 +447,10 @@ def _read_rows(path: str | Path, *, sep: str | None, header: bool, skip_rows: in
     else:
         rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)
                 if any(c.strip() for c in r)]
-    rows = [[c.strip() for c in r] for r in rows[skip_rows:]]
+    rows = rows[skip_rows:]
     head = None
     if header:
-        head, rows = rows[0], rows[1:]
+        head, rows = [c.strip() for c in rows[0]], rows[1:]
     if not rows:
         raise InputError(f"{field} file {Path(path).name}", "at least one data row",
                          "only a header" if header else "no rows")
@@ -497,7 +499,7 @@ def _columns(rows: list[list[str]], idx: dict[str, int], path: str | Path,
         if len(r) < need:
             raise InputError(f"{Path(path).name}: line {i + 1 + offset}",
                              f"at least {need} fields", len(r))
-    return {role: [r[j] for r in rows] for role, j in idx.items()}
+    return {role: [r[j].strip() for r in rows] for role, j in idx.items()}
 
 
 def _maybe_int(values: list[str]) -> list:
