@@ -188,3 +188,10 @@ def test_label_table_is_frozen():
     assert isinstance(tb, LabelTable)
     with pytest.raises(AttributeError):
         tb.task = np.zeros(1)  # type: ignore[misc]
+
+
+def test_gold_file_rejects_ids_with_the_same_text(tmp_path):
+    tb = from_arrays([1, "1"], ["w", "w"], ["a", "b"])
+    with pytest.raises(InputError, match="same text"):
+        read_gold(write(tmp_path, "g.csv", "task,label\n1,a\n"), tb)
+    assert gold_from_arrays(tb, ["1"], ["b"]).task.tolist() == [1]

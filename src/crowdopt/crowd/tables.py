@@ -384,6 +384,10 @@ def _make_gold(table: LabelTable, tasks: list, labels: list, unknown_tasks: str,
     key = str if by_str else (lambda v: v)
     t_pos = {key(v): i for i, v in enumerate(table.task_ids.tolist())}
     c_pos = {key(v): i for i, v in enumerate(table.classes.tolist())}
+    if len(t_pos) < table.n_tasks or len(c_pos) < table.n_classes:
+        raise InputError(f"{source}: ids", "task ids and labels whose text forms differ",
+                         "two ids with the same text (e.g. 1 and '1')",
+                         note="build gold with gold_from_arrays")
     seen: dict[int, int] = {}
     for tv, lv in zip(tasks, labels, strict=True):
         ti = t_pos.get(key(tv))
