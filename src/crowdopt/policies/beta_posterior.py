@@ -40,7 +40,9 @@ def prob_positive(a, b):
 
 def small_tail(a, b):
     """m(a, b) = 1 - h(I(a, b)) = min(I_{1/2}(a, b), I_{1/2}(b, a)), to relative precision."""
-    return np.minimum(special.betainc(a, b, 0.5), special.betainc(b, a, 0.5))
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    return special.betainc(np.maximum(a, b), np.minimum(a, b), 0.5)  # the tail below 1/2
 
 
 def h(x):

@@ -403,3 +403,8 @@ def _continue_value(lams: np.ndarray, R: list, P: list, depth: int, delta: float
 
 def gittins_values(states: Sequence[tuple], **kw) -> list[float]:
     return [gittins_index(a, b, **kw) for a, b in states]
+
+
+def clear_gittins_cache() -> None:
+    """Forget every computed Gittins index (for cold-start timings, Table 4)."""
+    _GITTINS.clear()

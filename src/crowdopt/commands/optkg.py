@@ -1,0 +1,211 @@
+"""CLI of Opt-KG (paper 002): `crowdopt simulate optkg`, `crowdopt replay optkg`,
+`crowdopt reproduce optkg`."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from ..errors import InputError
+
+HELP_POLICIES = ("homogeneous: optkg, kg, pessimistic, cvar, nlu, uniform, gittins, "
+                 "gittins-finite; heterogeneous: optkg, kg, uniform; suffix -det = "
+                 "deterministic ties (smallest index)")
+
+
+def _floats(text: str, field: str, n: int | None = 2) -> list[float]:
+    try:
+        vals = [float(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        raise InputError(field, "comma-separated numbers, e.g. 1,1", text) from None
+    if n is not None and len(vals) != n:
+        raise InputError(field, f"{n} comma-separated numbers", text)
+    return vals
+
+
+def _prior(text: str, field: str):
+    if text in ("uniform", "true"):
+        return text
+    if text == "jeffreys":
+        return [0.5, 0.5]
+    vals = _floats(text, field)
+    if min(vals) <= 0:
+        raise InputError(field, "positive Beta parameters", text)
+    return vals
+
+
+def _budget_list(text: str, K: int) -> list[int]:
+    """'2K:20K:1K' (multiples of K), '100,200' or a single number."""
+    def one(tok: str) -> int:
+        tok = tok.strip()
+        try:
+            return int(round(float(tok[:-1]) * K)) if tok.upper().endswith("K") else int(tok)
+        except ValueError:
+            raise InputError("--budgets", "integers, nK, or START:STOP:STEP", text) from None
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise InputError("--budgets", "START:STOP:STEP", text)
+        a, b, s = (one(p) for p in parts)
+        if s <= 0 or a <= 0 or b < a:
+            raise InputError("--budgets", "0 < START <= STOP and STEP > 0", text)
+        return list(range(a, b + 1, s))
+    out = [one(t) for t in text.split(",") if t.strip()]
+    if not out or min(out) < 1:
+        raise InputError("--budgets", "positive budgets", text)
+    return out
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+    from ..experiments.executor import Task, run_tasks
+    from ..sim.optkg_sim import mean_curves
+
+    if args.K < 1 or args.M < 1 or args.reps < 1:
+        raise InputError("--K/--M/--reps", "positive integers", (args.K, args.M, args.reps))
+    budgets = _budget_list(args.budgets, args.K)
+    theta = _floats(args.theta_dist, "--theta-dist")
+    if args.model == "homogeneous":
+        pols = args.policies or ["optkg", "uniform", "kg", "nlu"]
+        params = {"theta_dist": theta, "K": args.K, "budgets": budgets, "policies": pols,
+                  "prior": _prior(args.prior, "--prior"), "alpha": args.alpha}
+        fn = "crowdopt.sim.optkg_sim:homogeneous_replication"
+    else:
+        pols = args.policies or ["optkg", "uniform", "kg"]
+        params = {"theta_dist": theta, "rho_dist": _floats(args.rho_dist, "--rho-dist"),
+                  "K": args.K, "M": args.M, "budgets": budgets, "policies": pols,
+                  "prior": _prior(args.prior, "--prior"),
+                  "worker_prior": _prior(args.worker_prior, "--worker-prior")}
+        fn = "crowdopt.sim.optkg_sim:heterogeneous_replication"
+    tasks = [Task(fn, params, seed=args.seed + r) for r in range(args.reps)]
+    quiet = args.json or args.quiet
+    results_path = f"{args.output}/results.jsonl" if args.output else None
+    recs = run_tasks(tasks, jobs=args.jobs, results_path=results_path, show_progress=not quiet,
+                     desc="optkg simulate")
+    errs = [r["error"] for r in recs if r.get("error")]
+    if errs:
+        raise InputError("simulation", "replications without error", errs[0])
+    cur = mean_curves(recs)
+    out = {"model": args.model, "params": params, "seeds": [t.seed for t in tasks],
+           "budgets": cur["budgets"], "accuracy": cur["mean"], "se": cur["se"]}
+    if args.json:
+        emit_json(out)
+    else:
+        rows = [{"T": t, **{p: cur["mean"][p][k] for p in cur["mean"]}}
+                for k, t in enumerate(cur["budgets"])]
+        print(f"mean accuracy over {args.reps} replications ({args.model}, K={args.K})")
+        print(format_table(rows, ["T", *cur["mean"]]))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+    from ..sim.optkg_replay import load_table, replay
+
+    cols = {k: v for k, v in (("task", args.task_col), ("worker", args.worker_col),
+                              ("label", args.label_col)) if v}
+    gcols = {k: v for k, v in (("task", args.gold_task_col), ("label", args.gold_label_col))
+             if v}
+    table, gold = load_table(args.labels, args.gold, cols, gcols)
+    budgets = [args.budget] if args.budget else [table.n_labels]
+    if args.reps < 1:
+        raise InputError("--reps", "an integer >= 1", args.reps)
+    rows, accs = [], []
+    for r in range(args.reps):
+        res = replay(table, gold, policy=args.policy, budgets=budgets, mode=args.mode,
+                     prior=_floats(args.prior, "--prior"),
+                     worker_prior=_floats(args.worker_prior, "--worker-prior"),
+                     alpha=args.alpha, seed=args.seed + r)
+        accs.append(res["accuracy"][-1])
+        rows.append({"seed": args.seed + r, "budget": budgets[-1], "accuracy": accs[-1],
+                     "time_s": res["time_s"][-1]})
+    out = {"policy": args.policy, "mode": args.mode, "budget": budgets[-1],
+           "items": table.n_tasks, "labels": table.n_labels,
+           "accuracy": float(np.mean(accs)), "runs": rows}
+    if args.json:
+        emit_json(out)
+    else:
+        print(f"{args.policy} ({args.mode}) on {table.n_tasks} items, {table.n_labels} labels")
+        print(format_table(rows, ["seed", "budget", "accuracy", "time_s"]))
+        if args.reps > 1:
+            print(f"mean accuracy {out['accuracy']:.4f}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..cli import emit_json
+    from ..experiments.optkg_repro import reproduce
+
+    summary = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
+                        show_progress=not (args.json or args.quiet), resume=args.resume)
+    if args.json:
+        emit_json(summary)
+    else:
+        print(f"report: {summary['report']}")
+        peak = summary.get("rte_het_optkg_peak")
+        if peak:
+            print(f"RTE heterogeneous Opt-KG peak {peak['accuracy']:.4f} at T = {peak['T']} "
+                  f"(paper 0.9205 at T = 3200)")
+        if summary["failed_tasks"]:
+            print(f"{len(summary['failed_tasks'])} task(s) failed; see the report")
+    return 0
+
+
+def register(cli) -> None:
+    p = cli.simulate.add_parser("optkg", help="Opt-KG budget allocation on synthetic data "
+                                "(paper 002, Sec. 8.1)",
+                                description="Accuracy vs budget of allocation policies. "
+                                + HELP_POLICIES)
+    p.add_argument("--model", choices=["homogeneous", "heterogeneous"], default="homogeneous")
+    p.add_argument("--theta-dist", default="1,1", help="generating Beta of theta (a,b)")
+    p.add_argument("--rho-dist", default="4,1", help="generating Beta of worker reliability")
+    p.add_argument("--K", type=int, default=50, help="instances")
+    p.add_argument("--M", type=int, default=100, help="workers (heterogeneous)")
+    p.add_argument("--budgets", default="2K:20K:2K",
+                   help="budgets: START:STOP:STEP or a list; nK = n times K")
+    p.add_argument("--policies", nargs="+", default=None, help=HELP_POLICIES)
+    p.add_argument("--prior", default="uniform", help="uniform | true | jeffreys | a,b")
+    p.add_argument("--worker-prior", default="4,1", help="true | c,d")
+    p.add_argument("--alpha", type=float, default=0.5, help="CVaR level of the cvar policy")
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("-o", "--output", default=None, metavar="DIR", help="keep results.jsonl")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_simulate)
+
+    p = cli.replay.add_parser("optkg", help="replay Opt-KG or a baseline on a binary label "
+                              "table (paper 002, Sec. 8.2)",
+                              description="Each query reveals a stored label of the item "
+                              "(without replacement) or of the (item, worker) pair. "
+                              + HELP_POLICIES)
+    p.add_argument("labels", metavar="LABELS",
+                   help="label file (task,worker,label) or a data-set name such as rte")
+    p.add_argument("--gold", default=None, help="gold file (task,label); optional for names")
+    p.add_argument("--budget", type=int, default=None, help="labels to buy (default all)")
+    p.add_argument("--policy", default="optkg", help=HELP_POLICIES)
+    p.add_argument("--mode", choices=["homogeneous", "heterogeneous"], default="homogeneous")
+    p.add_argument("--prior", default="1,1")
+    p.add_argument("--worker-prior", default="4,1")
+    p.add_argument("--alpha", type=float, default=0.5)
+    p.add_argument("--reps", type=int, default=1, help="runs with seeds seed, seed+1, ...")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--task-col", default=None)
+    p.add_argument("--worker-col", default=None)
+    p.add_argument("--label-col", default=None)
+    p.add_argument("--gold-task-col", default=None)
+    p.add_argument("--gold-label-col", default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_replay)
+
+    p = cli.reproduce.add_parser("optkg", help="paper 002 (Opt-KG): report.md + plots")
+    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke")
+    p.add_argument("-o", "--output", default="optkg-report", metavar="DIR")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--seed", type=int, default=2013)
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_reproduce)
