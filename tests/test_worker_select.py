@@ -164,6 +164,7 @@ def test_fast_equals_formulation_a_equals_compact_equals_brute_force():
         fast = run_method(SPEC, inst, "sort-scan")
         a = S.solve_formulation_a(inst)
         assert a.status == "optimal" and a.details["nodes"] <= 1  # integral LP: the root
+        assert a.details["presolve"] is False  # DESIGN trap: presolve dominates model A
         assert a.bound is not None and abs(a.bound - best) <= TOL * (1 + abs(best))
         results = [(fast.objective, len(fast.solution.selected)), value_of(inst, a)]
         if t % 2 == 0:
@@ -293,3 +294,20 @@ def test_compare_on_the_example_is_certified():
     assert run_method(SPEC, SPEC.example(), "cost-dp").status == "skipped"
     assert run_method(SPEC, P.generate(0, workers=70), "milp-compact", RunOptions()).status \
         == "skipped"
+
+
+def test_theorem1_bound_holds_by_monte_carlo_for_two_classes():
+    """P8: WMV-linear with weights from independent control items errs at most exp(-F^2/2)."""
+    from crowdopt.crowd.aggregate import accuracy, weighted_majority_vote
+    from crowdopt.experiments.selection_repro import simulate_table
+
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        table, gold, w = simulate_table(rng, 5, 3000, 2, 4.0, 1.5)
+        F = P.set_value((2 * w - 1) ** 2, np.arange(5))
+        errors = []
+        for _ in range(10):  # weights from 10 fresh control questions per worker
+            w_hat = rng.binomial(10, w) / 10
+            res = weighted_majority_vote(table, 2 * w_hat - 1, seed=1)
+            errors.append(1 - accuracy(res, gold))
+        assert np.mean(errors) <= P.error_bound(F, 2) + 0.02
