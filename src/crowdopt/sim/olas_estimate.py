@@ -405,8 +405,10 @@ def tune_beta(golden: GoldenTable, features: tuple[list[str], np.ndarray], noise
         y_fit = np.concatenate([data.y[init], np.array(ys, dtype=np.int64)])
         clf = make_classifier(classifier, seed)
         clf.fit(X_fit, y_fit)
-        f1 = f1_score_of(data.y[ev], clf.predict(data.X[ev]), data.pos_label)
-        detail.append({"split": k, "beta": beta, "f1": f1, "selected": len(ys), "wrong": wrong,
+        pred = clf.predict(data.X[ev])
+        f1 = f1_score_of(data.y[ev], pred, data.pos_label)
+        detail.append({"split": k, "beta": beta, "f1": f1,
+                       "accuracy": float(np.mean(pred == data.y[ev])), "selected": len(ys), "wrong": wrong,
                        "missing": missing})
     rows = []
     for b in betas:
@@ -414,6 +416,7 @@ def tune_beta(golden: GoldenTable, features: tuple[list[str], np.ndarray], noise
         f1 = np.array([r["f1"] for r in d])
         rows.append({"beta": b, "f1_mean": float(f1.mean()),
                      "f1_sd": float(f1.std(ddof=1)) if len(f1) > 1 else 0.0,
+                     "accuracy": float(np.mean([r["accuracy"] for r in d])),
                      "selected_mean": float(np.mean([r["selected"] for r in d])),
                      "wrong_mean": float(np.mean([r["wrong"] for r in d])),
                      "missing_mean": float(np.mean([r["missing"] for r in d]))})

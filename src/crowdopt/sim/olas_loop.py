@@ -250,11 +250,13 @@ def run_strategy(data: Dataset, setup: Setup, strategy: str, cfg: LoopConfig, se
     labeled_y = [y_tr[setup.initial]]
     # positions in the (randomly ordered) training pool, so ties keep a random order
     pool = np.setdiff1d(np.arange(len(setup.train)), setup.initial)
-    f1, wrong, selected, max_noise = [], [], [], []
+    f1, accuracy, wrong, selected, max_noise = [], [], [], [], []
     for t in range(cfg.cycles + 1):
         clf = make_classifier(cfg.classifier, seed)
         clf.fit(np.vstack(labeled_X), np.concatenate(labeled_y))
-        f1.append(f1_score_of(y_te, clf.predict(X_te), data.pos_label))
+        pred = clf.predict(X_te)
+        f1.append(f1_score_of(y_te, pred, data.pos_label))
+        accuracy.append(float(np.mean(pred == y_te)))
         if t == cfg.cycles:
             break
         if len(pool) == 0:  # pool exhausted: nothing left to buy (digest A6 extra stop)
@@ -275,8 +277,9 @@ def run_strategy(data: Dataset, setup: Setup, strategy: str, cfg: LoopConfig, se
         wrong.append(int(bad.sum()))
         selected.append(int(len(q)))
         max_noise.append(float(eps.max()) if len(eps) else None)
-    return {"f1": f1, "wrong": wrong, "selected": selected, "max_noise": max_noise,
-            "final_f1": f1[-1], "total_wrong": int(sum(wrong)), "total_selected": int(sum(selected))}
+    return {"f1": f1, "accuracy": accuracy, "wrong": wrong, "selected": selected,
+            "max_noise": max_noise, "final_f1": f1[-1], "final_accuracy": accuracy[-1],
+            "total_wrong": int(sum(wrong)), "total_selected": int(sum(selected))}
 
 
 def run_replication(data: Dataset, strategies: Any, cfg: LoopConfig, seed: int) -> dict:
@@ -301,3 +304,34 @@ def check_entropy_range(cfg: LoopConfig, n_classes: int) -> None:
             and math.log(n_classes) > nf.max_entropy):
         raise InputError("entropy_normalize", f"'lnC' for {n_classes} classes with noise "
                          f"{nf.name!r} (entropies must stay <= {nf.max_entropy})", "none")
+
+
+def replication_task(dataset: Any, strategies: list[str], config: dict, seed: int) -> dict:
+    """Executor task (experiments.executor): one replication of every strategy on `dataset`
+    (a preset name or a CSV spec, see `sim.uci.load_dataset`)."""
+    from .uci import load_dataset
+
+    return run_replication(load_dataset(dataset), strategies, make_config(**config), seed)
+
+
+def _sd(x: np.ndarray) -> float:
+    return float(x.std(ddof=1)) if len(x) > 1 else 0.0
+
+
+def summarize_replications(results: list[dict]) -> list[dict]:
+    """Per strategy over replications: final F1 and accuracy (mean, sd), initial F1, labels
+    bought, wrong labels, and mean F1 per cycle."""
+    rows = []
+    names = [s for s in STRATEGIES if any(s in r["methods"] for r in results)]
+    for s in names:
+        runs = [r["methods"][s] for r in results if s in r["methods"]]
+        f1 = np.array([r["final_f1"] for r in runs])
+        acc = np.array([r["final_accuracy"] for r in runs])
+        rows.append({"strategy": s, "reps": len(runs), "f1_mean": float(f1.mean()),
+                     "f1_sd": _sd(f1), "accuracy": float(acc.mean()), "accuracy_sd": _sd(acc),
+                     "f1_initial": float(np.mean([r["f1"][0] for r in runs])),
+                     "selected_mean": float(np.mean([r["total_selected"] for r in runs])),
+                     "wrong_mean": float(np.mean([r["total_wrong"] for r in runs])),
+                     "f1_per_cycle": [float(v) for v in
+                                      np.mean([r["f1"] for r in runs], axis=0)]})
+    return rows

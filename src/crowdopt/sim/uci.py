@@ -162,3 +162,23 @@ def preset_settings(name: str) -> dict[str, Any]:
     pre = PRESETS[choice(name, "--preset", sorted(PRESETS))]
     return {"budget": pre.budget, "labelers": pre.labelers, "capacity": pre.capacity,
             "entropy_normalize": "none"}
+
+
+_CACHE: dict[str, Dataset] = {}
+
+
+def load_dataset(spec: Any) -> Dataset:
+    """A preset name ('heart', ...) or {'csv': path, 'target': col, 'pos_label': label|None},
+    in file order (the loop's seeded split randomizes the order); cached per process."""
+    import json
+
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _CACHE:
+        if isinstance(spec, str):
+            _CACHE[key] = load_uci(spec, seed=None)
+        elif isinstance(spec, dict) and "csv" in spec and "target" in spec:
+            _CACHE[key] = load_csv_dataset(spec["csv"], spec["target"],
+                                           pos_label=spec.get("pos_label"), seed=None)
+        else:
+            raise InputError("dataset", "a preset name or {'csv': path, 'target': column}", spec)
+    return _CACHE[key]
