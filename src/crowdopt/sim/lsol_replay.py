@@ -154,7 +154,7 @@ def _exploit_query(learner: LSOL, row: np.ndarray, chosen: np.ndarray
 def replay_task(dataset: str | None = None, labels: str | None = None, gold: str | None = None,
                 rule: str = "mv", estimator: str = "first", G1: float = 2.0,
                 cost_weight: float = 0.0, prior: float = 1.0, use_filter: bool = False,
-                order: str = "file", seed: int = 0) -> dict:
+                order: str = "file", duplicates: str = "first", seed: int = 0) -> dict:
     """Executor task: load a named data set (crowd.datasets) or label/gold files, replay."""
     from ..crowd.datasets import load_dataset
     from ..crowd.tables import read_gold, read_labels
@@ -162,7 +162,7 @@ def replay_task(dataset: str | None = None, labels: str | None = None, gold: str
     if dataset:
         table, g = load_dataset(dataset)
     else:
-        table = read_labels(labels, duplicates="first")
+        table = read_labels(labels, duplicates=duplicates)
         g = read_gold(gold, table) if gold else None
     return replay(table, g, rule=rule, estimator=estimator, G1=G1, cost_weight=cost_weight,
                   prior=prior, use_filter=use_filter, order=order, seed=seed)

@@ -1,0 +1,292 @@
+"""`crowdopt simulate lsol`, `crowdopt replay lsol`, `crowdopt reproduce lsol` (paper 001).
+
+simulate: LS_OL on simulated labelers, replications run through the executor; regret R(T) and
+cost regret R_C(T) vs T, average reward; with -o DIR a report with a log-scale regret plot.
+replay: LS_OL on a real label table (a file, or a data set name such as bluebirds); accuracy
+against gold vs labels spent, beside majority vote of all labels and the oracle best set.
+reproduce: the paper's Sec. 6 experiments and the replay grid (DIR/report.md + PNG plots).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..validate import probability_array, real
+
+EXIT_OK, EXIT_CERT = 0, 5
+
+
+def _floats(text: str, field: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(field, "comma-separated numbers", text) from None
+
+
+def _sim_tasks(args: argparse.Namespace) -> list:
+    from ..experiments.executor import Task
+
+    if args.contexts != "none":
+        return [Task("crowdopt.sim.lsol_sim:context_task",
+                     {"kind": args.contexts, "M": args.M, "T": args.T, "n_types": args.types,
+                      "G1": args.G1, "G2": args.G2, "estimator": args.estimator},
+                     args.seed + r) for r in range(args.runs)]
+    rules = ["mv", "wmv"] if args.rule == "both" else [args.rule]
+    params: dict[str, Any] = {"M": args.M, "T": args.T, "population": args.population,
+                              "p_low": args.p_low, "p_high": args.p_high, "rules": rules,
+                              "estimator": args.estimator, "G1": args.G1, "G2": args.G2,
+                              "schedule": args.schedule, "cost": args.cost,
+                              "use_filter": args.filter}
+    if args.p:
+        params["p"] = probability_array(_floats(args.p, "--p"), "--p", min_len=1).tolist()
+        params["M"] = len(params["p"])
+    real(args.p_low, "--p-low", lo=0.0, hi=1.0)
+    real(args.p_high, "--p-high", lo=args.p_low, hi=1.0)
+    return [Task("crowdopt.sim.lsol_sim:run_task", params, args.seed + r)
+            for r in range(args.runs)]
+
+
+def _summarize_runs(runs: list[dict]) -> dict:
+    grid = runs[0]["checkpoints"]
+    reg = np.array([r["regret"] for r in runs])
+    out = {"checkpoints": grid, "regret_mean": reg.mean(axis=0).tolist(),
+           "regret_sd": (reg.std(axis=0, ddof=1) if len(runs) > 1
+                         else np.zeros(len(grid))).tolist(),
+           "final_regret": float(reg[:, -1].mean()),
+           "avg_reward": float(np.mean([r["avg_reward"] for r in runs])),
+           "explore_steps": float(np.mean([r["explore_steps"] for r in runs]))}
+    if "cost_regret" in runs[0]:
+        cr = np.array([r["cost_regret"] for r in runs])
+        out.update(cost_regret_mean=cr.mean(axis=0).tolist(),
+                   final_cost_regret=float(cr[:, -1].mean()),
+                   avg_reward_realized=float(np.mean([r["avg_reward_realized"] for r in runs])),
+                   u_star=float(np.mean([r["u_star"] for r in runs])),
+                   wrong_exploit_steps=float(np.mean([r["wrong_exploit_steps"] for r in runs])))
+    return out
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+    from ..experiments.executor import run_tasks
+
+    if args.runs < 1 or args.T < 1 or args.M < 1:
+        raise InputError("--runs/--T/--M", "positive integers", (args.runs, args.T, args.M))
+    tasks = _sim_tasks(args)
+    out_dir = Path(args.output) if args.output else None
+    records = run_tasks(tasks, jobs=args.jobs,
+                        results_path=out_dir / "results.jsonl" if out_dir else None,
+                        show_progress=not (args.quiet or args.json), desc="lsol runs")
+    bad = [r for r in records if r.get("error")]
+    if bad and bad[0]["error"].startswith("InputError: "):
+        raise InputError("simulate lsol", "valid parameters",
+                         bad[0]["error"][len("InputError: "):])
+    ok = [r["result"] for r in records if not r.get("error")]
+    if not ok:
+        raise InputError("simulate lsol", "at least one successful run", bad[0]["error"])
+    doc: dict[str, Any] = {"target": "lsol", "runs": len(ok), "failed": len(bad),
+                           "params": tasks[0].params, "seeds": [t.seed for t in tasks]}
+    if args.contexts != "none":
+        doc["results"] = {"context": _summarize_runs(ok)}
+    else:
+        doc["results"] = {r: _summarize_runs([x[r] for x in ok]) for r in tasks[0].params["rules"]}
+        doc["pi_full_mv"] = float(np.mean([x["pi_full_mv"] for x in ok]))
+    if out_dir:
+        doc["report"] = str(_sim_report(out_dir, doc))
+    if args.json:
+        emit_json(doc)
+        return EXIT_OK if not bad else EXIT_CERT
+    rows = []
+    for name, s in doc["results"].items():
+        grid = s["checkpoints"]
+        for T in sorted({g for g in grid if g in (10, 100, 1000, 10000, 100000)} | {grid[-1]}):
+            i = grid.index(T)
+            rows.append({"rule": name, "T": T, "R(T)": s["regret_mean"][i],
+                         "sd": s["regret_sd"][i],
+                         "R_C(T)": s.get("cost_regret_mean", [None] * len(grid))[i],
+                         "R/log^2 T": s["regret_mean"][i] / max(np.log(T), 1e-9) ** 2})
+    print(f"LS_OL simulation: {len(ok)} runs ({len(bad)} failed)")
+    print(format_table(rows, ["rule", "T", "R(T)", "sd", "R_C(T)", "R/log^2 T"]))
+    for name, s in doc["results"].items():
+        print(f"{name}: average reward {s['avg_reward']:.4f}, exploration steps "
+              f"{s['explore_steps']:.1f}" + (f", oracle U(S*) {s['u_star']:.4f}"
+                                             if "u_star" in s else ""))
+    if "report" in doc:
+        print(f"wrote {doc['report']}")
+    return EXIT_OK if not bad else EXIT_CERT
+
+
+def _sim_report(out_dir: Path, doc: dict) -> Path:
+    from ..experiments.report import Report, line_plot
+
+    rep = Report(out_dir, "LS_OL simulation", seeds=doc["seeds"])
+    rep.text(f"Parameters: `{doc['params']}`; {doc['runs']} runs.")
+    series, errors = {}, {}
+    for name, s in doc["results"].items():
+        series[f"R(T) {name}"] = (s["checkpoints"], s["regret_mean"])
+        errors[f"R(T) {name}"] = s["regret_sd"]
+        if "cost_regret_mean" in s:
+            series[f"R_C(T) {name}"] = (s["checkpoints"], s["cost_regret_mean"])
+    rep.figure(line_plot(series, xlabel="T", ylabel="regret (mean over runs)", logx=True),
+               "regret", "Regret and cost regret vs T (log-scale T)")
+    rows = [{"rule": n, "final R(T)": s["final_regret"], "avg reward": s["avg_reward"],
+             "explore steps": s["explore_steps"]} for n, s in doc["results"].items()]
+    rep.table("Summary", rows)
+    return rep.write()
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+    from ..crowd.datasets import list_datasets
+    from ..experiments.executor import Task, run_tasks
+
+    params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
+                              "cost_weight": args.price, "prior": args.prior,
+                              "use_filter": args.filter, "order": args.order}
+    if Path(args.labels).exists():
+        params.update(labels=args.labels, gold=args.gold, duplicates=args.duplicates)
+    elif args.labels in list_datasets():
+        if args.gold:
+            raise InputError("--gold", "no gold file with a named data set", args.gold)
+        params["dataset"] = args.labels
+    else:
+        raise InputError("LABELS", "a label table file or a data set name ("
+                         + ", ".join(list_datasets()) + ")", args.labels)
+    runs = args.runs if args.runs else (1 if args.order == "file" else 10)
+    tasks = [Task("crowdopt.sim.lsol_replay:replay_task", params, args.seed + r)
+             for r in range(runs)]
+    records = run_tasks(tasks, jobs=args.jobs, show_progress=not (args.quiet or args.json),
+                        desc="replays")
+    bad = [r for r in records if r.get("error")]
+    if bad:
+        err = bad[0]["error"]
+        if err.startswith("InputError: "):
+            raise InputError("replay", "valid input", err[len("InputError: "):])
+        raise InputError("replay", "a run without error", err)
+    res = [r["result"] for r in records]
+    first = res[0]
+    acc = [r["accuracy"] for r in res if r["accuracy"] is not None]
+    doc = {"policy": "lsol", "params": params, "runs": len(res), "seeds": [t.seed for t in tasks],
+           "accuracy": float(np.mean(acc)) if acc else None,
+           "accuracy_sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else None,
+           "labels_spent": float(np.mean([r["labels_spent"] for r in res])),
+           "labels_per_task": float(np.mean([r["labels_per_task"] for r in res])),
+           "tasks": first["tasks"], "workers": first["workers"],
+           "mv_all": first.get("mv_all"), "oracle": first.get("oracle"),
+           "per_run": [{k: r[k] for k in ("accuracy", "labels_spent", "testers", "selected",
+                                          "removed")} for r in res],
+           "curve": first["curve"]}
+    if args.json or args.output:
+        emit_json(doc, args.output, stdout=args.json)
+    if not args.json:
+        rows = [{"method": "LS_OL", "accuracy": doc["accuracy"],
+                 "labels_per_task": doc["labels_per_task"], "runs": len(res)}]
+        if doc["mv_all"]:
+            rows.append({"method": "majority vote of all", **_pick(doc["mv_all"]), "runs": 1})
+        if doc["oracle"]:
+            rows.append({"method": f"oracle best set (k={doc['oracle']['k']})",
+                         **_pick(doc["oracle"]), "runs": 1})
+        print(f"LS_OL replay: {first['tasks']} tasks, {first['workers']} workers")
+        print(format_table(rows, ["method", "accuracy", "labels_per_task", "runs"]))
+        print(f"final set (run 1): {len(first['selected'])} workers"
+              + (f"; removed {first['removed']}" if first["removed"] else ""))
+    return EXIT_OK
+
+
+def _pick(b: dict) -> dict:
+    return {"accuracy": b["accuracy"], "labels_per_task": b["labels_per_task"]}
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..cli import emit_json
+    from ..experiments.lsol_repro import reproduce
+
+    lo, hi = _floats(args.quality, "--quality") if args.quality else (0.0, 1.0)
+    res = reproduce(args.output, scale=args.scale, parts=args.parts, jobs=args.jobs,
+                    seed=args.seed, resume=args.resume,
+                    show_progress=not (args.quiet or args.json), p_low=lo, p_high=hi,
+                    population=args.population)
+    if args.json:
+        emit_json(res)
+    else:
+        print(f"wrote {res['report']} ({res['tasks']} tasks, {res['failed']} failed)")
+    return EXIT_OK if not res["failed"] else EXIT_CERT
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", type=int, default=1, help="parallel processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="run r uses seed + r")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def register(cli: Any) -> None:
+    from ..sim.lsol_sim import POPULATIONS
+
+    doc = __doc__.split("\n\n")[1].splitlines()
+    s = cli.simulate.add_parser("lsol", help="LS_OL online labeler selection (paper 001)",
+                                description=doc[0] + " " + doc[1])
+    s.add_argument("--M", type=int, default=5, help="labelers (default 5)")
+    s.add_argument("--T", type=int, default=2000, help="steps per run (default 2000)")
+    s.add_argument("--runs", type=int, default=20, help="replications (default 20)")
+    s.add_argument("--population", choices=POPULATIONS, default="table1",
+                   help="qualities: table1 (Table 1's five, default), uniform U(p-low, p-high), "
+                   "uniform_good (conditioned on mean p > 1/2), spammers")
+    s.add_argument("--p-low", type=float, default=0.6)
+    s.add_argument("--p-high", type=float, default=1.0)
+    s.add_argument("--p", default=None, metavar="P1,P2,...", help="fixed qualities")
+    s.add_argument("--rule", choices=("mv", "wmv", "both"), default="mv")
+    s.add_argument("--estimator", choices=("first", "pooled"), default="first",
+                   help="first: the paper's first-label agreement; pooled: all repeated labels")
+    s.add_argument("--G1", type=float, default=2.0, help="D1(t) = G1 log t (default 2)")
+    s.add_argument("--G2", type=float, default=2.0, help="D2(t) = G2 log t (default 2)")
+    s.add_argument("--schedule", choices=("log", "param_free"), default="log")
+    s.add_argument("--cost", type=float, default=0.02, help="cost per label (default 0.02)")
+    s.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
+    s.add_argument("--contexts", choices=("none", "finite", "continuous"), default="none",
+                   help="task types (Sec. 5); uses the pooled/first estimator given")
+    s.add_argument("--types", type=int, default=3, help="finite task types (default 3)")
+    s.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help="write DIR/results.jsonl, DIR/report.md and the regret plot")
+    _common(s)
+    s.set_defaults(func=cmd_simulate)
+
+    r = cli.replay.add_parser("lsol", help="LS_OL on a real label table",
+                              description=doc[2] + " " + doc[3])
+    r.add_argument("labels", metavar="LABELS", help="label table file, or a data set name")
+    r.add_argument("--gold", default=None, metavar="GOLD", help="gold table task,label")
+    r.add_argument("--rule", choices=("mv", "wmv"), default="mv")
+    r.add_argument("--estimator", choices=("first", "pooled"), default="first")
+    r.add_argument("--G1", type=float, default=2.0, help="testers D1(t) = G1 log t")
+    r.add_argument("--price", type=float, default=0.01,
+                   help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
+    r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
+    r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
+    r.add_argument("--order", choices=("file", "shuffle"), default="file",
+                   help="task arrival order (default file order)")
+    r.add_argument("--runs", type=int, default=0,
+                   help="replications (default 1 in file order, 10 shuffled)")
+    r.add_argument("--duplicates", choices=("error", "first", "last"), default="first",
+                   help="repeated (worker, task) rows (default first)")
+    r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
+    _common(r)
+    r.set_defaults(func=cmd_replay)
+
+    p = cli.reproduce.add_parser("lsol", help="paper 001 Sec. 6 + real-data replay",
+                                 description=doc[4])
+    p.add_argument("--scale", choices=("smoke", "paper"), default="smoke",
+                   help="smoke: ~20 runs per cell; paper: 100 / 500 runs (Table 2)")
+    p.add_argument("--parts", nargs="+", default=None,
+                   choices=("fig2", "fig4", "table2", "context", "replay"))
+    p.add_argument("--population", choices=("uniform", "uniform_good"), default="uniform_good",
+                   help="Table 2 qualities (default uniform_good: mean p > 1/2)")
+    p.add_argument("--quality", default=None, metavar="LO,HI",
+                   help="Table 2 quality range (default 0,1)")
+    p.add_argument("--resume", action="store_true", help="keep finished tasks of DIR")
+    p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR")
+    _common(p)
+    p.set_defaults(func=cmd_reproduce)
