@@ -195,3 +195,22 @@ def test_gold_file_rejects_ids_with_the_same_text(tmp_path):
     with pytest.raises(InputError, match="same text"):
         read_gold(write(tmp_path, "g.csv", "task,label\n1,a\n"), tb)
     assert gold_from_arrays(tb, ["1"], ["b"]).task.tolist() == [1]
+
+
+def test_from_dataframe_reads_columns_of_a_frame_like_object():
+    from crowdopt.crowd.tables import from_dataframe
+
+    class Col(list):
+        def tolist(self):
+            return list(self)
+
+    class Frame(dict):
+        @property
+        def columns(self):
+            return list(self)
+
+    df = Frame(q=Col(["t1", "t2"]), who=Col(["w1", "w1"]), ans=Col([0, 1]))
+    tb = from_dataframe(df, columns={"task": "q", "worker": "who", "label": "ans"})
+    assert tb.rows() == [("t1", "w1", 0), ("t2", "w1", 1)]
+    with pytest.raises(InputError, match="columns.task"):
+        from_dataframe(df)
