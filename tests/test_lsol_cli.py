@@ -1,0 +1,49 @@
+"""`crowdopt simulate|replay|reproduce lsol`: JSON contract, exit codes, report files."""
+
+from __future__ import annotations
+
+import json
+
+from crowdopt.cli import main
+
+
+def test_simulate_json_and_report(tmp_path, capsys):
+    out = tmp_path / "sim"
+    assert main(["simulate", "lsol", "--runs", "2", "--T", "500", "--rule", "both", "--json",
+                 "-o", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc["results"]) == {"mv", "wmv"}
+    assert doc["results"]["mv"]["checkpoints"][-1] == 500
+    assert (out / "regret.png").exists() and (out / "report.md").exists()
+
+
+def test_simulate_bad_input_exit_2(capsys):
+    assert main(["simulate", "lsol", "--p", "0.5,1.5"]) == 2
+    assert "--p[1]" in capsys.readouterr().err
+    assert main(["replay", "lsol", "no-such-table"]) == 2
+
+
+def test_replay_file_json_has_accuracy(tmp_path, capsys):
+    labels = tmp_path / "labels.csv"
+    gold = tmp_path / "gold.csv"
+    rows = ["task,worker,label"]
+    truth = ["task,label"]
+    rng = __import__("numpy").random.default_rng(0)
+    for t in range(60):
+        y = int(rng.integers(2))
+        truth.append(f"t{t},{y}")
+        for w, p in enumerate((0.9, 0.85, 0.8, 0.6, 0.4)):
+            rows.append(f"t{t},w{w},{y if rng.random() < p else 1 - y}")
+    labels.write_text("\n".join(rows) + "\n")
+    gold.write_text("\n".join(truth) + "\n")
+    assert main(["replay", "lsol", str(labels), "--gold", str(gold), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert 0.0 <= doc["accuracy"] <= 1.0 and doc["workers"] == 5
+    assert doc["mv_all"]["labels"] == 300
+
+
+def test_reproduce_fig2_part(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["reproduce", "lsol", "--parts", "fig2", "--quiet", "-o", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "Fig. 2" in text and (out / "fig2_regret_table1.png").exists()
