@@ -164,15 +164,20 @@ class Setup:
 
 
 def stratified_take(y: np.ndarray, frac: float, rng: np.random.Generator,
-                     min_per_class: int = 0) -> np.ndarray:
-    """Positions of a stratified random sample of about frac * len(y) rows."""
-    take = []
-    for c in np.unique(y):
-        idx = np.flatnonzero(y == c)
-        k = int(round(frac * len(idx)))
-        k = min(len(idx), max(k, min_per_class))
-        take.append(rng.permutation(idx)[:k])
-    return np.sort(np.concatenate(take)) if take else np.zeros(0, np.int64)
+                     min_per_class: int = 0, ceil: bool = False) -> np.ndarray:
+    """Positions of a stratified random sample of round(frac * n) rows (ceil on request, as
+    scikit-learn's test split), split over the classes by largest remainder."""
+    classes, counts = np.unique(y, return_counts=True)
+    if len(classes) == 0:
+        return np.zeros(0, np.int64)
+    total = math.ceil(frac * len(y) - 1e-9) if ceil else int(round(frac * len(y)))
+    share = counts * total / len(y)
+    k = np.floor(share).astype(np.int64)
+    for j in np.argsort(-(share - k), kind="stable")[: total - int(k.sum())]:
+        k[j] += 1
+    k = np.minimum(counts, np.maximum(k, min_per_class))
+    take = [rng.permutation(np.flatnonzero(y == c))[:kc] for c, kc in zip(classes, k)]
+    return np.sort(np.concatenate(take))
 
 
 def make_setup(data: Dataset, cfg: LoopConfig, seed: int) -> Setup:
@@ -180,7 +185,7 @@ def make_setup(data: Dataset, cfg: LoopConfig, seed: int) -> Setup:
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0]))
     n = len(data.y)
     test_mask = np.zeros(n, bool)
-    test_mask[stratified_take(data.y, cfg.test_frac, rng)] = True
+    test_mask[stratified_take(data.y, cfg.test_frac, rng, ceil=True)] = True
     train = rng.permutation(np.flatnonzero(~test_mask))  # random pool order breaks entropy ties
     test = np.flatnonzero(test_mask)
     if len(test) == 0 or len(train) == 0:

@@ -71,7 +71,8 @@ def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
                 if any(c.strip() for c in row)]
 
 
-def _features(rows: list[list[str]], field: str) -> np.ndarray:
+def _features(rows: list[list[str]], field: str, first_line: int = 1,
+              names: list[str] | None = None) -> np.ndarray:
     try:
         X = np.array(rows, dtype=float)
     except ValueError:
@@ -80,7 +81,8 @@ def _features(rows: list[list[str]], field: str) -> np.ndarray:
                 try:
                     float(v)
                 except ValueError:
-                    raise InputError(f"{field} row {r + 1} column {c + 1}", "a number",
+                    col = names[c] if names else c + 1
+                    raise InputError(f"{field} line {r + first_line} column {col}", "a number",
                                      v) from None
         raise
     if X.ndim != 2 or X.shape[0] == 0:
@@ -139,7 +141,8 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
         raise InputError(f"{p} row {bad[0] + 2}", f"{len(header)} columns",
                          f"{len(body[bad[0]])} columns")
     labels = [row[k].strip() for row in body]
-    X = _features([[c for j, c in enumerate(row) if j != k] for row in body], str(p))
+    X = _features([[c for j, c in enumerate(row) if j != k] for row in body], str(p),
+                  first_line=2, names=[h for j, h in enumerate(header) if j != k])
     classes = sorted(set(labels))
     if len(classes) < 2:
         raise InputError("--target", "a column with at least two classes", classes)
