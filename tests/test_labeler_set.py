@@ -61,6 +61,8 @@ def test_milp_equals_brute_force_with_costs(rule, m):
             assert exact.bound == pytest.approx(brute.bound, abs=1e-6)
             fast = S._fast(inst, RunOptions())
             assert objective(inst, fast) <= objective(inst, brute) + 1e-9
+            if inst.uniform_costs:  # structure theorems: fast == exact MILP
+                assert objective(inst, fast) == pytest.approx(objective(inst, exact), abs=1e-7)
 
 
 def test_cost_instance_where_top_k_loses():
