@@ -54,7 +54,9 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
                 cycles: int | None = None, seed: int = 0, beta: float = 0.2,
                 alpha: float = 0.2, noise_mode: str = "threshold",
                 classifier: str = "rf") -> list[Task]:
-    """One task per (data set, noise model, replication); replication r uses seed + r."""
+    """One task per (data set, noise model, replication); replication r uses seed + r.
+
+    Tasks are ordered replication-major, so an interrupted run covers every cell evenly."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
     datasets = datasets or list(PRESETS)
     noises = noises or list(NOISES)
@@ -63,7 +65,7 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
     for n in noises:
         choice(n, "--noises", sorted(NOISES))
     reps = integer(reps if reps is not None else sc["reps"], "--reps", lo=1)
-    tasks = []
+    configs = []
     for d in datasets:
         T = cycles if cycles is not None else sc["cycles_by_dataset"].get(d, sc["cycles"])
         for n in noises:
@@ -71,11 +73,10 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
                    "alpha": alpha, "beta": beta, "noise_mode": noise_mode,
                    "classifier": classifier}
             make_config(**cfg)  # validate once, before any work
-            for r in range(reps):
-                tasks.append(Task("crowdopt.sim.olas_loop:replication_task",
-                                  {"dataset": d, "strategies": list(STRATEGIES), "config": cfg},
-                                  seed=int(seed) + r))
-    return tasks
+            configs.append((d, cfg))
+    return [Task("crowdopt.sim.olas_loop:replication_task",
+                 {"dataset": d, "strategies": list(STRATEGIES), "config": cfg},
+                 seed=int(seed) + r) for r in range(reps) for d, cfg in configs]
 
 
 def summarize(records: list[dict]) -> list[dict]:
