@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import sys
 import time
@@ -16,8 +17,12 @@ def _cell(v: Any, digits: int = 4) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v != 0 and abs(v) < 10 ** -digits:
+            return f"{v:.{max(digits - 2, 1)}e}"  # small times stay visible, not 0.0000
         return f"{v:.{digits}f}" if abs(v) < 1e6 else f"{v:.3e}"
-    return str(v)
+    return str(v).replace("|", "\\|").replace("\n", " ")
 
 
 def markdown_table(rows: list[dict], columns: list[str] | None = None, digits: int = 4) -> str:
@@ -52,6 +57,7 @@ class Report:
 
     def figure(self, fig: Any, name: str, caption: str = "") -> Path:
         """Save a matplotlib figure as DIR/name.png and reference it."""
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "figure"
         path = self.dir / f"{name}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         try:
@@ -72,7 +78,9 @@ class Report:
                 f"crowdopt {__version__}, {time.strftime('%Y-%m-%d %H:%M:%S')}, "
                 f"{time.time() - self.started:.1f} s\n"]
         path = self.dir / "report.md"
-        path.write_text("\n".join(head) + "\n" + "\n".join(self.parts))
+        tmp = path.with_suffix(".md.tmp")  # never leave a half-written report
+        tmp.write_text("\n".join(head) + "\n" + "\n".join(self.parts))
+        tmp.replace(path)
         return path
 
 
@@ -99,6 +107,9 @@ def line_plot(series: dict[str, tuple[list, list]], *, xlabel: str, ylabel: str,
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for name, (x, y) in series.items():
         err = (errors or {}).get(name)
+        if err is not None and logy:  # keep the lower bar above 0 on a log axis
+            err = [[min(float(e), 0.999 * float(v)) if v and v > 0 else 0.0
+                    for e, v in zip(err, y)], list(err)]
         if err is not None:
             ax.errorbar(x, y, yerr=err, label=name, marker="o", ms=3, capsize=2)
         else:

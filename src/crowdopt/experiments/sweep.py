@@ -302,10 +302,21 @@ def default_metrics(cfg: SweepConfig, records: list[dict]) -> list[tuple[str, st
         return out
     names: dict[str, None] = {}
     for r in records:
-        for k, v in (r.get("result") or {}).items():
+        for k, v in flatten(r.get("result") or {}).items():
             if _number(v) is not None:
                 names[k] = None
     return [(k, "mean") for k in names]
+
+
+def flatten(result: dict, prefix: str = "") -> dict[str, Any]:
+    """Nested result dicts as dotted keys ({"mv": {"regret": 1}} -> {"mv.regret": 1})."""
+    out: dict[str, Any] = {}
+    for k, v in result.items():
+        if isinstance(v, dict):
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
 
 def _number(v: Any) -> float | None:
@@ -331,7 +342,8 @@ def summarize(cfg: SweepConfig, records: list[dict]) -> tuple[list[dict], list[s
     rows = []
     for recs in groups.values():
         row: dict[str, Any] = {k: recs[0]["params"].get(k) for k in cfg.group_by}
-        ok = [r["result"] for r in recs if r.get("error") is None and r.get("result") is not None]
+        ok = [flatten(r["result"]) for r in recs
+              if r.get("error") is None and isinstance(r.get("result"), dict)]
         row["n"] = len(recs)
         row["errors"] = len(recs) - len(ok)
         if cfg.kind == "problem" and ok and "size" in ok[0]:
