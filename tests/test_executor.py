@@ -192,3 +192,10 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     assert len(ran) == 30 - len(kept) and not {r["key"] for r in ran} & kept_keys
     assert [r["seed"] for r in recs] == list(range(30))
     assert len(latest_results(Path(path))) == 30
+
+
+def test_thousands_of_pool_tasks_do_not_block_the_workers():
+    # regression: the started-task pipe was only read after the run and filled up at ~1500 tasks
+    tasks = [Task(BUSY, {"work": 0}, seed=s) for s in range(2500)]
+    recs = run_tasks(tasks, jobs=2, show_progress=False)
+    assert len(recs) == 2500 and all(r["error"] is None for r in recs)

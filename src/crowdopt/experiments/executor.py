@@ -367,18 +367,49 @@ def _run_pool(todo: list[dict], jobs: int, emit: Callable[[dict], None]) -> None
             emit(_error_record(rec, WORKER_DIED))
 
 
+class _StartedKeys:
+    """Keys the workers report when they start a task, drained by a parent thread (a pipe left
+    undrained fills up after ~1500 tasks and blocks the workers)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.queue = ctx.SimpleQueue()
+        self.keys: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain, name="crowdopt-started",
+                                        daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.queue.empty():
+                    self._stop.wait(0.02)
+                else:
+                    self.keys.add(self.queue.get())
+            except (OSError, EOFError, ValueError):  # the queue was closed
+                return
+
+    def close(self) -> set[str]:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        with contextlib.suppress(OSError, EOFError, ValueError):
+            while not self.queue.empty():
+                self.keys.add(self.queue.get())
+        return self.keys
+
+
 def _pool_pass(ctx: Any, pending: list[dict], jobs: int, emit: Callable[[dict], None]
                ) -> tuple[list[dict], list[dict]]:
     """Run `pending` on one pool; return (not started, maybe killed it) if the pool broke."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    started = ctx.SimpleQueue()
+    started = _StartedKeys(ctx)
     finished: set[str] = set()
     broken = clean = False
     with _worker_environment():
         pool = ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=ctx,
-                                   initializer=_init_worker, initargs=(started,))
+                                   initializer=_init_worker, initargs=(started.queue,))
         futures = {pool.submit(_run_in_worker, rec): rec for rec in pending}
         try:
             for fut in as_completed(futures):
@@ -405,12 +436,9 @@ def _pool_pass(ctx: Any, pending: list[dict], jobs: int, emit: Callable[[dict], 
                 pool.shutdown(wait=True)
             else:
                 _stop_pool(pool)
+            keys = started.close()
     if not broken:
         return [], []
-    keys: set[str] = set()
-    with contextlib.suppress(Exception):
-        while not started.empty():
-            keys.add(started.get())
     left = [r for r in pending if r["key"] not in finished]
     if not keys and not finished:
         raise CrowdoptError("the worker processes of --jobs fail to start (see the error "
@@ -428,10 +456,15 @@ def _stop_pool(pool: Any) -> None:
     for p in processes:
         with contextlib.suppress(Exception):
             p.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
+    pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         with contextlib.suppress(Exception):
             p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def _run_remote(rec: dict) -> dict:
