@@ -17,6 +17,7 @@ from .errors import InputError
 # problem name -> module that defines `SPEC` (a ProblemSpec). One line per problem.
 _MODULES: dict[str, str] = {
     "olas-assign": "crowdopt.solvers.olas_assign",
+    "cltap": "crowdopt.solvers.cltap",
     "olas-select": "crowdopt.solvers.olas_select",
     "labeler-set": "crowdopt.solvers.labeler_set",
     "worker-select": "crowdopt.solvers.worker_select",

@@ -1,0 +1,186 @@
+"""Solvers of CL-TAP (paper 003) and its problem spec: fast policies, exact models, bounds.
+
+Fast: `cbp` (Algorithm 1, digest 3.1), `cbp+ls` (CBP then the Sec. 4.3 local search), and the
+baselines `rnd`, `rgl`, `pa`, `ta` (digest 3.7). Exact: `milp-compact` (11)-(17) through the
+HiGHS adapter at gap 0 (only where HiGHS proves it quickly, about a*t*K <= 600 binaries) and
+`brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4)
+and `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from ..models.cltap import build_compact
+from ..problems import cltap as P
+from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from .cltap_baselines import BASELINES
+from .cltap_cbp import cbp
+from .cltap_colgen import closed_form_bound, column_generation
+from .cltap_search import local_search
+from .highs import HighsOptions, Status, solve_model
+
+MILP_MAX_BINARIES = 600  # digest 5.5: t=10, a=5 (500 binaries) proves in 1-32 s
+BRUTE_MAX_STATES = 200_000
+COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
+LS_DEFAULT_TIME = 2.0
+COLGEN_DEFAULT_TIME = 30.0
+
+
+def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
+               symmetry_break: bool = False) -> Outcome:
+    """Exact CL-TAP by the compact MILP (11)-(17) and HiGHS at gap 0; bound = MIP dual bound."""
+    opts = opts or RunOptions()
+    t0 = time.perf_counter()
+    m = build_compact(inst, symmetry_break=symmetry_break)
+    build_s = time.perf_counter() - t0
+    res = solve_model(m, HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
+                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True))
+    details = {**res.summary(), "build_s": build_s}
+    if res.x is None:
+        return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
+    z = P.empty_solution(inst).task_of
+    for (i, j, k), v in res.values(m.x).items():
+        if v > 0.5:
+            z[j, k] = i
+    status = "optimal" if res.status is Status.OPTIMAL else str(res.status)
+    return Outcome(status, P.CltapSolution(z), res.bound, "milp-dual-bound", res.objective,
+                   details)
+
+
+def brute_force(inst: P.CltapInstance) -> tuple[float, P.CltapSolution]:
+    """Exhaustive optimum (digest 3.8): DP over annotators; state = (labels used, c' vector),
+    each annotator adds a prefix of length n mapped injectively to tasks. Tiny instances only."""
+    t, K, b = inst.t, inst.K, inst.b
+    states: dict[tuple, tuple[np.ndarray, list[tuple[int, ...]]]] = {
+        (0, (0.0,) * t): (np.zeros(t), [])}
+    for j in range(inst.a):
+        nxt: dict[tuple, tuple[np.ndarray, list[tuple[int, ...]]]] = {}
+        for (used, _), (c, plan) in states.items():
+            for n in range(0, min(K, b - used) + 1):
+                for perm in itertools.permutations(range(t), n):
+                    c2 = c.copy()
+                    c2[list(perm)] += inst.phi[j, :n]
+                    key = (used + n, tuple(np.round(np.sort(c2), 12)))
+                    if key not in nxt:
+                        nxt[key] = (c2, plan + [perm])
+        states = nxt
+        if len(states) > BRUTE_MAX_STATES:
+            raise ValueError("brute force: instance too large")
+    best_val, best_plan = -np.inf, None
+    for c, plan in states.values():
+        if c.min() > best_val:
+            best_val, best_plan = float(c.min()), plan
+    z = P.empty_solution(inst).task_of
+    for j, perm in enumerate(best_plan):
+        z[j, :len(perm)] = perm
+    return best_val, P.CltapSolution(z)
+
+
+def _brute(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    val, sol = brute_force(inst)
+    return Outcome("optimal", sol, val, "exhaustive enumeration", val)
+
+
+def _brute_size(inst: P.CltapInstance) -> str | None:
+    if inst.t > 4 or inst.a > 3:
+        return "brute force only for t <= 4 and a <= 3"
+    return None
+
+
+def _milp_size(inst: P.CltapInstance) -> str | None:
+    n = inst.t * inst.a * inst.K
+    if n > MILP_MAX_BINARIES:
+        return (f"compact MILP has {n} binaries (> {MILP_MAX_BINARIES}, beyond what HiGHS proves "
+                "in about a minute); use the bounds")
+    return None
+
+
+def _cbp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return Outcome("feasible", cbp(inst))
+
+
+def _cbp_ls(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    t0 = time.perf_counter()
+    start = cbp(inst)
+    cbp_s = time.perf_counter() - t0
+    limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
+    sol = local_search(inst, start, time_limit=max(0.0, limit - cbp_s), seed=opts.seed)
+    return Outcome("feasible", sol, details={"cbp_s": cbp_s, "time_budget_s": limit,
+                                             "cbp_objective": P.evaluate(inst, start).objective})
+
+
+def _baseline(name: str):
+    def run(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+        return Outcome("feasible", BASELINES[name](inst, seed=opts.seed))
+    return run
+
+
+def _closed_form(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    ub = closed_form_bound(inst)
+    return Outcome("feasible", None, ub, "closed-form LP relaxation (concave-hull greedy)")
+
+
+def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """Aggregated-master column generation (equal to the faithful master, digest 2.5) with
+    Wentges smoothing; the bound is the best Lagrangian bound, min'ed with the closed form (both
+    valid), and the source says which one it is."""
+    limit = opts.time_limit if opts.time_limit is not None else COLGEN_DEFAULT_TIME
+    res = column_generation(inst, aggregated=True, smoothing=0.5, time_limit=limit)
+    cf = closed_form_bound(inst)
+    details = {"rounds": len(res.rounds), "converged": res.converged, "rmp": res.rmp,
+               "lagrangian_bound": res.bound, "closed_form": cf, "columns": len(res.workplans),
+               "colgen_status": res.status, "colgen_s": res.time_s,
+               "master_s": sum(r.master_s for r in res.rounds),
+               "pricing_s": sum(r.pricing_s for r in res.rounds)}
+    if res.bound <= cf:
+        src = ("column generation (converged)" if res.converged else
+               f"column generation (Lagrangian bound, stopped after {len(res.rounds)} rounds)")
+        return Outcome("feasible", None, res.bound, src, details=details)
+    return Outcome("feasible", None, cf, "closed form (column generation stopped with a weaker "
+                   "Lagrangian bound)", details=details)
+
+
+def _colgen_size(inst: P.CltapInstance) -> str | None:
+    if inst.a * inst.K > COLGEN_MAX_PAIRS:
+        return (f"master has a*K = {inst.a * inst.K} pair rows (> {COLGEN_MAX_PAIRS}); "
+                "lp-closed-form gives the compact LP bound instantly (equal when b >= t)")
+    return None
+
+
+SPEC = ProblemSpec(
+    name="cltap",
+    title="CL-TAP: workload-dependent task assignment, max-min linear correctness",
+    paper="003 (Catallo et al.), Sec. 3.3-5",
+    sense="max",
+    from_dict=P.from_dict,
+    to_dict=P.to_dict,
+    generate=P.generate,
+    generator_params=P.GENERATOR_PARAMS,
+    evaluate=P.evaluate,
+    solution_from_dict=P.solution_from_dict,
+    solution_to_dict=P.solution_to_dict,
+    methods=(
+        Method("cbp", "fast", _cbp, "correctness-based policy (Algorithm 1, digest 3.1)"),
+        Method("cbp+ls", "fast", _cbp_ls,
+               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)"),
+        Method("ta", "fast", _baseline("ta"), "top annotators baseline (digest 3.7)"),
+        Method("pa", "fast", _baseline("pa"), "primal approximation baseline (approximation)"),
+        Method("rgl", "fast", _baseline("rgl"), "random regular graph baseline (seeded)"),
+        Method("rnd", "fast", _baseline("rnd"), "random baseline (seeded)"),
+        Method("milp-compact", "exact", solve_milp, "compact MILP (11)-(17), HiGHS, gap 0",
+               applicable=_milp_size),
+        Method("brute-force", "exact", _brute, "exhaustive enumeration (t <= 4, a <= 3)",
+               applicable=_brute_size),
+        Method("lp-closed-form", "bound", _closed_form,
+               "LP relaxation of (11)-(17) in closed form (concave-hull greedy, digest 3.4)"),
+        Method("column-generation", "bound", _colgen,
+               "column generation on (18)-(24), best Lagrangian bound (default limit 30 s)",
+               applicable=_colgen_size),
+    ),
+    example=P.example,
+    size=P.size,
+)

@@ -1,0 +1,427 @@
+"""Upper bounds for CL-TAP (paper 003, Sec. 5): closed form, pricing, column generation.
+
+- `closed_form_bound`: the compact LP relaxation of (11)-(17) in closed form (digest 2.5/3.4):
+  (1/t) x the LP relaxation of a multiple-choice knapsack over prefix lengths, solved greedily
+  on the upper concave hulls of C_j(n) = sum_{k<=n} phi_jk. O(aK log aK).
+- `mckp_dp`: exact multiple-choice knapsack by DP (digest 3.3 PRICE): the pricing problem
+  (25)-(28) with the tightened row (26') sum k w_jk <= b, and the averaging integer bound.
+- `column_generation`: Algorithm 2 on the workplan formulation (18)-(24). The restricted master is
+  a live HiGHS LP (`HighsModel.add_columns`, primal simplex, warm start) or, for comparison, a
+  Pyomo model rebuilt each round. Every round reports the RMP value and the Lagrangian bound
+  z + sum_i max(0, Lambda_i - delta_i) (digest 2.4, valid whenever pricing is exact); the result
+  is the best such bound, which equals the master LP at convergence.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..models.cltap import Workplan, build_extended, build_pricing, workplan_cost
+from ..problems.cltap import CltapInstance, CltapSolution, empty_solution
+from .cltap_cbp import cbp
+from .highs import INF, HighsModel, HighsOptions, Status, solve_model
+
+
+# ----------------------------------------------------------------------------- closed form
+def _upper_hull_segments(C: np.ndarray) -> list[tuple[float, int]]:
+    """(slope, length) of the upper concave hull of the points (n, C[n]), n = 0..K."""
+    hull = [0]
+    for n in range(1, len(C)):
+        while len(hull) >= 2:
+            n1, n2 = hull[-2], hull[-1]
+            # drop n2 if it lies on or below the chord n1 -> n
+            if (C[n2] - C[n1]) * (n - n1) <= (C[n] - C[n1]) * (n2 - n1):
+                hull.pop()
+            else:
+                break
+        hull.append(n)
+    return [((C[q] - C[p]) / (q - p), q - p) for p, q in zip(hull, hull[1:])]
+
+
+def closed_form_bound(inst: CltapInstance) -> float:
+    """UB_LP of the compact relaxation (digest 3.4): hull segments taken by decreasing slope."""
+    segs: list[tuple[float, int]] = []
+    C = np.concatenate([np.zeros((inst.a, 1)), np.cumsum(inst.phi, axis=1)], axis=1)
+    for j in range(inst.a):
+        segs += _upper_hull_segments(C[j])
+    segs.sort(key=lambda s: -s[0])
+    B, tot = float(inst.b), 0.0
+    for slope, length in segs:
+        if B <= 0 or slope <= 0:
+            break
+        take = min(B, float(length))
+        tot += slope * take
+        B -= take
+    return tot / inst.t
+
+
+# ----------------------------------------------------------------------------- knapsack DP
+def mckp_dp(profit: np.ndarray, cap: int) -> tuple[float, list[tuple[int, int]]]:
+    """max sum profit[j, k] y_jk s.t. sum (k+1) y_jk <= cap, <= 1 item per group j, y binary.
+
+    DP over capacity (digest 3.3), vectorized over the capacity axis; items dominated by a
+    lighter item of the same group with at least the same profit are skipped. O(a K cap).
+    Returns (value, [(j, k)]).
+    """
+    a, K = profit.shape
+    cap = int(max(0, min(cap, K * (K + 1) // 2 * a)))
+    F = np.zeros(cap + 1)
+    arg = np.full((a, cap + 1), -1, dtype=np.int64)
+    for j in range(a):
+        G = F.copy()
+        best = 0.0
+        for k in range(min(K, cap)):
+            r = float(profit[j, k])
+            if r <= best:
+                continue
+            best = r
+            s = k + 1
+            cand = F[: cap + 1 - s] + r
+            better = cand > G[s:]
+            if better.any():
+                G[s:][better] = cand[better]
+                arg[j, s:][better] = k
+        F = G
+    items: list[tuple[int, int]] = []
+    c = cap
+    for j in range(a - 1, -1, -1):
+        k = int(arg[j, c])
+        if k >= 0:
+            items.append((j, k))
+            c -= k + 1
+    return float(F[cap]), sorted(items)
+
+
+def price_dp(reward: np.ndarray, b: int, tight: bool = True) -> tuple[float, Workplan]:
+    """Pricing (25)-(28): best workplan for rewards r_jk; tight = (26'), else (26) sum w <= b."""
+    if tight:
+        val, items = mckp_dp(reward, b)
+        return val, tuple(items)
+    kbest = np.argmax(reward, axis=1)
+    best = reward[np.arange(reward.shape[0]), kbest]
+    order = [j for j in np.argsort(-best, kind="stable") if best[j] > 0][: max(b, 0)]
+    return float(best[order].sum()), tuple(sorted((int(j), int(kbest[j])) for j in order))
+
+
+def price_milp(reward: np.ndarray, b: int, tight: bool = True, time_limit: float | None = None
+               ) -> tuple[float, Workplan]:
+    """Pricing (25)-(28) as a Pyomo MILP through the adapter (the check of `price_dp`)."""
+    m = build_pricing(reward, b, tight=tight)
+    res = solve_model(m, HighsOptions(time_limit=time_limit, known_feasible=True))
+    if res.status is not Status.OPTIMAL:
+        raise RuntimeError(f"pricing MILP: {res.status} {res.message}")
+    w = tuple(sorted(jk for jk, v in res.values(m.w).items() if v > 0.5))
+    return float(res.objective), w
+
+
+def average_integer_bound(inst: CltapInstance) -> float:
+    """UB_avg = (1/t) max{sum_j C_j(n_j) : sum n_j <= b} (digest 2.5), OPT <= UB_avg <= UB_LP."""
+    C = np.cumsum(inst.phi, axis=1)
+    return mckp_dp(C, inst.b)[0] / inst.t
+
+
+# ----------------------------------------------------------------------------- master
+@dataclass
+class ColgenRound:
+    round: int
+    rmp: float  # restricted master value (a lower bound on the master LP)
+    lagrangian: float  # valid upper bound of this round
+    columns: int  # workplans in H'
+    added: int
+    master_s: float
+    pricing_s: float
+
+
+@dataclass
+class ColgenResult:
+    bound: float  # best (smallest) valid upper bound
+    rmp: float
+    converged: bool
+    rounds: list[ColgenRound] = field(default_factory=list)
+    workplans: list[Workplan] = field(default_factory=list)
+    time_s: float = 0.0
+    status: str = "optimal"
+
+
+class _Master:
+    """The restricted master LP of (18)-(23) (`aggregated=False`, the paper's: variables
+    lambda[i, h] for chosen (task, workplan) pairs) or its task-aggregated form (digest 2.5, one
+    nu per workplan), as arrays in a live HiGHS model (or rebuilt through Pyomo each round).
+
+    Rows (faithful): [0, t) (19); t (20); t+1+jK+k (21); then t rows (22); then (23) for k >= 1.
+    Rows (aggregated): 0 budget; 1+jK+k pair; 1+aK convex; then prefix rows.
+    """
+
+    def __init__(self, inst: CltapInstance, aggregated: bool, engine: str,
+                 options: HighsOptions) -> None:
+        if engine not in ("highspy", "pyomo"):
+            raise ValueError(f"engine must be 'highspy' or 'pyomo', not {engine!r}")
+        if engine == "pyomo" and aggregated:
+            raise ValueError("the Pyomo master route is the faithful master only")
+        self.inst, self.agg, self.engine, self.options = inst, aggregated, engine, options
+        t, a, K = inst.t, inst.a, inst.K
+        self.K = K
+        if aggregated:
+            self.r_budget, self.r_pair = 0, 1
+            self.r_convex = 1 + a * K
+            self.r_prefix = self.r_convex + 1
+        else:
+            self.r_budget, self.r_pair = t, t + 1
+            self.r_convex = t + 1 + a * K
+            self.r_prefix = self.r_convex + t
+        self.num_row = self.r_prefix + a * (K - 1)
+        self.columns: list[Workplan] = []  # distinct workplans
+        self.index: dict[Workplan, int] = {}
+        self.pairs: set[tuple[int, int]] = set()  # (task, column) in the master (faithful)
+        self.model: HighsModel | None = None
+        self.rhs = np.zeros(self.num_row)
+        self.rhs[self.r_budget] = inst.b
+        self.rhs[self.r_pair:self.r_pair + a * K] = 1.0
+        self.rhs[self.r_convex:self.r_convex + (1 if aggregated else t)] = 1.0
+        if engine == "highspy":
+            row_lo = np.full(self.num_row, -INF)
+            if aggregated:
+                self.model = HighsModel.from_arrays(
+                    np.zeros(0), sp.csc_array((self.num_row, 0)), row_lo, self.rhs, np.zeros(0),
+                    np.zeros(0), None, "max", options=options)
+            else:
+                eta = sp.csc_array((np.ones(t), (np.arange(t), np.zeros(t, int))),
+                                   shape=(self.num_row, 1))
+                self.model = HighsModel.from_arrays([1.0], eta, row_lo, self.rhs, [-INF], [INF],
+                                                    None, "max", options=options)
+
+    def _column_entries(self, w: Workplan) -> tuple[list[int], list[float]]:
+        """Rows and coefficients of one workplan in the rows shared by all tasks."""
+        K, t = self.K, self.inst.t
+        scale = float(t) if self.agg else 1.0
+        rows = [self.r_budget]
+        vals = [scale * len(w)]
+        for j, k in w:
+            rows.append(self.r_pair + j * K + k)
+            vals.append(scale)
+            if k >= 1:
+                rows.append(self.r_prefix + j * (K - 1) + k - 1)
+                vals.append(1.0)
+            if k + 1 < K:
+                rows.append(self.r_prefix + j * (K - 1) + k)
+                vals.append(-1.0)
+        return rows, vals
+
+    def has(self, i: int | None, w: Workplan) -> bool:
+        h = self.index.get(w)
+        return h is not None and (self.agg or (i, h) in self.pairs)
+
+    def add(self, items: list[tuple[int | None, Workplan]]) -> int:
+        """Add (task, workplan) variables (task None in the aggregated master); returns count."""
+        cost, rr, cc, vv = [], [], [], []
+        col = 0
+        for i, w in items:
+            if self.has(i, w):
+                continue
+            h = self.index.get(w)
+            if h is None:
+                h = self.index[w] = len(self.columns)
+                self.columns.append(w)
+            c_h = workplan_cost(self.inst, w)
+            rows, vals = self._column_entries(w)
+            if self.agg:
+                rows, vals, obj = rows + [self.r_convex], vals + [1.0], c_h
+            else:
+                self.pairs.add((i, h))
+                rows, vals, obj = rows + [i, self.r_convex + i], vals + [-c_h, 1.0], 0.0
+            cost.append(obj)
+            rr += rows
+            vv += vals
+            cc += [col] * len(rows)
+            col += 1
+        if col and self.engine == "highspy":
+            A = sp.csc_array((vv, (rr, cc)), shape=(self.num_row, col))
+            self.model.add_columns(np.array(cost), 0.0, INF, A)
+        return col
+
+    def solve(self) -> tuple[float, np.ndarray]:
+        """(RMP value, row duals d obj / d rhs >= 0 in the row layout above)."""
+        if self.engine == "highspy":
+            res = self.model.solve()
+            if res.status is not Status.OPTIMAL or res.row_duals is None:
+                raise RuntimeError(f"restricted master: {res.status} {res.message}")
+            return float(res.objective), np.maximum(res.row_duals, 0.0)
+        return self._solve_pyomo()
+
+    def _solve_pyomo(self) -> tuple[float, np.ndarray]:
+        """Rebuild the Pyomo model (18)-(23) and solve it (the slow reference route)."""
+        inst, K = self.inst, self.K
+        m = build_extended(inst, self.columns, relax=True, pairs=sorted(self.pairs))
+        res = solve_model(m, self.options)
+        if res.status is not Status.OPTIMAL:
+            raise RuntimeError(f"restricted master (Pyomo): {res.status} {res.message}")
+        y = np.zeros(self.num_row)
+        for i in range(inst.t):
+            y[i] = res.dual(m.bottleneck[i])
+            if i in m.convex:
+                y[self.r_convex + i] = res.dual(m.convex[i])
+        y[self.r_budget] = res.dual(m.budget)
+        for (j, k), con in m.pair.items():
+            y[self.r_pair + j * K + k] = res.dual(con)
+        if K > 1:
+            for (j, k), con in m.prefix.items():
+                y[self.r_prefix + j * (K - 1) + k - 1] = res.dual(con)
+        return float(res.objective), np.maximum(y, 0.0)
+
+    def prices(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(alpha per task (faithful) or [1], pi[a, K], delta per task or [delta]) from duals y;
+        pi_jk = beta + gamma_jk + eps_jk - eps_j,k+1 (eps_j1 = eps_j,K+1 = 0, digest D2)."""
+        inst, K, a = self.inst, self.K, self.inst.a
+        scale = float(inst.t) if self.agg else 1.0
+        beta = y[self.r_budget]
+        gamma = y[self.r_pair:self.r_pair + a * K].reshape(a, K)
+        eps = np.zeros((a, K + 1))
+        if K > 1:
+            eps[:, 1:K] = y[self.r_prefix:self.r_prefix + a * (K - 1)].reshape(a, K - 1)
+        pi = scale * (beta + gamma) + eps[:, :K] - eps[:, 1:K + 1]
+        if self.agg:
+            return np.ones(1), pi, y[self.r_convex:self.r_convex + 1]
+        alpha = y[:inst.t]
+        return alpha, pi, y[self.r_convex:self.r_convex + inst.t]
+
+    def fixed_part(self, y: np.ndarray) -> float:
+        """Dual objective without the convexity rows: b beta + sum gamma."""
+        n = self.inst.a * self.K
+        return float(self.rhs[self.r_budget] * y[self.r_budget]
+                     + y[self.r_pair:self.r_pair + n].sum())
+
+
+def heuristic_columns(inst: CltapInstance, w: Workplan) -> list[Workplan]:
+    """HEURISTIC_SEARCH (digest 3.3): give w to task 0, each annotator's earlier iterations to the
+    neediest other tasks, continue CBP; return the nonempty workplans of that assignment."""
+    z = empty_solution(inst).task_of
+    c = np.zeros(inst.t)
+    for j, k in w:
+        z[j, k] = 0
+        c[0] += inst.phi[j, k]
+    for j, k in w:
+        if k == 0:
+            continue
+        key = c.copy()
+        key[0] = np.inf
+        tasks = np.lexsort((np.arange(inst.t), key))[:k]
+        z[j, :k] = tasks
+        c[tasks] += inst.phi[j, :k]
+    if int((z >= 0).sum()) > inst.b:
+        return []
+    sol = cbp(inst, start=CltapSolution(z))
+    return [tuple(sorted(wp)) for wp in sol.workplans(inst.t) if wp]
+
+
+def _price_all(master: _Master, y: np.ndarray, tight: bool
+               ) -> tuple[float, list[tuple[np.ndarray, float, Workplan]]]:
+    """Price every task (cached by distinct alpha_i): the Lagrangian bound at duals y,
+    L(y) = b beta + sum gamma + sum_i Lambda_i (>= z + sum max(0, Lambda_i - delta_i), both valid
+    since delta_i := Lambda_i makes y dual feasible), and [(tasks, Lambda, W)] per group."""
+    inst = master.inst
+    alpha, pi, _ = master.prices(y)
+    if not master.agg:
+        s = alpha.sum()
+        alpha = alpha / s if s > 0 else np.full(inst.t, 1.0 / inst.t)  # sum alpha = 1 (eta)
+    keys = np.round(alpha, 12)
+    groups = []
+    total = 0.0
+    for key in np.unique(keys):
+        tasks = np.flatnonzero(keys == key)
+        lam, w = price_dp(float(key) * inst.phi - pi, inst.b, tight)
+        total += lam * len(tasks)
+        groups.append((tasks, lam, w))
+    return master.fixed_part(y) + total, groups
+
+
+def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: str = "highspy",
+                      tight: bool = True, time_limit: float | None = None,
+                      max_rounds: int = 100_000, tol: float = 1e-9, heuristic: bool = True,
+                      smoothing: float = 0.0, initial: list[Workplan] | None = None,
+                      callback: Any = None) -> ColgenResult:
+    """Algorithm 2 (digest 3.3) with exact DP pricing. Each round: solve the RMP, price every
+    task, add the improving (task, workplan) columns and the workplans of a heuristic completion
+    (CBP continued from the best new column) wherever their reduced cost is positive. Stops at
+    convergence (no positive reduced cost) or at the time limit / round cap, returning the best
+    Lagrangian bound of all rounds (never the RMP value of an unfinished run, digest D5).
+    `smoothing` in [0, 1) prices at a convex combination of the best-bound duals and the current
+    ones (Wentges stabilization, with a plain pricing round whenever it finds no column).
+    """
+    t0 = time.perf_counter()
+    opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
+                        extra=(("simplex_strategy", 4),))  # 4 = primal simplex (warm start)
+    master = _Master(inst, aggregated, engine, opts)
+    start = initial if initial is not None else [
+        tuple(sorted(wp)) for wp in cbp(inst).workplans(inst.t) if wp]
+    if aggregated:
+        master.add([(None, w) for w in start])
+    else:  # each start workplan for every task: the CBP assignment is an RMP point
+        master.add([(i, w) for w in dict.fromkeys(start) for i in range(inst.t)])
+    out = ColgenResult(bound=math.inf, rmp=0.0, converged=False)
+    center: np.ndarray | None = None
+    for rnd in range(1, max_rounds + 1):
+        ta = time.perf_counter()
+        z, y = master.solve()
+        tb = time.perf_counter()
+        alpha, pi, delta = master.prices(y)
+        ys = y if center is None or smoothing <= 0 else smoothing * center + (1 - smoothing) * y
+        new: list[tuple[int | None, Workplan]] = []
+        for _attempt in (0, 1):
+            lag, groups = _price_all(master, ys, tight)
+            if lag < out.bound:
+                out.bound, center = lag, ys.copy()
+            elif center is None:
+                center = ys.copy()
+            cand = [w for _, _, w in groups if w]
+            if heuristic and cand:
+                best = max(cand, key=lambda w: workplan_cost(inst, w))
+                cand += heuristic_columns(inst, best)
+            new = _improving(master, cand, alpha, pi, delta, tol * (1.0 + abs(z)))
+            if new or ys is y:
+                break
+            ys = y  # mispricing: the smoothed duals found nothing; price at the RMP duals
+        tc = time.perf_counter()
+        added = master.add(new)
+        out.rmp = z
+        out.rounds.append(ColgenRound(rnd, z, out.bound, len(master.columns), added, tb - ta,
+                                      tc - tb))
+        if callback is not None:
+            callback(out.rounds[-1])
+        if not added:
+            out.converged = out.bound - z <= 1e-7 * (1.0 + abs(z))
+            out.status = "optimal" if out.converged else "stalled"
+            break
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            out.status = "time_limit"
+            break
+    else:
+        out.status = "time_limit"
+    out.workplans = list(master.columns)
+    out.time_s = time.perf_counter() - t0
+    return out
+
+
+def _improving(master: _Master, cand: list[Workplan], alpha: np.ndarray, pi: np.ndarray,
+               delta: np.ndarray, tol: float) -> list[tuple[int | None, Workplan]]:
+    """(task, workplan) pairs not in the master with reduced cost alpha_i c_h - pi.w - delta_i
+    > tol at the RMP duals (aggregated: c_h - pi.w - delta)."""
+    out: list[tuple[int | None, Workplan]] = []
+    seen: set[Workplan] = set()
+    for w in cand:
+        if w in seen:
+            continue
+        seen.add(w)
+        c_h = workplan_cost(master.inst, w)
+        pw = float(sum(pi[j, k] for j, k in w))
+        rc = alpha * c_h - pw - delta
+        for i in np.flatnonzero(rc > tol):
+            task = None if master.agg else int(i)
+            if not master.has(task, w):
+                out.append((task, w))
+    return out
