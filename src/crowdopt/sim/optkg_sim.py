@@ -60,7 +60,9 @@ def homogeneous_replication(*, theta_dist, K: int = 50, budgets: Sequence[int] =
     rng = np.random.default_rng(seed)
     theta = rng.beta(*dist, size=K)
     truth = theta >= 0.5
-    stream = rng.random((K, budgets[-1]))  # label k of item i is +1 iff stream[i, k] < theta_i
+    # label k of item i is +1 iff stream[i, k] < theta_i; drawn label-major so that a smaller
+    # largest budget sees the same first labels (common random numbers across budgets)
+    stream = rng.random((budgets[-1], K)).T
     out = {"budgets": budgets, "accuracy": {}, "time_s": {}, "labels_max": {}}
     for k, name in enumerate(policies):
         runs = [[t] for t in budgets] if parse_policy(name)[0] in T_DEPENDENT else [budgets]
