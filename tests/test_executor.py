@@ -199,3 +199,15 @@ def test_thousands_of_pool_tasks_do_not_block_the_workers():
     tasks = [Task(BUSY, {"work": 0}, seed=s) for s in range(2500)]
     recs = run_tasks(tasks, jobs=2, show_progress=False)
     assert len(recs) == 2500 and all(r["error"] is None for r in recs)
+
+
+def test_a_second_run_on_the_same_results_file_is_refused(tmp_path):
+    import fcntl
+
+    path = tmp_path / "r.jsonl"
+    path.write_text("")
+    with path.open("a") as other:  # another run holds the lock (flock: per open file)
+        fcntl.flock(other, fcntl.LOCK_EX)
+        with pytest.raises(InputError, match="results file"):
+            run_tasks(_tasks(1), results_path=path, show_progress=False)
+    assert len(run_tasks(_tasks(2), results_path=path, show_progress=False)) == 2

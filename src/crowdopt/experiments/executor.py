@@ -206,39 +206,29 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
     jobs = _check_jobs(jobs)
     records = [t.record() for t in tasks]
     done: dict[str, dict] = {}
-    if results_path is not None:
-        results_path = Path(results_path)
-        results_path.parent.mkdir(parents=True, exist_ok=True)
-        if resume and results_path.exists():
-            _drop_torn_tail(results_path)
-            wanted = {r["key"] for r in records}
-            done = {k: r for k, r in latest_results(results_path).items()
-                    if k in wanted and r.get("error") is None}
-        elif results_path.exists():
-            results_path.unlink()
-    todo, seen = [], set(done)
-    for r in records:
-        if r["key"] not in seen:
-            seen.add(r["key"])
-            todo.append(r)
-    if todo:
-        _check_functions(todo)
-    sink = open(results_path, "a") if results_path is not None else None  # noqa: SIM115
-    errors = 0
+    sink = _ResultsFile(Path(results_path)) if results_path is not None else None
+    try:
+        if sink is not None:
+            done = sink.prepare({r["key"] for r in records}, resume)
+        todo, seen = [], set(done)
+        for r in records:
+            if r["key"] not in seen:
+                seen.add(r["key"])
+                todo.append(r)
+        if todo:
+            _check_functions(todo)
+        errors = 0
+        with ProgressBar(len(todo), desc, show_progress) as bar:
+            def emit(res: dict) -> None:
+                nonlocal errors
+                done[res["key"]] = res
+                if sink is not None:
+                    sink.append(res)
+                errors += res.get("error") is not None
+                bar.update(1, f"errors={errors}" if errors else None)
+                if on_result is not None:
+                    on_result(res)
 
-    with ProgressBar(len(todo), desc, show_progress) as bar:
-        def emit(res: dict) -> None:
-            nonlocal errors
-            done[res["key"]] = res
-            if sink is not None:
-                sink.write(json.dumps(res, default=_default) + "\n")
-                sink.flush()
-            errors += res.get("error") is not None
-            bar.update(1, f"errors={errors}" if errors else None)
-            if on_result is not None:
-                on_result(res)
-
-        try:
             with _sigterm_as_interrupt():
                 if not todo:
                     pass
@@ -248,10 +238,52 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
                     _run_here(todo, emit)
                 else:
                     _run_pool(todo, min(jobs, len(todo)), emit)
-        finally:
-            if sink is not None:
-                sink.close()
+    finally:
+        if sink is not None:
+            sink.close()
     return [done[r["key"]] for r in records if r["key"] in done]
+
+
+class _ResultsFile:
+    """The JSON Lines sink: locked against a second run, one O_APPEND write per record."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - no advisory locks on this platform
+            return
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self.fd)
+            self.fd = -1
+            raise InputError("results file", "a file no other running crowdopt run is "
+                             "writing", str(path)) from None
+
+    def prepare(self, wanted: set[str], resume: bool) -> dict[str, dict]:
+        """resume: the successful records of wanted tasks (torn tail cut); else start empty."""
+        if not resume:
+            os.ftruncate(self.fd, 0)
+            return {}
+        _drop_torn_tail(self.path)
+        return {k: r for k, r in latest_results(self.path).items()
+                if k in wanted and r.get("error") is None}
+
+    def append(self, record: dict) -> None:
+        data = (json.dumps(record, default=_default) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.fsync(self.fd)
+            os.close(self.fd)
+            self.fd = -1
 
 
 # ----------------------------------------------------------------------------- interruption
