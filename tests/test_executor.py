@@ -145,6 +145,27 @@ def test_dask_local_cluster_gives_the_local_results():
     assert _results(remote) == _results(local) == _results(via_client)
 
 
+def where_task(seed: int = 0) -> dict:
+    """Where the task ran: a Dask worker or not."""
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return {"dask": True}
+    except (ImportError, ValueError):
+        return {"dask": False}
+
+
+def test_crowdopt_scheduler_environment_variable_sends_tasks_to_dask(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    task = [Task(f"{__name__}:where_task", {}, seed=0)]
+    assert run_tasks(task, show_progress=False)[0]["result"] == {"dask": False}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        monkeypatch.setenv("CROWDOPT_SCHEDULER", cluster.scheduler_address)
+        assert run_tasks(task, show_progress=False)[0]["result"] == {"dask": True}
+
+
 def test_bad_scheduler_address_is_an_input_error(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr("crowdopt.experiments.executor.SCHEDULER_TIMEOUT_S", 1.0)

@@ -9,6 +9,8 @@ distributed cluster (`scheduler="tcp://host:8786"` or a `distributed.Client`). G
   `resume=True` re-runs only the tasks without a successful line (a torn last line is dropped).
 - A task that raises, or whose worker process dies, becomes a record with `error`; the run goes
   on. A dead worker is found by re-running the tasks it may have held one at a time.
+- `CROWDOPT_SCHEDULER=tcp://host:8786` sends the tasks of every command that has no
+  `--scheduler` option (simulate, reproduce, certify) to that Dask cluster.
 - One thread per task: HiGHS gets `threads=1` from `RunOptions`/`HighsOptions` defaults, and
   workers start with OMP/OpenBLAS/MKL thread variables at 1 (threadpoolctl limits too), so the
   same seeds give the same results whatever `jobs` or scheduler.
@@ -200,10 +202,13 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
     jobs: 1 = in this process, N > 1 = spawn process pool, 0 = one worker per core.
     results_path: JSON Lines file appended as results finish (created with its folder); without
     `resume` an existing file is replaced. resume: keep the successful records of the file and
-    run only the other tasks. scheduler: a Dask scheduler address or `distributed.Client`.
-    on_result: called with each new record as it finishes (in the parent process).
+    run only the other tasks. scheduler: a Dask scheduler address or `distributed.Client`;
+    when None, the environment variable CROWDOPT_SCHEDULER (if set) sends every command's tasks
+    to that cluster. on_result: called with each new record as it finishes (parent process).
     """
     jobs = _check_jobs(jobs)
+    if scheduler is None:
+        scheduler = os.environ.get("CROWDOPT_SCHEDULER") or None
     records = [t.record() for t in tasks]
     done: dict[str, dict] = {}
     sink = _ResultsFile(Path(results_path)) if results_path is not None else None
