@@ -41,6 +41,7 @@ class TieArgmax:
         self.buckets: dict[int, list[int]] = {}
         self.heap: list[int] = []
         self.in_heap: set[int] = set()
+        self.first: dict[int, list[int]] = {}  # tie='first': lazy min-heap of ids per key
         self.tie = tie
         self.rng = rng
 
@@ -62,6 +63,8 @@ class TieArgmax:
         self.pos[i] = len(lst)
         lst.append(i)
         self.key[i] = key
+        if self.tie == "first":
+            heapq.heappush(self.first.setdefault(key, []), i)
 
     def remove(self, i: int) -> None:
         old = self.key[i]
@@ -84,11 +87,15 @@ class TieArgmax:
             lst = self.buckets.get(k)
             if lst:
                 if self.tie == "first":
-                    return min(lst)
+                    h = self.first[k]
+                    while self.key[h[0]] != k:  # stale entry: the id moved or was removed
+                        heapq.heappop(h)
+                    return h[0]
                 return lst[int(self.rng.integers(len(lst)))] if len(lst) > 1 else lst[0]
             heapq.heappop(self.heap)
             self.in_heap.discard(k)
             self.buckets.pop(k, None)
+            self.first.pop(k, None)
         return None
 
 
