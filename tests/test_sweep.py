@@ -55,6 +55,13 @@ def test_bad_config_names_the_field(doc, field):
     assert str(exc.value).startswith(field)
 
 
+def test_a_bad_generator_value_stops_before_the_run(tmp_path):
+    cfg = parse_config({**SMALL, "grid": {"points": [5, -3]}})
+    with pytest.raises(InputError, match=r"^grid\.points: .*found -3.*grid point"):
+        run_sweep(cfg, tmp_path, show_progress=False)
+    assert not (tmp_path / "results.jsonl").exists()
+
+
 def test_grid_cases_and_seeds_expand_in_order():
     cfg = parse_config({"function": "crowdopt.experiments.executor:busy_task",
                         "seeds": {"start": 5, "count": 2}, "cases": [{"work": 1}, {"work": 2}],

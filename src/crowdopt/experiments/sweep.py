@@ -256,6 +256,22 @@ def _plot(v: Any, keys: set[str]) -> dict[str, Any] | None:
     return {**v, "y": y}
 
 
+def check_points(cfg: SweepConfig) -> None:
+    """Problem sweeps: every grid point must generate an instance (first seed), so a bad
+    parameter value stops the sweep with exit 2 before any work instead of failing every task."""
+    if cfg.kind != "problem":
+        return
+    from ..registry import get_problem
+
+    spec = get_problem(cfg.target)
+    for point in cfg.points:
+        try:
+            spec.generate(cfg.seeds[0], **{**cfg.fixed, **point})
+        except InputError as exc:
+            raise InputError(f"grid.{exc.field}", exc.expected, exc.found,
+                             note=f"grid point {point}") from None
+
+
 # ----------------------------------------------------------------------------- the problem task
 def problem_task(problem: str, generator: dict, methods: list[str],
                  time_limit: float | None = None, seed: int = 0) -> dict:
@@ -379,6 +395,7 @@ class SweepRun:
 def run_sweep(cfg: SweepConfig, out_dir: str | Path, *, jobs: int = 1, scheduler: Any = None,
               resume: bool = False, show_progress: bool = True, command: str = "") -> SweepRun:
     """Run every task (appending DIR/results.jsonl), then write the summary files."""
+    check_points(cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
