@@ -257,7 +257,7 @@ def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
              for f in files]
     quiet = args.json or getattr(args, "quiet", False)
     records = run_tasks(tasks, jobs=getattr(args, "jobs", 1), show_progress=not quiet,
-                        desc="certify")
+                        scheduler=getattr(args, "scheduler", None), desc="certify")
     out = []
     for f, rec in zip(files, records):
         if rec["error"] is None:
