@@ -153,7 +153,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
                         show_progress=show_progress, desc="lsol")
     failed = [r for r in records if r.get("error")]
-    rep = Report(out, "LS_OL (paper 001) reproduction", seeds=f"{seed}..{seed + 499}")
+    top = max(SCALES[scale].values())
+    rep = Report(out, "LS_OL (paper 001) reproduction", seeds=f"{seed}..{seed + top - 1}")
     rep.text(__doc__.split("\n\n", 1)[1])
     summary: dict[str, Any] = {"tasks": len(records), "failed": len(failed)}
     _fig2(rep, records, summary)
