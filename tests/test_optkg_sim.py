@@ -102,3 +102,21 @@ def test_cli_simulate_replay_json_and_errors(tmp_path, capsys):
     assert main(["replay", "optkg", str(lab), "--budget", "10"]) == 2  # no gold
     assert main(["simulate", "optkg", "--budgets", "x"]) == 2
     assert main(["simulate", "optkg", "--prior", "0,1", "--reps", "1"]) == 2
+
+
+def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
+    from crowdopt.experiments import optkg_repro as rp
+
+    tiny = {"K": 10, "mults": [2, 4], "reps": 2, "sim_gittins": False, "replay_mults": [1, 2],
+            "replay_reps": 1, "datasets": ["rte", "no-such-set"], "dp": [(2, 4)]}
+    monkeypatch.setitem(rp.SCALES, "smoke", tiny)
+    monkeypatch.setattr(rp, "TABLE4", {1600: (1.09, 25.87)})
+    out = rp.reproduce(tmp_path, scale="smoke", show_progress=False,
+                       only=["dp", "fig10", "fig11", "replay", "table4"])
+    text = (tmp_path / "report.md").read_text()
+    assert "92.05" in text and "Table 4" in text and "no-such-set" in text
+    assert (tmp_path / "rte_heterogeneous.png").exists() and (tmp_path / "fig10a.png").exists()
+    assert out["failed_tasks"] == [] and "rte/homogeneous" in out["accuracy"]
+    assert abs(out["dp"][0]["DP*"] - 0.78125) < 1e-12
+    with pytest.raises(InputError):
+        rp.reproduce(tmp_path, only=["nothing"])

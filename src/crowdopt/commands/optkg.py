@@ -137,8 +137,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..cli import emit_json
     from ..experiments.optkg_repro import reproduce
 
+    only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     summary = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
-                        show_progress=not (args.json or args.quiet), resume=args.resume)
+                        show_progress=not (args.json or args.quiet), resume=args.resume,
+                        only=only, sim_gittins=args.sim_gittins)
     if args.json:
         emit_json(summary)
     else:
@@ -206,6 +208,10 @@ def register(cli) -> None:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=2013)
     p.add_argument("--resume", action="store_true")
+    p.add_argument("--only", default=None, metavar="LIST",
+                   help="comma-separated sections: dp,fig10,fig11,replay,table4 (default all)")
+    p.add_argument("--sim-gittins", action=argparse.BooleanOptionalAction, default=None,
+                   help="Gittins-Inf in the synthetic panels (default: paper scale only)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_reproduce)
