@@ -110,8 +110,9 @@ def build_extended(inst: CltapInstance, columns: Sequence[Workplan], *, relax: b
             using.setdefault((j, k), []).append((i, h))
     m.bottleneck = pyo.Constraint(m.T, rule=lambda m, i: m.eta <= quicksum(
         cost[h] * m.lam[i, h] for h in by_task[i] if cost[h]))
-    m.budget = pyo.Constraint(expr=quicksum(len(columns[h]) * m.lam[i, h] for i, h in pairs)
-                              <= int(inst.b))
+    m.budget = pyo.Constraint(rule=lambda m: quicksum(
+        len(columns[h]) * m.lam[i, h] for i, h in pairs) <= int(inst.b) if pairs
+        else pyo.Constraint.Skip)
 
     def usage(m, j, k):
         return quicksum(m.lam[ih] for ih in using.get((j, k), []))

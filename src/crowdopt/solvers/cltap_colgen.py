@@ -131,7 +131,8 @@ def average_integer_bound(inst: CltapInstance) -> float:
 class ColgenRound:
     round: int
     rmp: float  # restricted master value (a lower bound on the master LP)
-    lagrangian: float  # valid upper bound of this round
+    lagrangian: float  # valid upper bound of this round (at the duals priced last)
+    best: float  # best bound so far
     columns: int  # workplans in H'
     added: int
     master_s: float
@@ -248,6 +249,8 @@ class _Master:
     def solve(self) -> tuple[float, np.ndarray]:
         """(RMP value, row duals d obj / d rhs >= 0 in the row layout above)."""
         if self.engine == "highspy":
+            if self.model.num_col == 0:  # empty aggregated master: z = 0, y = 0 is dual optimal
+                return 0.0, np.zeros(self.num_row)
             res = self.model.solve()
             if res.status is not Status.OPTIMAL or res.row_duals is None:
                 raise RuntimeError(f"restricted master: {res.status} {res.message}")
@@ -372,10 +375,12 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
         alpha, pi, delta = master.prices(y)
         ys = y if center is None or smoothing <= 0 else smoothing * center + (1 - smoothing) * y
         new: list[tuple[int | None, Workplan]] = []
+        lag = math.inf
         for _attempt in (0, 1):
-            lag, groups = _price_all(master, ys, tight)
-            if lag < out.bound:
-                out.bound, center = lag, ys.copy()
+            lag_s, groups = _price_all(master, ys, tight)
+            lag = min(lag, lag_s)
+            if lag_s < out.bound:
+                out.bound, center = lag_s, ys.copy()
             elif center is None:
                 center = ys.copy()
             cand = [w for _, _, w in groups if w]
@@ -389,8 +394,8 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
         tc = time.perf_counter()
         added = master.add(new)
         out.rmp = z
-        out.rounds.append(ColgenRound(rnd, z, out.bound, len(master.columns), added, tb - ta,
-                                      tc - tb))
+        out.rounds.append(ColgenRound(rnd, z, lag, out.bound, len(master.columns), added,
+                                      tb - ta, tc - tb))
         if callback is not None:
             callback(out.rounds[-1])
         if not added:

@@ -1,0 +1,140 @@
+"""CL-TAP bounds: closed form == compact LP == column generation (b >= t), pricing DP == pricing
+MILP, Lagrangian bounds, RMP duals (digest 003 P7-P14)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdopt.models.cltap import build_compact, build_extended, feasible_workplans
+from crowdopt.problems import cltap as P
+from crowdopt.solvers import cltap_colgen as CG
+from crowdopt.solvers.cltap import brute_force
+from crowdopt.solvers.highs import HighsOptions, solve_model
+
+
+def _lp(inst):
+    return solve_model(build_compact(inst, relax=True)).objective
+
+
+def _random(rng, t_max=5, a_max=4, b_lo_t=False):
+    t = int(rng.integers(2, t_max + 1))
+    a = int(rng.integers(1, a_max + 1))
+    K = int(rng.integers(1, t + 1))
+    kind = rng.integers(4)
+    if kind == 0:
+        p = rng.choice([0.5, 0.6, 0.8, 0.9], size=(a, K))
+    elif kind == 1:
+        p = -np.sort(-rng.uniform(0.5, 0.95, (a, K)), axis=1)
+    elif kind == 2:
+        p = np.sort(rng.uniform(0.5, 0.95, (a, K)), axis=1)
+    else:
+        p = rng.uniform(0.5, 0.95, (a, K))
+    lo = t if b_lo_t else 0
+    b = int(rng.integers(lo, max(lo, a * K) + 2))
+    return P.make_instance(p, t, b)
+
+
+def test_closed_form_equals_compact_lp():  # P7
+    rng = np.random.default_rng(21)
+    for _ in range(20):
+        inst = _random(rng, t_max=6)
+        assert CG.closed_form_bound(inst) == pytest.approx(_lp(inst), abs=1e-7)
+    for seed, trend in ((0, "dec"), (1, "inc"), (2, "nonmono")):
+        inst = P.generate(seed, t=30, a=4, trend=trend)
+        assert CG.closed_form_bound(inst) == pytest.approx(_lp(inst), abs=1e-7)
+
+
+def test_closed_form_nonincreasing_is_top_b_over_t():
+    inst = P.generate(5, t=40, a=6, trend="dec")
+    top = np.sort(inst.phi.ravel())[::-1][: inst.b].sum() / inst.t
+    assert CG.closed_form_bound(inst) == pytest.approx(top, abs=1e-12)
+
+
+@pytest.mark.parametrize("aggregated,engine", [(False, "highspy"), (True, "highspy"),
+                                               (False, "pyomo")])
+def test_column_generation_equals_lp_when_budget_covers_tasks(aggregated, engine):  # P10
+    rng = np.random.default_rng(22 + aggregated)
+    for _ in range(6 if engine == "highspy" else 3):
+        inst = _random(rng, b_lo_t=True)
+        res = CG.column_generation(inst, aggregated=aggregated, engine=engine)
+        assert res.converged
+        assert res.bound == pytest.approx(CG.closed_form_bound(inst), abs=1e-6)
+        assert res.bound == pytest.approx(_lp(inst), abs=1e-6)
+        assert res.bound >= brute_force(inst)[0] - 1e-7 if inst.t <= 4 and inst.a <= 3 else True
+
+
+def test_column_generation_equals_full_extended_lp():  # P11 (any b, incl. b < t)
+    rng = np.random.default_rng(23)
+    for _ in range(8):
+        inst = _random(rng, t_max=4, a_max=3)
+        cols = feasible_workplans(inst)
+        full = solve_model(build_extended(inst, cols, relax=True)).objective if cols else 0.0
+        for agg in (False, True):
+            res = CG.column_generation(inst, aggregated=agg)
+            assert res.converged
+            assert res.bound == pytest.approx(full, abs=1e-6)
+
+
+def test_loose_extended_lp_equals_compact_lp():  # P9 (Dantzig-Wolfe)
+    rng = np.random.default_rng(24)
+    for _ in range(6):
+        inst = _random(rng, t_max=4, a_max=3)
+        cols = feasible_workplans(inst, tight=False)
+        loose = solve_model(build_extended(inst, cols, relax=True)).objective if cols else 0.0
+        assert loose == pytest.approx(_lp(inst), abs=1e-6)
+
+
+def test_generator_instances_colgen_matches_closed_form():
+    for seed, trend in ((0, "inc"), (1, "dec"), (2, "nonmono")):
+        inst = P.generate(seed, t=20, a=4, trend=trend)
+        res = CG.column_generation(inst, aggregated=True, smoothing=0.5)
+        assert res.converged and res.bound == pytest.approx(CG.closed_form_bound(inst), abs=1e-6)
+
+
+def test_lagrangian_bound_valid_every_round():  # P13
+    inst = P.generate(4, t=20, a=4, trend="inc")
+    res = CG.column_generation(inst, aggregated=False)
+    final = CG.closed_form_bound(inst)
+    assert res.converged
+    for r in res.rounds:
+        assert r.lagrangian >= final - 1e-7 and r.rmp <= final + 1e-7
+    early = CG.column_generation(inst, aggregated=False, max_rounds=1)
+    assert not early.converged and early.bound >= final - 1e-7
+
+
+def test_master_duals():  # P14: sum alpha = 1, strong duality, all duals >= 0
+    inst = P.generate(6, t=6, a=3, trend="inc")
+    master = CG._Master(inst, False, "highspy", HighsOptions(lp_solver="simplex"))
+    cols = feasible_workplans(inst)[:40]
+    master.add([(i, w) for w in cols for i in range(inst.t)])
+    z, y = master.solve()
+    alpha, pi, delta = master.prices(y)
+    assert alpha.sum() == pytest.approx(1.0, abs=1e-9)
+    assert np.all(y >= 0)
+    assert master.fixed_part(y) + delta.sum() == pytest.approx(z, abs=1e-9)
+
+
+def test_pricing_dp_equals_milp():  # P12, including negative pi
+    rng = np.random.default_rng(25)
+    for _ in range(12):
+        a, K = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+        r = rng.normal(0.2, 1.0, (a, K))
+        if rng.random() < 0.3:
+            r = np.round(r, 1)  # ties
+        b = int(rng.integers(0, a * K + 3))
+        for tight in (True, False):
+            v_dp, w_dp = CG.price_dp(r, b, tight)
+            v_milp, _ = CG.price_milp(r, b, tight)
+            assert v_dp == pytest.approx(v_milp, abs=1e-7)
+            assert v_dp == pytest.approx(sum(r[j, k] for j, k in w_dp), abs=1e-9)
+            assert len({j for j, _ in w_dp}) == len(w_dp)
+            assert sum((k + 1) if tight else 1 for _, k in w_dp) <= b
+
+
+def test_average_integer_bound_between_opt_and_lp():  # P8
+    rng = np.random.default_rng(26)
+    for _ in range(10):
+        inst = _random(rng, t_max=4, a_max=3)
+        avg = CG.average_integer_bound(inst)
+        assert brute_force(inst)[0] - 1e-9 <= avg <= CG.closed_form_bound(inst) + 1e-9

@@ -1,0 +1,124 @@
+"""CL-TAP fast paths: CBP rules, local search, baselines, spec/CLI (digest 003 P5, P16, P21)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from crowdopt.api import certify, compare
+from crowdopt.cli import main
+from crowdopt.instances import dump_instance
+from crowdopt.problems import cltap as P
+from crowdopt.registry import get_problem
+from crowdopt.solvers.cltap import brute_force
+from crowdopt.solvers.cltap_baselines import BASELINES
+from crowdopt.solvers.cltap_cbp import cbp, run_ends
+from crowdopt.solvers.cltap_search import local_search
+
+SPEC = get_problem("cltap")
+
+
+def _instances():
+    out = [P.example(), P.example2()]
+    for seed, trend in enumerate(["dec", "inc", "nonmono"] * 2):
+        out.append(P.generate(seed, t=int(12 + 5 * seed), a=4, trend=trend,
+                              budget_factor=1.0 + 0.5 * seed))
+    out.append(P.make_instance(np.full((3, 4), 0.5), 4, 9))  # all spammers
+    out.append(P.make_instance([[0.9, 0.9, 0.9]], 5, 20))  # budget above capacity
+    return out
+
+
+@pytest.mark.parametrize("name", ["cbp", "ta", "pa", "rgl", "rnd"])
+def test_policies_are_feasible_and_use_the_budget(name):  # P5
+    for inst in _instances():
+        sol = cbp(inst) if name == "cbp" else BASELINES[name](inst, seed=3)
+        ev = P.evaluate(inst, sol)
+        assert ev.feasible, ev.violations
+        if name in ("cbp", "rnd"):
+            assert sol.labels == inst.capacity
+
+
+def test_baselines_are_seeded():
+    inst = P.generate(1, t=30, a=5)
+    for name in ("rnd", "rgl", "pa"):
+        a = BASELINES[name](inst, seed=7).task_of
+        assert np.array_equal(a, BASELINES[name](inst, seed=7).task_of)
+
+
+def test_run_ends():
+    p = np.array([[0.6, 0.7, 0.7, 0.65, 0.9]])
+    assert run_ends(p).tolist() == [[2, 2, 2, 4, 4]]
+
+
+def test_cbp_first_step_on_nondecreasing_takes_whole_run():  # P16
+    inst = P.generate(2, t=25, a=5, trend="inc", K=20, b=60)
+    first = cbp(inst, budget=min(inst.K, inst.b))
+    counts = (first.task_of >= 0).sum(axis=1)
+    assert sorted(counts.tolist())[-1] == min(inst.K, inst.b) and counts.sum() == counts.max()
+
+
+def test_cbp_decreasing_is_best_pair_to_neediest():  # P15 (h* = 1)
+    inst = P.example2()
+    z = cbp(inst, budget=2).task_of
+    assert z[0, 0] == 0 and z[3, 0] == 1 and (z >= 0).sum() == 2
+
+
+def _inverse_weight(w):
+    return brentq(lambda p: float(P.weight(p)) - w, 0.5, 1 - 1e-15)
+
+
+def test_local_search_fixes_the_counterexample():  # P20 + Sec. 4.3
+    inst = P.make_instance([[_inverse_weight(w)] for w in (3, 3, 2, 2, 2)], 2, 5)
+    sol = local_search(inst, cbp(inst), time_limit=5)
+    assert P.evaluate(inst, sol).objective == pytest.approx(6.0)
+
+
+def test_local_search_never_worse_and_feasible():  # P21
+    rng = np.random.default_rng(31)
+    for inst in _instances():
+        for name in ("rnd", "ta"):
+            start = BASELINES[name](inst, seed=int(rng.integers(100)))
+            sol = local_search(inst, start, time_limit=0.25, seed=1)
+            ev, ev0 = P.evaluate(inst, sol), P.evaluate(inst, start)
+            assert ev.feasible, ev.violations
+            assert ev.objective >= ev0.objective - 1e-12
+
+
+def test_local_search_reaches_optimum_on_tiny():
+    rng = np.random.default_rng(32)
+    hits = 0
+    for _ in range(10):
+        t, a = int(rng.integers(2, 5)), int(rng.integers(1, 4))
+        inst = P.make_instance(rng.uniform(0.5, 0.95, (a, t)), t, int(rng.integers(t, a * t + 1)))
+        opt = brute_force(inst)[0]
+        val = P.evaluate(inst, local_search(inst, cbp(inst), time_limit=1)).objective
+        assert val <= opt + 1e-9
+        hits += val >= opt - 1e-9
+    assert hits >= 6
+
+
+def test_spec_certify_and_compare():
+    cert = certify((SPEC, P.example()))
+    assert cert["certified"] and cert["ratio"] == 1.0 and cert["lower"] == pytest.approx(0.569373,
+                                                                                         abs=1e-6)
+    big = P.generate(0, t=100, a=10, budget_factor=3)
+    cert = certify((SPEC, big), time_limit=1)
+    assert cert["certified"] and 0 < cert["ratio"] <= 1
+    assert cert["upper"] <= SPEC.method("lp-closed-form").run(big, None).bound + 1e-12
+    rows = compare((SPEC, P.example2()), algorithms=["cbp", "cbp+ls", "milp-compact"])
+    assert [r.status for r in rows] == ["feasible", "feasible", "optimal"]
+    assert all(r.gap == 0.0 for r in rows)
+
+
+def test_cli_generate_solve_certify(tmp_path, capsys):
+    path = tmp_path / "i.json"
+    path.write_text(dump_instance(SPEC, P.example2()))
+    assert main(["certify", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ratio"] == 1.0 and doc["problem"] == "cltap"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"problem": "cltap", "t": 2, "b": 1, "p": [[0.5, 2]]}))
+    assert main(["solve", str(bad)]) == 2
