@@ -77,6 +77,20 @@ def test_thm42_optkg_label_counts_grow_and_ambiguous_item_gets_most():
     assert wins >= 13
 
 
+def test_cvar_half_keeps_labeling_every_instance():
+    theta = np.array([0.3, 0.6, 0.45, 0.7, 0.2])
+    pol = make_policy("cvar", 5, alpha=0.5, seed=1)
+    oracle = _labels(theta, 8, 3000)
+    prev = np.zeros(5)
+    for T in (300, 1000, 2500):
+        while pol.t < T:
+            i = pol.next()
+            pol.observe(i, oracle(i))
+        counts = pol.a + pol.b - 2
+        assert np.all(counts > prev)
+        prev = counts
+
+
 def _reference_run(index, K, prior, oracle, T, excluded=()):
     """Full-rescan argmax with 'first' ties: the behaviour the bucket heap must reproduce."""
     a = np.full(K, float(prior[0]))

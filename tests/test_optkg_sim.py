@@ -80,6 +80,10 @@ def test_replay_on_rte(data_dir):
     assert 0.7 < res["accuracy"][0] < res["accuracy"][1] < 0.95
     res = replay(table, gold, policy="optkg", budgets=[3200], seed=0, mode="heterogeneous")
     assert 0.85 < res["accuracy"][0] < 0.95
+    votes = table.vote_counts()  # replay invariant at T = all labels (digest 6.2.7)
+    want = float(np.mean((votes[:, 1] >= votes[:, 0]) == gold.truth(table.n_tasks)))
+    for pol in ("optkg", "kg", "uniform", "nlu"):
+        assert replay(table, gold, policy=pol, budgets=[8000], seed=2)["accuracy"][0] == want
 
 
 def test_cli_simulate_replay_json_and_errors(tmp_path, capsys):
