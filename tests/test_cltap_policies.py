@@ -122,3 +122,21 @@ def test_cli_generate_solve_certify(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"problem": "cltap", "t": 2, "b": 1, "p": [[0.5, 2]]}))
     assert main(["solve", str(bad)]) == 2
+
+
+def test_reproduce_task_functions():
+    from crowdopt.experiments import cltap_repro as R
+
+    recs = [{"fn": "x:small_instance", "params": {"t": 3, "trend": "inc"},
+             "result": R.small_instance(3, 3, "inc", 0.1, 10.0, seed=0)},
+            {"fn": "x:large_instance", "params": {"t": 100, "trend": "dec"},
+             "result": R.large_instance(100, 10, "dec", 0.1, 2.0, seed=0)},
+            {"fn": "x:baseline_errors", "params": {"trend": "dec", "budget_factor": 2.0},
+             "result": R.baseline_errors(30, 5, "dec", 2.0, seed=0)}]
+    small = recs[0]["result"]
+    assert small["status"] == "optimal" and small["cbp"] <= small["opt"] + 1e-9
+    large = recs[1]["result"]
+    assert 0 <= large["cbp_ratio"] <= large["ls_ratio"] + 1e-12 <= 1 + 1e-9
+    s = R.summarize(recs)
+    assert len(s["small"]) == len(s["large"]) == len(s["baselines"]) == 1
+    assert s["small"][0]["paper_cbp_%"] == 99.25

@@ -1,0 +1,53 @@
+"""CL-TAP commands (paper 003).
+
+- `crowdopt reproduce cltap [--scale smoke|paper] [-o DIR] [--jobs N] [--resume]`: Table 3 (small
+  t: CBP vs optimum; large t: certified ratios) and the classification error vs the baselines.
+Solving, comparing and certifying instances use the generic `crowdopt solve|compare|certify`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..cli import emit_json, format_table
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..experiments.cltap_repro import reproduce
+
+    out_dir = args.output or f"cltap-{args.scale}"
+    res = reproduce(out_dir, scale=args.scale, jobs=args.jobs, seed=args.seed,
+                    resume=args.resume, show_progress=not (args.json or args.quiet))
+    if args.json:
+        emit_json(res)
+        return 0
+    print(format_table(res["small"], ["trend", "t", "n", "opt", "cbp", "cbp_%", "paper_cbp_%",
+                                      "err_cbp", "paper_err_cbp"]))
+    print()
+    print(format_table(res["large"], ["trend", "t", "a", "n", "cbp", "ub", "ub_source", "cbp_%",
+                                      "cbp_min_%", "paper_cbp_%", "err_cbp", "paper_err_cbp"]))
+    print()
+    print(format_table(res["baselines"], ["trend", "b/t", "cbp", "ta", "pa", "rgl", "rnd",
+                                          "reduction_%"]))
+    print(f"\nreport: {res['report']}")
+    if res["failed"]:
+        print(f"warning: {res['failed']} task(s) failed; see {out_dir}/results.jsonl")
+    return 0
+
+
+def register(cli) -> None:
+    p = cli.reproduce.add_parser(
+        "cltap", help="paper 003: Table 3 and classification error vs baselines",
+        description="Reproduce paper 003 (CL-TAP): Table 3 small instances (CBP vs the proven "
+                    "optimum), large instances (certified ratio LB/UB) and the classification "
+                    "error of CBP vs the baselines. Writes DIR/report.md, PNGs, results.jsonl.")
+    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke",
+                   help="smoke: 1-3 seeds, short time limits (minutes); paper: 10 seeds")
+    p.add_argument("-o", "--output", default=None, metavar="DIR",
+                   help="output folder (default cltap-SCALE)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
+    p.add_argument("--seed", type=int, default=0, help="base seed (replication r uses seed+r)")
+    p.add_argument("--resume", action="store_true", help="skip tasks already in results.jsonl")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_reproduce)

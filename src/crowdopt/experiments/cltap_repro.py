@@ -1,0 +1,281 @@
+"""`crowdopt reproduce cltap`: paper 003 Table 3 and the baseline comparison of Fig. 4.
+
+Three task families through the executor (one task = one generated instance):
+- small: t in {3, 4, 5}, a = 3, b = 2t; CBP and CBP + local search against the exact optimum
+  (compact MILP, HiGHS, gap 0): c' and the ratio to OPT, exact expected classification error;
+- large: (t, a) in {(100, 10), (200, 20), (1000, 100)}, b = 2t; CBP and CBP + local search
+  certified against the best upper bound (column generation where the master is small enough,
+  always min'ed with the closed-form LP bound; both valid), ratio LB/UB;
+- baselines: exact expected classification error (eq. 29, tie = 1/2) of CBP, TA, PA, RGL, RND
+  for b in {1.5, 2, 2.5, 3} t (Fig. 4), and CBP's error reduction against the best baseline.
+Decreasing and increasing accuracies; generator defaults (naive crowd, mixed tau), digest 3.6.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..problems import cltap as P
+from ..validate import choice
+from .executor import Task, run_tasks
+from .report import Report, line_plot
+
+FN = "crowdopt.experiments.cltap_repro"
+LARGE = [(100, 10), (200, 20), (1000, 100)]
+SMALL = [3, 4, 5]
+BUDGETS = [1.5, 2.0, 2.5, 3.0]
+POLICIES = ["cbp", "ta", "pa", "rgl", "rnd"]
+
+# Paper Table 3 (b = 2t): (c' optimal, c' CBP, CBP % of OPT or of UB, c' LS, LS %,
+# error optimal, error CBP, error LS). None = not reported.
+PAPER = {
+    ("dec", 3, 3): (0.43, 0.43, 100.0, 0.43, 100.0, 0.30, 0.30, 0.30),
+    ("dec", 4, 3): (0.38, 0.37, 98.30, 0.38, 100.0, 0.30, 0.30, 0.30),
+    ("dec", 5, 3): (0.35, 0.35, 100.0, 0.35, 100.0, 0.32, 0.32, 0.32),
+    ("dec", 100, 10): (None, 0.96, 86.30, 0.98, 88.48, None, 0.21, 0.21),
+    ("dec", 200, 20): (None, 1.41, 87.81, 1.42, 88.70, None, 0.17, 0.17),
+    ("dec", 1000, 100): (None, 2.71, 93.26, 2.72, 93.47, None, 0.07, 0.07),
+    ("inc", 3, 3): (1.28, 1.27, 99.25, 1.28, 100.0, 0.21, 0.21, 0.21),
+    ("inc", 4, 3): (1.33, 1.32, 99.41, 1.33, 100.0, 0.19, 0.19, 0.19),
+    ("inc", 5, 3): (1.35, 1.34, 99.46, 1.35, 100.0, 0.19, 0.20, 0.19),
+    ("inc", 100, 10): (None, 1.86, 83.99, 1.86, 83.99, None, 0.13, 0.13),
+    ("inc", 200, 20): (None, 2.04, 83.27, 2.04, 83.27, None, 0.12, 0.12),
+    ("inc", 1000, 100): (None, 2.80, 86.53, 2.80, 86.53, None, 0.04, 0.04),
+}
+PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline on average
+
+SCALES: dict[str, dict[str, Any]] = {
+    "smoke": {"reps_small": 3, "reps_large": 3, "reps_base": 1, "base_size": (200, 20),
+              "ls_time": 0.5, "colgen_time": 5.0, "milp_time": 60.0},
+    "paper": {"reps_small": 10, "reps_large": 10, "reps_base": 10, "base_size": (1000, 100),
+              "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0},
+}
+
+
+def _ratio(v: float, ub: float) -> float:
+    return 1.0 if ub <= 1e-12 else v / ub
+
+
+def small_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
+                   seed: int = 0) -> dict:
+    """One Table 3 small cell: CBP, CBP + LS and the MILP optimum (gap 0) on one instance."""
+    from ..registry import RunOptions
+    from ..solvers.cltap import solve_milp
+    from ..solvers.cltap_cbp import cbp
+    from ..solvers.cltap_search import local_search
+
+    inst = P.generate(seed, t=t, a=a, trend=trend)
+    t0 = time.perf_counter()
+    s_cbp = cbp(inst)
+    s_ls = local_search(inst, s_cbp, time_limit=ls_time, seed=seed)
+    t1 = time.perf_counter()
+    out = solve_milp(inst, RunOptions(time_limit=milp_time))
+    t2 = time.perf_counter()
+    if out.solution is None:
+        raise RuntimeError(f"MILP returned no solution ({out.status})")
+    opt = P.evaluate(inst, out.solution).objective
+    v_cbp, v_ls = P.evaluate(inst, s_cbp).objective, P.evaluate(inst, s_ls).objective
+    return {"status": out.status, "opt": opt, "bound": out.bound, "cbp": v_cbp, "ls": v_ls,
+            "cbp_ratio": _ratio(v_cbp, out.bound), "ls_ratio": _ratio(v_ls, out.bound),
+            "err_opt": P.classification_error(inst, out.solution),
+            "err_cbp": P.classification_error(inst, s_cbp),
+            "err_ls": P.classification_error(inst, s_ls),
+            "heur_s": t1 - t0, "milp_s": t2 - t1}
+
+
+def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
+                   seed: int = 0) -> dict:
+    """One Table 3 large cell: CBP and CBP + LS certified by the best upper bound."""
+    from ..solvers.cltap import COLGEN_MAX_PAIRS
+    from ..solvers.cltap_cbp import cbp
+    from ..solvers.cltap_colgen import closed_form_bound, column_generation
+    from ..solvers.cltap_search import local_search
+
+    inst = P.generate(seed, t=t, a=a, trend=trend)
+    t0 = time.perf_counter()
+    s_cbp = cbp(inst)
+    t1 = time.perf_counter()
+    s_ls = local_search(inst, s_cbp, time_limit=ls_time, seed=seed)
+    t2 = time.perf_counter()
+    cf = closed_form_bound(inst)
+    t3 = time.perf_counter()
+    cg: dict[str, Any] = {"colgen": None, "colgen_converged": None, "colgen_rounds": None,
+                          "colgen_s": None}
+    ub, source = cf, "closed form"
+    if inst.a * inst.K <= COLGEN_MAX_PAIRS:
+        res = column_generation(inst, aggregated=True, smoothing=0.5, time_limit=colgen_time)
+        cg = {"colgen": res.bound, "colgen_converged": res.converged,
+              "colgen_rounds": len(res.rounds), "colgen_s": res.time_s}
+        if res.converged and abs(res.bound - cf) <= 1e-7 * (1 + cf):
+            source = "column generation = closed form"
+        if res.bound < cf - 1e-7 * (1 + cf):
+            ub, source = res.bound, "column generation" + ("" if res.converged else " (early)")
+    v_cbp, v_ls = P.evaluate(inst, s_cbp).objective, P.evaluate(inst, s_ls).objective
+    return {"cbp": v_cbp, "ls": v_ls, "closed_form": cf, "ub": ub, "ub_source": source,
+            "cbp_ratio": _ratio(v_cbp, ub), "ls_ratio": _ratio(v_ls, ub),
+            "err_cbp": P.classification_error(inst, s_cbp),
+            "err_ls": P.classification_error(inst, s_ls),
+            "cbp_s": t1 - t0, "ls_s": t2 - t1, "closed_form_s": t3 - t2, **cg}
+
+
+def baseline_errors(t: int, a: int, trend: str, budget_factor: float, seed: int = 0) -> dict:
+    """Exact expected classification error of CBP and the baselines at one budget (Fig. 4)."""
+    from ..solvers.cltap_baselines import BASELINES
+    from ..solvers.cltap_cbp import cbp
+
+    inst = P.generate(seed, t=t, a=a, trend=trend, budget_factor=budget_factor)
+    out = {}
+    for name in POLICIES:
+        sol = cbp(inst) if name == "cbp" else BASELINES[name](inst, seed=seed)
+        out[name] = P.classification_error(inst, sol)
+        out[name + "_c"] = P.evaluate(inst, sol).objective
+    return out
+
+
+def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
+    sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
+    tasks: list[Task] = []
+    for trend in ("dec", "inc"):
+        for r in range(sc["reps_small"]):
+            for t in SMALL:
+                tasks.append(Task(f"{FN}:small_instance", {
+                    "t": t, "a": 3, "trend": trend, "ls_time": sc["ls_time"],
+                    "milp_time": sc["milp_time"]}, seed + r))
+        for r in range(sc["reps_large"]):
+            for t, a in LARGE:
+                tasks.append(Task(f"{FN}:large_instance", {
+                    "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
+                    "colgen_time": sc["colgen_time"]}, seed + r))
+        bt, ba = sc["base_size"]
+        for r in range(sc["reps_base"]):
+            for bf in BUDGETS:
+                tasks.append(Task(f"{FN}:baseline_errors", {
+                    "t": bt, "a": ba, "trend": trend, "budget_factor": bf}, seed + r))
+    return tasks
+
+
+def _mean(xs: list[float]) -> float | None:
+    return float(np.mean(xs)) if xs else None
+
+
+def summarize(records: list[dict]) -> dict[str, list[dict]]:
+    ok = [r for r in records if r.get("result") is not None]
+    small, large, base = [], [], []
+    for trend in ("dec", "inc"):
+        for t in SMALL:
+            rs = [r["result"] for r in ok if r["fn"].endswith("small_instance")
+                  and r["params"]["trend"] == trend and r["params"]["t"] == t]
+            if not rs:
+                continue
+            pp = PAPER[(trend, t, 3)]
+            small.append({
+                "trend": trend, "t": t, "a": 3, "n": len(rs),
+                "opt": _mean([x["opt"] for x in rs]), "paper_opt": pp[0],
+                "cbp": _mean([x["cbp"] for x in rs]), "paper_cbp": pp[1],
+                "cbp_%": 100 * _mean([x["cbp_ratio"] for x in rs]),
+                "cbp_min_%": 100 * min(x["cbp_ratio"] for x in rs), "paper_cbp_%": pp[2],
+                "ls_%": 100 * _mean([x["ls_ratio"] for x in rs]), "paper_ls_%": pp[4],
+                "err_opt": _mean([x["err_opt"] for x in rs]), "paper_err_opt": pp[5],
+                "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
+                "all_proven": all(x["status"] == "optimal" for x in rs),
+                "milp_s": _mean([x["milp_s"] for x in rs])})
+        for t, a in LARGE:
+            rs = [r["result"] for r in ok if r["fn"].endswith("large_instance")
+                  and r["params"]["trend"] == trend and r["params"]["t"] == t]
+            if not rs:
+                continue
+            pp = PAPER[(trend, t, a)]
+            large.append({
+                "trend": trend, "t": t, "a": a, "n": len(rs),
+                "cbp": _mean([x["cbp"] for x in rs]), "paper_cbp": pp[1],
+                "ub": _mean([x["ub"] for x in rs]), "ub_source": rs[0]["ub_source"],
+                "cbp_%": 100 * _mean([x["cbp_ratio"] for x in rs]),
+                "cbp_min_%": 100 * min(x["cbp_ratio"] for x in rs), "paper_cbp_%": pp[2],
+                "ls_%": 100 * _mean([x["ls_ratio"] for x in rs]), "paper_ls_%": pp[4],
+                "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
+                "cbp_s": _mean([x["cbp_s"] for x in rs]),
+                "bound_s": _mean([x["closed_form_s"] + (x["colgen_s"] or 0.0) for x in rs])})
+        for bf in BUDGETS:
+            rs = [r["result"] for r in ok if r["fn"].endswith("baseline_errors")
+                  and r["params"]["trend"] == trend and r["params"]["budget_factor"] == bf]
+            if not rs:
+                continue
+            row: dict[str, Any] = {"trend": trend, "b/t": bf, "n": len(rs)}
+            for name in POLICIES:
+                row[name] = _mean([x[name] for x in rs])
+            best = min(row[n] for n in POLICIES[1:])
+            row["best_baseline"] = min(POLICIES[1:], key=lambda n: row[n])
+            row["reduction_%"] = 100 * (1 - row["cbp"] / best) if best > 0 else None
+            base.append(row)
+    return {"small": small, "large": large, "baselines": base}
+
+
+NOTES = """\
+Setup: the paper's generator (Sec. 6.2.1) as fixed in digest 003 section 3.6: naive crowd, mixed
+tau (5 groups), t-bar on [1, 2t], every p clipped to [0.5, 0.999], b = 2t for Table 3.
+c' is the bottleneck linear correctness min_i c'(W_i); small-instance ratios are LB/OPT with OPT
+proven by HiGHS at gap 0; large-instance ratios are LB/UB where UB is the best valid bound
+(column generation's best Lagrangian bound where its master is small enough, min'ed with the
+closed-form compact LP bound, which column generation equals at convergence when b >= t).
+Classification error is the exact expected error of the logit-weighted vote (tie = 1/2),
+variance-free, where the paper simulated labels.
+
+Known differences (digest 003 G3): the decreasing instances of this generator reach p = 0.5
+within about 0.3 t iterations, so small decreasing instances often have OPT = 0 (reported as
+100 %) and the paper's decreasing c' values (0.43/0.38/0.35) and large decreasing ratios are not
+reproduced; the increasing case matches closely. The paper's % for large t are minimum row
+values (digest E1); we give the mean and the minimum.
+"""
+
+
+def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 0,
+              resume: bool = False, show_progress: bool = True) -> dict:
+    """Run every task through the executor; write DIR/report.md, PNGs and results.jsonl."""
+    tasks = build_tasks(scale, seed)
+    out = Path(out_dir)
+    rep = Report(out, "CL-TAP (paper 003): Table 3 and classification error vs baselines",
+                 seeds=sorted({t.seed for t in tasks}))
+    records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
+                        show_progress=show_progress, desc="cltap")
+    failed = [r for r in records if r.get("error")]
+    s = summarize(records)
+    rep.text(NOTES)
+    rep.table("Table 3, small instances: CBP vs proven optimum (b = 2t, a = 3)", s["small"],
+              ["trend", "t", "n", "opt", "paper_opt", "cbp", "paper_cbp", "cbp_%",
+               "cbp_min_%", "paper_cbp_%", "ls_%", "paper_ls_%", "err_opt", "paper_err_opt",
+               "err_cbp", "paper_err_cbp", "all_proven", "milp_s"])
+    rep.table("Table 3, large instances: certified ratio LB/UB (b = 2t)", s["large"],
+              ["trend", "t", "a", "n", "cbp", "paper_cbp", "ub", "ub_source", "cbp_%",
+               "cbp_min_%", "paper_cbp_%", "ls_%", "paper_ls_%", "err_cbp", "paper_err_cbp",
+               "cbp_s", "bound_s"])
+    bt, ba = SCALES[scale]["base_size"]
+    rep.table(f"Classification error vs baselines (t = {bt}, a = {ba}; Fig. 4)", s["baselines"],
+              ["trend", "b/t", "n"] + POLICIES + ["best_baseline", "reduction_%"],
+              note=f"Paper: CBP's error is {PAPER_REDUCTION:.0f} % below the nearest baseline on "
+                   "average across budgets (TA nearest for decreasing, PA for increasing).")
+    for row_set, name, title in ((s["large"], "ratios", "certified CBP ratio (%) vs t"),):
+        series, ref = {}, {}
+        for trend in ("dec", "inc"):
+            rows = [r for r in row_set if r["trend"] == trend]
+            if rows:
+                series[f"{trend} ours"] = ([r["t"] for r in rows], [r["cbp_%"] for r in rows])
+                ref[f"{trend} paper"] = ([r["t"] for r in rows], [r["paper_cbp_%"] for r in rows])
+        if series:
+            rep.figure(line_plot(series, xlabel="t (a = t/10)", ylabel="CBP / UB (%)",
+                                 title=title, logx=True, reference=ref), name,
+                       "Certified CBP ratio (ours solid, paper dashed).")
+    for trend in ("dec", "inc"):
+        rows = [r for r in s["baselines"] if r["trend"] == trend]
+        if rows:
+            series = {n: ([r["b/t"] for r in rows], [r[n] for r in rows]) for n in POLICIES}
+            rep.figure(line_plot(series, xlabel="budget b / t", ylabel="expected error",
+                                 title=f"{trend}: classification error"), f"errors_{trend}",
+                       f"Exact expected classification error, {trend} accuracies.")
+    if failed:
+        rep.text(f"**{len(failed)} task(s) failed**: see results.jsonl.")
+    path = rep.write()
+    return {"report": str(path), **s, "failed": len(failed)}
