@@ -184,7 +184,7 @@ _INTERRUPTED = """
 import sys
 from crowdopt.experiments.executor import Task, run_tasks
 if __name__ == "__main__":
-    tasks = [Task("crowdopt.experiments.executor:busy_task", {"work": 1_000_000 + s}, seed=s)
+    tasks = [Task("crowdopt.experiments.executor:busy_task", {"work": 2_000_000 + s}, seed=s)
              for s in range(30)]
     run_tasks(tasks, jobs=2, results_path=sys.argv[1], resume=True, show_progress=False)
 """
@@ -204,7 +204,7 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     assert b"KeyboardInterrupt" in err or b"Terminated" in err
     kept = read_results(path)
     assert 3 <= len(kept) < 30 and all(r["error"] is None for r in kept)
-    tasks = [Task(BUSY, {"work": 1_000_000 + s}, seed=s) for s in range(30)]
+    tasks = [Task(BUSY, {"work": 2_000_000 + s}, seed=s) for s in range(30)]
     kept_keys = {r["key"] for r in kept}
     ran = []
     # resume with tiny stand-ins would change keys, so resume the real tasks in this process

@@ -148,24 +148,26 @@ def test_example_configs_are_valid():
             assert callable(resolve(cfg.target))
 
 
-def test_cli_quiet_and_json_keep_progress_off_stdout(tmp_path):
+def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys):
     cfg = tmp_path / "b.toml"
     cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 3\n'
                    "[grid]\nwork = [1000, 2000]\n")
-    base = [CROWDOPT, "sweep", str(cfg), "-o", str(tmp_path / "o")]
-    loud = subprocess.run(base, capture_output=True, text=True, timeout=120)
-    assert loud.returncode == 0 and "%|" in loud.stderr and "%|" not in loud.stdout
-    assert "mean(sum)" in loud.stdout
-    quiet = subprocess.run([*base, "--quiet"], capture_output=True, text=True, timeout=120)
-    assert quiet.returncode == 0 and quiet.stderr == ""
-    js = subprocess.run([*base, "--json"], capture_output=True, text=True, timeout=120)
-    assert js.returncode == 0 and js.stderr == "" and json.loads(js.stdout)["tasks"] == 6
+    base = ["sweep", str(cfg), "-o", str(tmp_path / "o")]
+    assert main(base) == 0
+    out, err = capsys.readouterr()
+    assert "%|" in err and "%|" not in out and "mean(sum)" in out
+    assert main([*base, "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "mean(sum)" in out
+    assert main([*base, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["tasks"] == 6
 
 
 def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     cfg = tmp_path / "slow.toml"
-    cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 12\n'
-                   "[grid]\nwork = [1000000, 1000001]\n")
+    cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 16\n'
+                   "[grid]\nwork = [3000000, 3000001]\n")
     out = tmp_path / "o"
     results = out / "results.jsonl"
     cmd = [CROWDOPT, "sweep", str(cfg), "--jobs", "2", "-o", str(out), "--quiet"]
@@ -177,12 +179,12 @@ def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     proc.communicate(timeout=30)
     assert proc.returncode == 130, "the sweep finished before it could be interrupted"
     kept = read_results(results)
-    assert 3 <= len(kept) < 24
+    assert 3 <= len(kept) < 32
     again = subprocess.run([*cmd, "--resume", "--json"], capture_output=True, text=True,
                            timeout=120)
-    assert again.returncode == 0 and json.loads(again.stdout)["tasks"] == 24
+    assert again.returncode == 0 and json.loads(again.stdout)["tasks"] == 32
     lines = read_results(results)
-    assert len(lines) == 24 and len({r["key"] for r in lines}) == 24  # nothing ran twice
+    assert len(lines) == 32 and len({r["key"] for r in lines}) == 32  # nothing ran twice
     assert lines[: len(kept)] == kept
 
 
