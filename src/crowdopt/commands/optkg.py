@@ -209,7 +209,7 @@ def register(cli) -> None:
     p.add_argument("--seed", type=int, default=2013)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--only", default=None, metavar="LIST",
-                   help="comma-separated sections: dp,fig10,fig11,replay,table4 (default all)")
+                   help="comma-separated sections: dp,fig45,fig10,fig11,replay,table4 (default all)")
     p.add_argument("--sim-gittins", action=argparse.BooleanOptionalAction, default=None,
                    help="Gittins-Inf in the synthetic panels (default: paper scale only)")
     p.add_argument("--json", action="store_true")

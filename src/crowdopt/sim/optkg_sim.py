@@ -160,3 +160,39 @@ def mean_curves(records: list[dict]) -> dict:
         out["se"][name] = (mat.std(0, ddof=1) / np.sqrt(len(ok))).tolist() if len(ok) > 1 \
             else [0.0] * len(budgets)
     return out
+
+
+def label_counts_replication(*, theta, rho=None, budgets: Sequence[int] = (105,),
+                             prior=(1.0, 1.0), worker_prior=(4.0, 1.0), seed: int = 0) -> dict:
+    """Figs. 4-5: labels per instance (and, with `rho`, instances per worker) under Opt-KG for
+    fixed theta (and rho), at every budget (prefix of one run; Opt-KG does not depend on T)."""
+    theta = np.asarray(theta, dtype=float)
+    budgets = _budgets(budgets)
+    rng = np.random.default_rng(seed)
+    K = len(theta)
+    out: dict = {"budgets": budgets, "per_instance": [], "per_worker": []}
+    if rho is None:
+        pol = make_policy("optkg", K, prior=_pair(prior, "prior"), seed=[seed, 1])
+    else:
+        rho = np.asarray(rho, dtype=float)
+        pol = WorkerPolicy(K, len(rho), "optkg", prior=_pair(prior, "prior"),
+                           worker_prior=_pair(worker_prior, "worker_prior"), seed=[seed, 1])
+        per_worker = np.zeros(len(rho), dtype=np.int64)
+    per_item = np.zeros(K, dtype=np.int64)
+    mk = 0
+    for t in range(1, budgets[-1] + 1):
+        act = pol.next()
+        if rho is None:
+            i, q = act, theta[act]
+        else:
+            i, j = act
+            q = rho[j] * theta[i] + (1 - rho[j]) * (1 - theta[i])
+            per_worker[j] += 1
+        per_item[i] += 1
+        pol.observe(act, 1 if rng.random() < q else -1)
+        if t == budgets[mk]:
+            out["per_instance"].append(per_item.tolist())
+            if rho is not None:
+                out["per_worker"].append(per_worker.tolist())
+            mk += 1
+    return out
