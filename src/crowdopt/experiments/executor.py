@@ -4,9 +4,10 @@ A task is a plain record (function path, JSON parameters, seed). `run_tasks` run
 process (`jobs=1`), in a process pool with the spawn start method (`jobs>1`), or on a Dask
 distributed cluster (`scheduler="tcp://host:8786"` or a `distributed.Client`). Guarantees:
 
-- Every result is appended to `results_path` as one JSON line (flushed) the moment it finishes,
-  so an interrupted run (Ctrl-C, SIGTERM, a killed parent) loses nothing already finished, and
-  `resume=True` re-runs only the tasks without a successful line (a torn last line is dropped).
+- Every result is appended to `results_path` as one JSON line (one unbuffered O_APPEND write)
+  the moment it finishes, so an interrupted run (Ctrl-C, SIGTERM, even kill -9) loses nothing
+  already finished, and `resume=True` re-runs only the tasks without a successful line (a torn
+  last line is cut). The file is locked: a second run on the same file stops with exit 2.
 - A task that raises, or whose worker process dies, becomes a record with `error`; the run goes
   on. A dead worker is found by re-running the tasks it may have held one at a time.
 - `CROWDOPT_SCHEDULER=tcp://host:8786` sends the tasks of every command that has no
