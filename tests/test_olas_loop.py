@@ -277,10 +277,15 @@ def test_cli_simulate_json(tmp_path, capsys):
         ",".join(f"{v:.4f}" for v in xr) + f",{yv}" for xr, yv in zip(data.X, data.y)) + "\n")
     code = main(["simulate", "olas", "--data", str(p), "--target", "y", "--cycles", "2",
                  "--labelers", "2", "--capacity", "3", "--classifier", "logreg",
-                 "--strategies", "OLAS,RS+RLA", "--json", "-o", str(tmp_path / "out")])
+                 "--strategies", "OLAS,RS+RLA", "--beta", "0.05,0.3", "--json",
+                 "-o", str(tmp_path / "out")])
     assert code == 0
     out = json.loads(capsys.readouterr().out)
-    assert "accuracy" in out and [r["strategy"] for r in out["strategies"]] == ["RS+RLA", "OLAS"]
+    assert "accuracy" in out
+    rows = [(r["strategy"], r["beta"]) for r in out["strategies"]]
+    assert rows == [("RS+RLA", None), ("OLAS", 0.05), ("OLAS", 0.3)]  # baselines run once
+    olas = [r for r in out["strategies"] if r["strategy"] == "OLAS"]
+    assert olas[0]["selected_mean"] <= olas[1]["selected_mean"]  # digest F4
     assert (tmp_path / "out" / "results.jsonl").exists()
 
 

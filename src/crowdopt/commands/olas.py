@@ -123,20 +123,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         dataset = args.preset
         base = {**SIM_DEFAULTS, **preset_settings(args.preset)}
     given = {k: getattr(args, k) for k in SIM_DEFAULTS if getattr(args, k) is not None}
-    config = {**base, **given, "noise": args.noise, "alpha": args.alpha, "beta": args.beta,
+    from ..sim.olas_estimate import parse_grid
+
+    betas = parse_grid(args.beta)
+    config = {**base, **given, "noise": args.noise, "alpha": args.alpha, "beta": betas[0],
               "cycles": args.cycles, "acc_min": args.acc_range[0], "acc_max": args.acc_range[1],
               "init_frac": args.init_frac, "test_frac": args.test_frac,
               "classifier": args.classifier, "noise_mode": args.noise_mode}
     cfg = make_config(**config)
     strategies = check_strategies(args.strategies)
+    if len(betas) > 1 and "OLAS" not in strategies:
+        raise InputError("--beta", "one value unless OLAS is among --strategies", args.beta)
     data = load_dataset(dataset)  # fail fast on a bad file, before any process starts
     if args.reps < 1:
         raise InputError("--reps", "an integer >= 1", args.reps)
     if args.jobs < 1:
         raise InputError("--jobs", "an integer >= 1", args.jobs)
+    # a beta sweep re-runs only OLAS: the baselines do not depend on beta (same seeds)
     tasks = [Task("crowdopt.sim.olas_loop:replication_task",
-                  {"dataset": dataset, "strategies": strategies, "config": cfg.to_dict()},
-                  seed=args.seed + r) for r in range(args.reps)]
+                  {"dataset": dataset, "strategies": strategies if k == 0 else ["OLAS"],
+                   "config": {**cfg.to_dict(), "beta": b}}, seed=args.seed + r)
+             for k, b in enumerate(betas) for r in range(args.reps)]
     results_path = None
     if args.output:
         from pathlib import Path
@@ -147,11 +154,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     errors = [r for r in records if r.get("error")]
     if errors:
         raise InputError("simulate olas", "replications without errors", errors[0]["error"])
-    rows = summarize_replications([r["result"] for r in records])
+    rows = []
+    for k, b in enumerate(betas):
+        part = summarize_replications([r["result"] for r in records
+                                       if r["params"]["config"]["beta"] == b])
+        for row in part:
+            row["beta"] = b if row["strategy"] == "OLAS" else None
+        rows += [row for row in part if k == 0 or row["strategy"] == "OLAS"]
     olas_row = next((r for r in rows if r["strategy"] == "OLAS"), rows[0])
     out = {"dataset": dataset, "n": int(len(data.y)), "classes": data.classes,
-           "config": cfg.to_dict(), "reps": args.reps, "seeds": [t.seed for t in tasks],
-           "accuracy": olas_row["accuracy"], "strategies": rows,
+           "config": cfg.to_dict(), "betas": betas, "reps": args.reps,
+           "seeds": sorted({t.seed for t in tasks}), "accuracy": olas_row["accuracy"],
+           "strategies": rows,
            "replications": [r["result"] for r in records] if args.per_rep else None}
     if args.output:
         emit_json(out, str(results_path.parent / "summary.json"), stdout=False)
@@ -161,9 +175,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     name = dataset if isinstance(dataset, str) else args.data
     print(f"{name}: n={len(data.y)}, {args.reps} replication(s), {cfg.cycles} cycles, "
           f"B={cfg.per_cycle}, M={cfg.labelers}, c={cfg.capacity}, noise={args.noise}, "
-          f"{cfg.noise_mode} alpha={cfg.alpha}, beta={cfg.beta}")
-    print(format_table(rows, ["strategy", "reps", "f1_initial", "f1_mean", "f1_sd", "accuracy",
-                              "selected_mean", "wrong_mean"]))
+          f"{cfg.noise_mode} alpha={cfg.alpha}")
+    print(format_table(rows, ["strategy", "beta", "reps", "f1_initial", "f1_mean", "f1_sd",
+                              "accuracy", "selected_mean", "wrong_mean"]))
     return 0
 
 
@@ -260,7 +274,8 @@ def register(cli: Any) -> None:
     p.add_argument("--noise", default="linear",
                    help="linear (NM1), superellipse (NM2) or logistic:w0,we,wa")
     p.add_argument("--alpha", type=float, default=0.2, help="label simulator threshold")
-    p.add_argument("--beta", type=float, default=0.2, help="OLAS noise bound")
+    p.add_argument("--beta", default="0.2",
+                   help="OLAS noise bound; a comma list or lo:hi:step sweeps it (OLAS only)")
     p.add_argument("--cycles", type=int, default=10)
     p.add_argument("--budget", type=int, default=None,
                    help="points per cycle (default: preset, else labelers x capacity)")
