@@ -21,7 +21,7 @@ the split, L_0, the labelers and the classifier seed, so they are compared pairw
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -80,30 +80,31 @@ def make_config(**kw: Any) -> LoopConfig:
         raise InputError(extra[0], "a loop setting (" + ", ".join(sorted(known)) + ")", "unknown")
     cfg = LoopConfig(**kw)
     noise_from_spec(cfg.noise)
-    probability(cfg.alpha, "alpha")
-    real(cfg.beta, "beta", lo=0.0)
-    integer(cfg.cycles, "cycles", lo=1)
-    integer(cfg.labelers, "labelers", lo=1)
-    integer(cfg.capacity, "capacity", lo=1)
     amin = probability(cfg.acc_min, "acc_min")
     amax = probability(cfg.acc_max, "acc_max")
     if amax < amin:
         raise InputError("acc_max", f"a number >= acc_min = {amin}", amax)
-    real(cfg.init_frac, "init_frac", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    real(cfg.test_frac, "test_frac", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    choice(cfg.classifier, "classifier", list(CLASSIFIERS))
-    choice(cfg.noise_mode, "noise_mode", list(NOISE_MODES))
-    choice(cfg.entropy_normalize, "entropy_normalize", ["none", "lnC"])
-    if cfg.budget is not None:
-        integer(cfg.budget, "budget", lo=1, hi=cfg.total_capacity)
-    return cfg
+    labelers = integer(cfg.labelers, "labelers", lo=1)
+    capacity = integer(cfg.capacity, "capacity", lo=1)
+    budget = (None if cfg.budget is None
+              else integer(cfg.budget, "budget", lo=1, hi=labelers * capacity))
+    return replace(
+        cfg, alpha=probability(cfg.alpha, "alpha"), beta=real(cfg.beta, "beta", lo=0.0),
+        cycles=integer(cfg.cycles, "cycles", lo=1), budget=budget, labelers=labelers,
+        capacity=capacity, acc_min=amin, acc_max=amax,
+        init_frac=real(cfg.init_frac, "init_frac", lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+        test_frac=real(cfg.test_frac, "test_frac", lo=0.0, hi=1.0, lo_open=True, hi_open=True),
+        classifier=choice(cfg.classifier, "classifier", list(CLASSIFIERS)),
+        noise_mode=choice(cfg.noise_mode, "noise_mode", list(NOISE_MODES)),
+        entropy_normalize=choice(cfg.entropy_normalize, "entropy_normalize", ["none", "lnC"]))
 
 
 def check_strategies(strategies: Any) -> list[str]:
     if isinstance(strategies, str):
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
-    out = [choice(s.upper() if isinstance(s, str) else s, "strategies", list(STRATEGIES))
-           for s in strategies]
+    out = list(dict.fromkeys(
+        choice(s.upper() if isinstance(s, str) else s, "strategies", list(STRATEGIES))
+        for s in strategies))
     if not out:
         raise InputError("strategies", "at least one of " + ", ".join(STRATEGIES), "none")
     return out
