@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..sim.olas_loop import STRATEGIES, make_config
+from ..sim.olas_loop import STRATEGIES, make_classifier, make_config
 from ..sim.uci import PRESETS, preset_settings
 from ..validate import choice, integer
 from .executor import Task, run_tasks
@@ -201,6 +201,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
               resume: bool = False, show_progress: bool = True, **grid: Any) -> dict:
     """Run the grid through the executor, write DIR/report.md, the PNGs and results.jsonl."""
     tasks = build_tasks(scale=scale, seed=seed, **grid)
+    make_classifier("rf", 0)  # the `al` and `plot` extras, checked before any work
+    pyplot()
     out = Path(out_dir)
     seeds = sorted({t.seed for t in tasks})
     rep = Report(out, "OLAS (paper 000): UCI experiments, Tables 3-4",
