@@ -190,7 +190,31 @@ if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def _children(pid: int) -> set[int]:
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_path, sig):
     script, path = tmp_path / "run.py", tmp_path / "r.jsonl"
     script.write_text(_INTERRUPTED)
@@ -198,10 +222,16 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     deadline = time.monotonic() + 60
     while len(read_results(path)) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    workers = _children(proc.pid)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0, "the run finished before it could be interrupted"
-    assert b"KeyboardInterrupt" in err or b"Terminated" in err
+    if sig != signal.SIGKILL:
+        assert b"KeyboardInterrupt" in err or b"Terminated" in err
+    deadline = time.monotonic() + 10  # no orphan workers, even after kill -9
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert workers and not _alive(workers)
     kept = read_results(path)
     assert 3 <= len(kept) < 30 and all(r["error"] is None for r in kept)
     tasks = [Task(BUSY, {"work": 2_000_000 + s}, seed=s) for s in range(30)]

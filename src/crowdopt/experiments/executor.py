@@ -377,7 +377,24 @@ def _init_worker(started: Any) -> None:
     global _STARTED
     _STARTED = started
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    _exit_with_parent()
     limit_threads()
+
+
+def _exit_with_parent() -> None:
+    """A worker whose parent was killed (kill -9) exits instead of waiting forever."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    parent = mp.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="crowdopt-parent-watch", daemon=True).start()
 
 
 def _run_in_worker(rec: dict) -> dict:
