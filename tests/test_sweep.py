@@ -156,10 +156,12 @@ def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys
     assert main(base) == 0
     out, err = capsys.readouterr()
     assert "%|" in err and "%|" not in out and "mean(sum)" in out
-    assert main([*base, "--quiet"]) == 0
+    assert main([*base, "--quiet"]) == 2  # results exist: --resume or --fresh
+    assert "--fresh" in capsys.readouterr().err
+    assert main([*base, "--quiet", "--fresh"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and "mean(sum)" in out
-    assert main([*base, "--json"]) == 0
+    assert main([*base, "--json", "--resume"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and json.loads(out)["tasks"] == 6
 

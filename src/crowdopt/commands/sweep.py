@@ -1,7 +1,8 @@
 """`crowdopt sweep CONFIG.toml`: a parameter grid x seeds through the one execution layer.
 
 Writes DIR/results.jsonl (one line per task, appended as tasks finish), DIR/summary.csv and
-DIR/summary.md (one row per grid point). `--resume` re-runs only the tasks without a result.
+DIR/summary.md (one row per grid point). `--resume` re-runs only the tasks without a result;
+existing results are never overwritten without `--fresh`.
 Exit 0 when every task ran, 1 when some task raised (its error is in results.jsonl), 2 on bad
 input.
 """
@@ -17,11 +18,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     import sys
 
     from ..cli import emit_json, format_table
+    from ..errors import InputError
     from ..experiments.sweep import load_config, run_sweep
 
     cfg = load_config(args.config)
     jobs = args.jobs if args.jobs is not None else (cfg.jobs if cfg.jobs is not None else 1)
     out_dir = Path(args.output or cfg.output or Path("runs") / Path(args.config).stem)
+    old = out_dir / "results.jsonl"
+    if not (args.resume or args.fresh) and old.exists() and old.stat().st_size > 0:
+        raise InputError("-o", "a folder without results (add --resume to keep them and run only "
+                         "the missing tasks, or --fresh to start over)", str(out_dir))
     command = _command(args, out_dir)
     run = run_sweep(cfg, out_dir, jobs=jobs, scheduler=args.scheduler, resume=args.resume,
                     show_progress=not (args.quiet or args.json), command=command)
@@ -72,6 +78,8 @@ def register(cli) -> None:
                    help="output folder (default: the config's `output`, else runs/<config name>)")
     p.add_argument("--resume", action="store_true",
                    help="keep the results already in DIR/results.jsonl; run only the missing tasks")
+    p.add_argument("--fresh", action="store_true",
+                   help="discard the results already in DIR (default: refuse to overwrite them)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_sweep)
