@@ -2,8 +2,8 @@
 
 Fast: `cbp` (Algorithm 1, digest 3.1), `cbp+ls` (CBP then the Sec. 4.3 local search), and the
 baselines `rnd`, `rgl`, `pa`, `ta` (digest 3.7). Exact: `milp-compact` (11)-(17) through the
-HiGHS adapter at gap 0 (only where HiGHS proves it quickly, about a*t*K <= 600 binaries) and
-`brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4)
+HiGHS adapter at gap 0 (only where HiGHS proves it within about a minute, a*t*K <= 750
+binaries) and `brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4)
 and `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4).
 """
 
@@ -23,7 +23,7 @@ from .cltap_colgen import closed_form_bound, column_generation
 from .cltap_search import local_search
 from .highs import HighsOptions, Status, solve_model
 
-MILP_MAX_BINARIES = 600  # digest 5.5: t=10, a=5 (500 binaries) proves in 1-32 s
+MILP_MAX_BINARIES = 750  # bench_cltap: t=12, a=5 (720 binaries) proved in 2-43 s
 BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
 LS_DEFAULT_TIME = 2.0
