@@ -47,6 +47,9 @@ def _outcomes(records: list[dict]) -> list:
     ({**SMALL, "summary": {"metrics": ["fast_gap:worst"]}}, "summary.metrics"),
     ({**SMALL, "plot": {"x": "size", "y": "fast_time_s"}}, "plot.x"),
     ({"function": "no_colon", "seeds": 1}, "function"),
+    ({"function": "m:f", "methods": ["fast"]}, "methods"),
+    ({**SMALL, "output": 3}, "output"),
+    ({**SMALL, "grid": {"seed": [1, 2]}}, "grid.seed"),
     ({"problem": "no-such-problem"}, "problem"),
 ])
 def test_bad_config_names_the_field(doc, field):

@@ -106,6 +106,13 @@ def parse_config(doc: dict[str, Any], name: str = "sweep") -> SweepConfig:
     if ("problem" in doc) == ("function" in doc):
         raise InputError("problem/function", "exactly one of `problem = NAME` or "
                          "`function = \"module:function\"`", "both" if "problem" in doc else "none")
+    if "function" in doc:
+        for key in ("methods", "time_limit"):
+            if key in doc:
+                raise InputError(key, "a key of problem sweeps only (a function sweep passes "
+                                 "its options in [params])", doc[key])
+    if not isinstance(doc.get("output", ""), str):
+        raise InputError("output", "a folder path (a string)", doc["output"])
     grid = _table(doc, "grid")
     fixed = _table(doc, "params")
     cases = doc.get("cases", [{}])
