@@ -177,3 +177,15 @@ def test_power_curve_is_overflow_free():
                       2000)
     assert np.all(np.isfinite(p))
     assert p[1, 0] == pytest.approx(0.6) and p[1, 1] == pytest.approx(1.0)
+
+
+def test_linear_correctness_per_workplan_matches_per_task():
+    from crowdopt.solvers.cltap_cbp import cbp
+
+    inst = P.generate(9, t=15, a=4, trend="nonmono")
+    sol = cbp(inst)
+    per_task = P.task_correctness(inst, sol)
+    per_plan = [P.linear_correctness(inst, w) for w in sol.workplans(inst.t)]
+    assert np.allclose(per_task, per_plan)
+    assert P.linear_correctness(P.example(), [(0, 2), (1, 0)]) == pytest.approx(
+        float(P.weight(0.8) + P.weight(0.55)))

@@ -15,6 +15,7 @@ import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
 from ..problems.cltap import CltapInstance
+from ..problems.cltap import linear_correctness as workplan_cost
 
 Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based
 
@@ -52,10 +53,6 @@ def build_compact(inst: CltapInstance, *, relax: bool = False, drop_prefix: bool
         m.symmetry = pyo.Constraint(pyo.RangeSet(1, t - 1), rule=lambda m, i:
                                     cprime(m, i - 1) <= cprime(m, i))
     return m
-
-
-def workplan_cost(inst: CltapInstance, w: Workplan) -> float:
-    return float(sum(inst.phi[j, k] for j, k in w))
 
 
 def feasible_workplans(inst: CltapInstance, tight: bool = True) -> list[Workplan]:

@@ -133,6 +133,11 @@ def to_dict(inst: CltapInstance) -> dict:
 
 
 # ----------------------------------------------------------------------------- evaluation
+def linear_correctness(inst: CltapInstance, workplan: Any) -> float:
+    """c'(W) = sum_{(j,k) in W} w(p_jk) of one workplan [(annotator, iteration), ...] (eq. 10)."""
+    return float(sum(inst.phi[j, k] for j, k in workplan))
+
+
 def task_correctness(inst: CltapInstance, sol: CltapSolution) -> np.ndarray:
     """c'(W_i) for every task (eq. 10), from the solution alone."""
     used = sol.task_of >= 0

@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..models.cltap import Workplan, build_extended, build_pricing, workplan_cost
+from ..models.cltap import Workplan, build_extended, build_pricing
 from ..problems.cltap import CltapInstance, CltapSolution, empty_solution
+from ..problems.cltap import linear_correctness as workplan_cost
 from .cltap_cbp import cbp
 from .highs import INF, HighsModel, HighsOptions, Status, solve_model
 
