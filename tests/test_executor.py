@@ -71,8 +71,11 @@ def test_task_key_is_stable_and_numpy_params_are_plain():
 def test_bad_input_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="task fn"):
         Task("no_colon_here")
+    (tmp_path / "r.jsonl").write_text('{"key": "k"}\n')
     with pytest.raises(InputError, match="task fn"):
-        run_tasks([Task("crowdopt.nope:f")], show_progress=False)
+        run_tasks([Task("crowdopt.nope:f")], results_path=tmp_path / "r.jsonl",
+                  show_progress=False)
+    assert (tmp_path / "r.jsonl").read_text() == '{"key": "k"}\n'  # untouched
     with pytest.raises(InputError, match="--jobs"):
         run_tasks(_tasks(1), jobs=-1, show_progress=False)
 

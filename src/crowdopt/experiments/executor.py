@@ -211,6 +211,8 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
     if scheduler is None:
         scheduler = os.environ.get("CROWDOPT_SCHEDULER") or None
     records = [t.record() for t in tasks]
+    if records:
+        _check_functions(records)  # before the results file is touched
     done: dict[str, dict] = {}
     sink = _ResultsFile(Path(results_path)) if results_path is not None else None
     try:
@@ -221,8 +223,6 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
             if r["key"] not in seen:
                 seen.add(r["key"])
                 todo.append(r)
-        if todo:
-            _check_functions(todo)
         errors = 0
         with ProgressBar(len(todo), desc, show_progress) as bar:
             def emit(res: dict) -> None:
