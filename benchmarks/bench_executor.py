@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from crowdopt.experiments.executor import Task, busy_task, run_tasks
+from crowdopt.experiments.executor import Task, _run_pool, busy_task, run_tasks
 from crowdopt.experiments.sweep import parse_config, run_sweep
 
 
@@ -68,6 +68,10 @@ def scaling(n_seeds: int, tmp: Path) -> dict:
         out[f"jobs{jobs}_task_sum_s"] = sum(times)
         out[f"jobs{jobs}_task_median_s"] = statistics.median(times)
         out[f"jobs{jobs}_task_max_s"] = max(times)
+    # control: the same tasks in a 1-worker pool (no parallelism): does the pool slow a task?
+    one_worker: list[dict] = []
+    _run_pool([t.record() for t in cfg.tasks()], 1, one_worker.append)
+    out["pool1_task_median_s"] = statistics.median(r["time_s"] for r in one_worker)
     same = [(r["result"]["fast_objective"], r["result"]["exact_objective"])
             for r in runs[1].records] == [(r["result"]["fast_objective"],
                                            r["result"]["exact_objective"])
@@ -135,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {j:<6}{sc[f'jobs{j}_wall_s']:>10.2f}{sc[f'jobs{j}_task_sum_s']:>12.2f}"
               f"{sc[f'jobs{j}_task_median_s'] * 1e3:>16.1f}{sc[f'jobs{j}_task_max_s']:>12.2f}")
     print("  (max task: the first task of a fresh worker pays the imports, e.g. Pyomo)")
+    print(f"  control, 1-worker pool: median task {sc['pool1_task_median_s'] * 1e3:.1f} ms "
+          "(vs jobs 1 in process: the pool itself does not slow a task)")
     print(f"  ratio jobs1/jobs2 = {sc['speedup_jobs2']:.2f}   identical results: "
           f"{sc['identical_results']}")
     print(f"  machine parallelism now (two plain processes, no crowdopt) = {capacity:.2f} "
