@@ -349,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("instance", metavar="INSTANCE|DIR", help="instance file, - , or a folder of *.json")
     p.add_argument("--solution", default=None, metavar="FILE", help="certify this solution")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run a folder's certificates on a Dask cluster (extra: dask)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_solver_opts(p)
     p.set_defaults(func=cmd_certify)
 

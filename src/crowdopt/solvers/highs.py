@@ -328,17 +328,14 @@ class HighsModel:
             h.setOptionValue(name, value)
 
     def solve(self) -> HighsResult:
-        """Run HiGHS; verify an infeasible claim without presolve; return a plain result."""
+        """Run HiGHS; re-check a suspicious outcome without presolve; return a plain result."""
         t0 = time.perf_counter()
         opt = self.options
         self._apply_options(opt)
         raw = self._run()
         retried = disagreed = False
         first_raw = raw
-        if (raw in (highspy.HighsModelStatus.kInfeasible,
-                    highspy.HighsModelStatus.kUnboundedOrInfeasible,
-                    highspy.HighsModelStatus.kUnbounded)
-                and opt.presolve and (opt.confirm_infeasible or opt.known_feasible)):
+        if opt.presolve and (opt.confirm_infeasible or opt.known_feasible) and self._suspicious(raw):
             retried = True
             self.h.clearSolver()
             self.h.setOptionValue("presolve", "off")
@@ -359,6 +356,18 @@ class HighsModel:
             res.message = ("HiGHS reported a feasible-by-construction model infeasible "
                            "(with and without presolve)")
         return res
+
+    def _suspicious(self, raw: Any) -> bool:
+        """A status worth re-checking without presolve: infeasible/unbounded claims, solver
+        errors, or "optimal" with a point that violates the model (HiGHS 1.14-1.15 presolve)."""
+        K = highspy.HighsModelStatus
+        if raw in (K.kInfeasible, K.kUnboundedOrInfeasible, K.kUnbounded, K.kSolveError,
+                   K.kPresolveError, K.kPostsolveError):
+            return True
+        if raw == K.kOptimal and self.num_col:
+            x = np.asarray(self.h.getSolution().col_value, dtype=float)
+            return x.size == self.num_col and self._violation(x) > 1e-5
+        return False
 
     def _run(self) -> Any:
         self.h.run()
