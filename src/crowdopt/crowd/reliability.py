@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from ..problems.worker_scores import score_unbiased
 from .aggregate import (
     AggregationResult,
     break_ties,
@@ -91,7 +92,9 @@ def gold_estimates(correct: np.ndarray, n: np.ndarray, n_classes: int
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = np.where(nn > 0, c / nn, np.nan)
         var = np.where(nn > 1, acc * (1 - acc) / (nn - 1), np.nan)
-    score = (n_classes * acc - 1) ** 2 - n_classes**2 * var
+    score = np.full(acc.shape, np.nan)
+    ok = nn > 1
+    score[ok] = score_unbiased(acc[ok], nn[ok], n_classes)  # the one Theorem 3 formula
     return acc, var, score
 
 
