@@ -75,8 +75,8 @@ class Report:
         head = [f"# {self.title}\n",
                 f"Made by: `{self.command}`  ",
                 f"Seeds: {self.seeds}  ",
-                f"crowdopt {__version__}, {time.strftime('%Y-%m-%d %H:%M:%S')}, "
-                f"{time.time() - self.started:.1f} s\n"]
+                f"crowdopt {__version__}, written {time.strftime('%Y-%m-%d %H:%M:%S')} "
+                f"({time.time() - self.started:.1f} s after the report was opened)\n"]
         path = self.dir / "report.md"
         tmp = path.with_suffix(".md.tmp")  # never leave a half-written report
         tmp.write_text("\n".join(head) + "\n" + "\n".join(self.parts))
