@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..models.olas_assign import build_model2
 from ..problems import olas_assign as P
 from ..registry import Method, Outcome, ProblemSpec, RunOptions
-from .highs import HighsOptions, Status, solve_model
 
 
 def assign_sorted(inst: P.OlasAssignInstance) -> P.OlasAssignSolution:
@@ -39,6 +37,9 @@ def _fast(inst: P.OlasAssignInstance, opts: RunOptions) -> Outcome:
 
 def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact Model 2 by the epigraph MILP and HiGHS (mip gap 0)."""
+    from ..models.olas_assign import build_model2  # Pyomo loads only for exact solves
+    from .highs import HighsOptions, Status, solve_model
+
     opts = opts or RunOptions()
     if inst.n_points == 0:
         return Outcome("optimal", P.OlasAssignSolution(np.zeros(0, np.int64)), 0.0, "empty", 0.0)
