@@ -70,8 +70,10 @@ def test_column_generation_equals_full_extended_lp():  # P11 (any b, incl. b < t
         inst = _random(rng, t_max=4, a_max=3)
         cols = feasible_workplans(inst)
         full = solve_model(build_extended(inst, cols, relax=True)).objective if cols else 0.0
-        for agg in (False, True):
-            res = CG.column_generation(inst, aggregated=agg)
+        for agg, seeded, pool in ((False, True, 1), (True, True, 1), (False, False, 1),
+                                  (True, False, 5)):
+            res = CG.column_generation(inst, aggregated=agg, seed_closed_form=seeded, pool=pool,
+                                       smoothing=0.5 if pool > 1 else 0.0)
             assert res.converged
             assert res.bound == pytest.approx(full, abs=1e-6)
 
@@ -138,3 +140,28 @@ def test_average_integer_bound_between_opt_and_lp():  # P8
         inst = _random(rng, t_max=4, a_max=3)
         avg = CG.average_integer_bound(inst)
         assert brute_force(inst)[0] - 1e-9 <= avg <= CG.closed_form_bound(inst) + 1e-9
+
+
+def test_mckp_pool_gives_distinct_runners_up():
+    rng = np.random.default_rng(27)
+    for _ in range(10):
+        r = rng.normal(0.3, 1.0, (4, 5))
+        b = int(rng.integers(1, 15))
+        pool = CG.mckp_pool(r, b, 6)
+        assert pool[0][0] == pytest.approx(CG.price_dp(r, b)[0])
+        values = [v for v, _ in pool]
+        assert values == sorted(values, reverse=True)
+        assert len({w for _, w in pool}) == len(pool)
+        for v, w in pool:
+            assert v == pytest.approx(sum(r[j, k] for j, k in w))
+            assert sum(k + 1 for _, k in w) <= b
+
+
+def test_closed_form_columns_reach_the_lp_in_the_master():
+    inst = P.generate(8, t=40, a=5, trend="inc")
+    cols = CG.closed_form_columns(inst)
+    assert all(sum(k + 1 for _, k in w) <= inst.b for w in cols)
+    res = CG.column_generation(inst, aggregated=True, initial=[], max_rounds=1)
+    assert res.rmp == pytest.approx(CG.closed_form_bound(inst), abs=1e-7)
+    for n in CG._closed_form(inst)[1:]:
+        assert P.evaluate(inst, CG.spread_assignment(inst, n)).feasible or n.sum() > inst.b

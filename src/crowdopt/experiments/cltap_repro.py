@@ -107,7 +107,8 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
                           "colgen_s": None}
     ub, source = cf, "closed form"
     if inst.a * inst.K <= COLGEN_MAX_PAIRS:
-        res = column_generation(inst, aggregated=True, smoothing=0.5, time_limit=colgen_time)
+        res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5,
+                                time_limit=colgen_time)
         cg = {"colgen": res.bound, "colgen_converged": res.converged,
               "colgen_rounds": len(res.rounds), "colgen_s": res.time_s}
         if res.converged and abs(res.bound - cf) <= 1e-7 * (1 + cf):

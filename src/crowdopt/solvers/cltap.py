@@ -133,7 +133,7 @@ def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     Wentges smoothing; the bound is the best Lagrangian bound, min'ed with the closed form (both
     valid), and the source says which one it is."""
     limit = opts.time_limit if opts.time_limit is not None else COLGEN_DEFAULT_TIME
-    res = column_generation(inst, aggregated=True, smoothing=0.5, time_limit=limit)
+    res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5, time_limit=limit)
     cf = closed_form_bound(inst)
     details = {"rounds": len(res.rounds), "converged": res.converged, "rmp": res.rmp,
                "lagrangian_bound": res.bound, "closed_form": cf, "columns": len(res.workplans),

@@ -45,31 +45,63 @@ def _upper_hull_segments(C: np.ndarray) -> list[tuple[float, int]]:
     return [((C[q] - C[p]) / (q - p), q - p) for p, q in zip(hull, hull[1:])]
 
 
-def closed_form_bound(inst: CltapInstance) -> float:
-    """UB_LP of the compact relaxation (digest 3.4): hull segments taken by decreasing slope."""
-    segs: list[tuple[float, int]] = []
+def _closed_form(inst: CltapInstance) -> tuple[float, np.ndarray, np.ndarray]:
+    """(UB_LP, n_lo, n_hi): the greedy's prefix lengths without and with its partial segment."""
+    segs: list[tuple[float, int, int]] = []
     C = np.concatenate([np.zeros((inst.a, 1)), np.cumsum(inst.phi, axis=1)], axis=1)
     for j in range(inst.a):
-        segs += _upper_hull_segments(C[j])
-    segs.sort(key=lambda s: -s[0])
+        segs += [(slope, length, j) for slope, length in _upper_hull_segments(C[j])]
+    segs.sort(key=lambda s: -s[0])  # stable: an annotator's segments stay in hull order
     B, tot = float(inst.b), 0.0
-    for slope, length in segs:
+    n_lo = np.zeros(inst.a, dtype=np.int64)
+    n_hi = n_lo.copy()
+    for slope, length, j in segs:
         if B <= 0 or slope <= 0:
             break
         take = min(B, float(length))
         tot += slope * take
         B -= take
-    return tot / inst.t
+        n_hi[j] += length
+        if take == length:
+            n_lo[j] += length
+    return tot / inst.t, n_lo, n_hi
+
+
+def closed_form_bound(inst: CltapInstance) -> float:
+    """UB_LP of the compact relaxation (digest 3.4): hull segments taken by decreasing slope."""
+    return _closed_form(inst)[0]
+
+
+def spread_assignment(inst: CltapInstance, n: np.ndarray) -> CltapSolution:
+    """Annotator j's first n_j iterations on tasks (o_j + k) mod t, o_j = n_1 + ... + n_{j-1}:
+    one label per (task, annotator) since n_j <= K <= t, labels spread evenly over tasks."""
+    z = empty_solution(inst).task_of
+    off = 0
+    for j in range(inst.a):
+        nj = int(min(n[j], inst.K))
+        z[j, :nj] = (off + np.arange(nj)) % inst.t
+        off += nj
+    return CltapSolution(z)
+
+
+def closed_form_columns(inst: CltapInstance, tight: bool = True) -> list[Workplan]:
+    """Workplans of the two spread assignments at the closed form's prefix lengths. Mixed, they
+    reach the LP bound in the master when it equals UB_LP (digest 2.5), so column generation
+    starts at the optimum and only has to prove it; workplans outside H are dropped."""
+    _, n_lo, n_hi = _closed_form(inst)
+    out: list[Workplan] = []
+    for n in (n_lo, n_hi):
+        for wp in spread_assignment(inst, n).workplans(inst.t):
+            w = tuple(sorted(wp))
+            cost = sum(k + 1 for _, k in w) if tight else len(w)
+            if w and cost <= inst.b:
+                out.append(w)
+    return out
 
 
 # ----------------------------------------------------------------------------- knapsack DP
-def mckp_dp(profit: np.ndarray, cap: int) -> tuple[float, list[tuple[int, int]]]:
-    """max sum profit[j, k] y_jk s.t. sum (k+1) y_jk <= cap, <= 1 item per group j, y binary.
-
-    DP over capacity (digest 3.3), vectorized over the capacity axis; items dominated by a
-    lighter item of the same group with at least the same profit are skipped. O(a K cap).
-    Returns (value, [(j, k)]).
-    """
+def _mckp_table(profit: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """DP table of `mckp_dp`: F[c] = best profit with capacity <= c, arg[j, c] = j's item."""
     a, K = profit.shape
     cap = int(max(0, min(cap, K * (K + 1) // 2 * a)))
     F = np.zeros(cap + 1)
@@ -89,14 +121,45 @@ def mckp_dp(profit: np.ndarray, cap: int) -> tuple[float, list[tuple[int, int]]]
                 G[s:][better] = cand[better]
                 arg[j, s:][better] = k
         F = G
+    return F, arg, cap
+
+
+def _backtrack(arg: np.ndarray, c: int) -> list[tuple[int, int]]:
     items: list[tuple[int, int]] = []
-    c = cap
-    for j in range(a - 1, -1, -1):
+    for j in range(arg.shape[0] - 1, -1, -1):
         k = int(arg[j, c])
         if k >= 0:
             items.append((j, k))
             c -= k + 1
-    return float(F[cap]), sorted(items)
+    return sorted(items)
+
+
+def mckp_dp(profit: np.ndarray, cap: int) -> tuple[float, list[tuple[int, int]]]:
+    """max sum profit[j, k] y_jk s.t. sum (k+1) y_jk <= cap, <= 1 item per group j, y binary.
+
+    DP over capacity (digest 3.3), vectorized over the capacity axis; items dominated by a
+    lighter item of the same group with at least the same profit are skipped. O(a K cap).
+    Returns (value, [(j, k)]).
+    """
+    F, arg, cap = _mckp_table(profit, cap)
+    return float(F[cap]), _backtrack(arg, cap)
+
+
+def mckp_pool(profit: np.ndarray, cap: int, n: int) -> list[tuple[float, Workplan]]:
+    """The optimum and up to n-1 runners-up: the optima at the next smaller capacities where
+    the DP value drops (distinct workplans, best first). Extra columns per pricing round."""
+    F, arg, cap = _mckp_table(profit, cap)
+    out = [(float(F[cap]), tuple(_backtrack(arg, cap)))]
+    c = cap
+    while len(out) < n and c > 0:
+        drops = np.flatnonzero(F[:c] < F[c] - 1e-12)
+        if not drops.size:
+            break
+        c = int(drops[-1])
+        if F[c] <= 0:
+            break
+        out.append((float(F[c]), tuple(_backtrack(arg, c))))
+    return out
 
 
 def price_dp(reward: np.ndarray, b: int, tight: bool = True) -> tuple[float, Workplan]:
@@ -323,7 +386,7 @@ def heuristic_columns(inst: CltapInstance, w: Workplan) -> list[Workplan]:
     return [tuple(sorted(wp)) for wp in sol.workplans(inst.t) if wp]
 
 
-def _price_all(master: _Master, y: np.ndarray, tight: bool
+def _price_all(master: _Master, y: np.ndarray, tight: bool, pool: int = 1
                ) -> tuple[float, list[tuple[np.ndarray, float, Workplan]]]:
     """Price every task (cached by distinct alpha_i): the Lagrangian bound at duals y,
     L(y) = b beta + sum gamma + sum_i Lambda_i (>= z + sum max(0, Lambda_i - delta_i), both valid
@@ -338,17 +401,22 @@ def _price_all(master: _Master, y: np.ndarray, tight: bool
     total = 0.0
     for key in np.unique(keys):
         tasks = np.flatnonzero(keys == key)
-        lam, w = price_dp(float(key) * inst.phi - pi, inst.b, tight)
-        total += lam * len(tasks)
-        groups.append((tasks, lam, w))
+        reward = float(key) * inst.phi - pi
+        if tight and pool > 1:
+            found = mckp_pool(reward, inst.b, pool)
+        else:
+            found = [price_dp(reward, inst.b, tight)]
+        total += found[0][0] * len(tasks)
+        groups += [(tasks, lam, w) for lam, w in found]
     return master.fixed_part(y) + total, groups
 
 
 def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: str = "highspy",
                       tight: bool = True, time_limit: float | None = None,
                       max_rounds: int = 100_000, tol: float = 1e-9, heuristic: bool = True,
-                      smoothing: float = 0.0, initial: list[Workplan] | None = None,
-                      callback: Any = None) -> ColgenResult:
+                      smoothing: float = 0.0, pool: int = 1, seed_closed_form: bool = True,
+                      initial: list[Workplan] | None = None, callback: Any = None
+                      ) -> ColgenResult:
     """Algorithm 2 (digest 3.3) with exact DP pricing. Each round: solve the RMP, price every
     task, add the improving (task, workplan) columns and the workplans of a heuristic completion
     (CBP continued from the best new column) wherever their reduced cost is positive. Stops at
@@ -356,13 +424,18 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
     Lagrangian bound of all rounds (never the RMP value of an unfinished run, digest D5).
     `smoothing` in [0, 1) prices at a convex combination of the best-bound duals and the current
     ones (Wentges stabilization, with a plain pricing round whenever it finds no column).
+    `pool` > 1 also offers the DP optima at the next smaller capacities (multiple pricing).
+    Initial columns: CBP's workplans (`initial` replaces them) and, with `seed_closed_form`, those
+    of `closed_form_columns` (without them the master tails off badly for increasing p).
     """
     t0 = time.perf_counter()
     opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
                         extra=(("simplex_strategy", 4),))  # 4 = primal simplex (warm start)
     master = _Master(inst, aggregated, engine, opts)
-    start = initial if initial is not None else [
+    start = list(initial) if initial is not None else [
         tuple(sorted(wp)) for wp in cbp(inst).workplans(inst.t) if wp]
+    if seed_closed_form:
+        start += closed_form_columns(inst, tight)
     if aggregated:
         master.add([(None, w) for w in start])
     else:  # each start workplan for every task: the CBP assignment is an RMP point
@@ -378,7 +451,7 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
         new: list[tuple[int | None, Workplan]] = []
         lag = math.inf
         for _attempt in (0, 1):
-            lag_s, groups = _price_all(master, ys, tight)
+            lag_s, groups = _price_all(master, ys, tight, pool)
             lag = min(lag, lag_s)
             if lag_s < out.bound:
                 out.bound, center = lag_s, ys.copy()
