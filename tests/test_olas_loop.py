@@ -266,6 +266,7 @@ def test_reproduce_writes_report_and_plot(tmp_path, data_dir):
     assert res["failed"] == 0 and len(res["rows"]) == 5
     text = (tmp_path / "report.md").read_text()
     assert "0.769 ± 0.054" in text and "Connectionist Bench" in text
+    assert "never buys a wrong label" in text  # threshold simulator, beta <= alpha
     assert (tmp_path / "f1_per_cycle_linear.png").stat().st_size > 1000
 
 
