@@ -140,12 +140,15 @@ def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
                "colgen_status": res.status, "colgen_s": res.time_s,
                "master_s": sum(r.master_s for r in res.rounds),
                "pricing_s": sum(r.pricing_s for r in res.rounds)}
-    if res.bound <= cf:
-        src = ("column generation (converged)" if res.converged else
-               f"column generation (Lagrangian bound, stopped after {len(res.rounds)} rounds)")
-        return Outcome("feasible", None, res.bound, src, details=details)
-    return Outcome("feasible", None, cf, "closed form (column generation stopped with a weaker "
-                   "Lagrangian bound)", details=details)
+    close = abs(res.bound - cf) <= 1e-7 * (1.0 + abs(cf))
+    if res.converged:
+        src = "column generation (converged" + (", = closed form)" if close else ")")
+    elif res.bound < cf:
+        src = f"column generation (Lagrangian bound, stopped after {len(res.rounds)} rounds)"
+    else:
+        src = (f"closed form (column generation stopped after {len(res.rounds)} rounds with a "
+               "weaker Lagrangian bound)")
+    return Outcome("feasible", None, min(res.bound, cf), src, details=details)
 
 
 def _colgen_size(inst: P.CltapInstance) -> str | None:
