@@ -139,7 +139,9 @@ def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
                "lagrangian_bound": res.bound, "closed_form": cf, "columns": len(res.workplans),
                "colgen_status": res.status, "colgen_s": res.time_s,
                "master_s": sum(r.master_s for r in res.rounds),
-               "pricing_s": sum(r.pricing_s for r in res.rounds)}
+               "pricing_s": sum(r.pricing_s for r in res.rounds),
+               # every round: [round, RMP value, Lagrangian bound, best bound so far]
+               "trace": [[r.round, r.rmp, r.lagrangian, r.best] for r in res.rounds[-500:]]}
     close = abs(res.bound - cf) <= 1e-7 * (1.0 + abs(cf))
     if res.converged:
         src = "column generation (converged" + (", = closed form)" if close else ")")
