@@ -71,3 +71,18 @@ def test_certify_given_suboptimal_solution_reports_ratio():
     c = certify((SPEC, inst), worst)
     assert c["certified"] and c["upper"] == pytest.approx(0.6 * 0.4)
     assert c["lower"] == pytest.approx(0.06) and c["ratio"] == pytest.approx(0.06 / 0.24)
+
+
+def test_compare_falls_back_to_bound_methods_when_exact_is_skipped():
+    from crowdopt.registry import get_problem
+
+    spec = get_problem("cltap")
+    inst = spec.generate(1, t=60, a=8)
+    results = compare((spec, inst), time_limit=0.2)
+    kinds = {r.algorithm: r for r in results}
+    assert kinds["milp-compact"].status == "skipped"
+    bounds = [r for r in results if r.method == "bound" and r.bound is not None]
+    assert bounds, "no bound method ran"
+    cbp = kinds["cbp"]
+    assert cbp.gap is not None and cbp.gap >= 0
+    assert 0 < cbp.certificate["ratio"] <= 1
