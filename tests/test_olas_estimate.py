@@ -96,6 +96,8 @@ def test_golden_table_validation():
         golden_from_rows([dict(rows[0], labeler_accuracy=1.5)])
     with pytest.raises(InputError, match="true_label"):
         golden_from_rows([{k: v for k, v in rows[0].items() if k != "true_label"}])
+    with pytest.raises(InputError, match="every row or on none"):
+        golden_from_rows([rows[0], dict(rows[1], entropy="")])
     r3 = dict(rows[1], true_label="1" if rows[0]["true_label"] == "0" else "0")
     with pytest.raises(InputError, match="one true label"):
         golden_from_rows([rows[0], r3])

@@ -92,7 +92,11 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
     for key in REQUIRED:
         if key not in rows[0]:
             raise InputError("golden", f"a column {key!r}", sorted(rows[0]))
-    has_e = "entropy" in rows[0] and all(str(r.get("entropy", "")).strip() != "" for r in rows)
+    filled = [str(r.get("entropy", "")).strip() != "" for r in rows]
+    has_e = all(filled)
+    if any(filled) and not has_e:
+        raise InputError(f"golden row {filled.index(False) + 1}: entropy",
+                         "an entropy on every row or on none", "an empty cell")
     sample, labeler, given, true = [], [], [], []
     acc = np.empty(len(rows))
     ent = np.empty(len(rows)) if has_e else None
@@ -365,6 +369,10 @@ def tune_beta(golden: GoldenTable, features: tuple[list[str], np.ndarray], noise
     real(init_frac, "init_frac", lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     if not betas:
         raise InputError("--grid", "at least one beta", betas)
+    if capacity is not None:
+        capacity = integer(capacity, "capacity", lo=1)
+    if budget is not None:
+        budget = integer(budget, "budget", lo=1)
     data = join_features(golden, *features, pos_label=pos_label)
     lab_ids, acc = golden.labelers()
     given = golden.given_labels()
