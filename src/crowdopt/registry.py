@@ -90,6 +90,19 @@ class ProblemSpec:
     example: Callable[[], Any]
     size: Callable[[Any], str] = lambda inst: ""
 
+    @classmethod
+    def from_module(cls, module: Any, *, name: str, title: str, paper: str, sense: str,
+                    methods: tuple[Method, ...]) -> ProblemSpec:
+        """The spec of a problem whose `problems/` module follows the convention: from_dict,
+        to_dict, generate, GENERATOR_PARAMS, evaluate, solution_from_dict, solution_to_dict,
+        example, size."""
+        return cls(name=name, title=title, paper=paper, sense=sense,
+                   from_dict=module.from_dict, to_dict=module.to_dict, generate=module.generate,
+                   generator_params=module.GENERATOR_PARAMS, evaluate=module.evaluate,
+                   solution_from_dict=module.solution_from_dict,
+                   solution_to_dict=module.solution_to_dict, methods=methods,
+                   example=module.example, size=module.size)
+
     def method(self, name: str) -> Method:
         for m in self.methods:
             if m.algorithm == name:

@@ -160,18 +160,12 @@ def _colgen_size(inst: P.CltapInstance) -> str | None:
     return None
 
 
-SPEC = ProblemSpec(
+SPEC = ProblemSpec.from_module(
+    P,
     name="cltap",
     title="CL-TAP: workload-dependent task assignment, max-min linear correctness",
     paper="003 (Catallo et al.), Sec. 3.3-5",
     sense="max",
-    from_dict=P.from_dict,
-    to_dict=P.to_dict,
-    generate=P.generate,
-    generator_params=P.GENERATOR_PARAMS,
-    evaluate=P.evaluate,
-    solution_from_dict=P.solution_from_dict,
-    solution_to_dict=P.solution_to_dict,
     methods=(
         Method("cbp", "fast", _cbp, "correctness-based policy (Algorithm 1, digest 3.1)"),
         Method("cbp+ls", "fast", _cbp_ls,
@@ -191,6 +185,4 @@ SPEC = ProblemSpec(
                "column generation on (18)-(24), best Lagrangian bound (default limit 30 s)",
                applicable=_colgen_size),
     ),
-    example=P.example,
-    size=P.size,
 )

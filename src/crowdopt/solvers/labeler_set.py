@@ -197,18 +197,12 @@ def _milp_size(inst: P.LabelerSetInstance) -> str | None:
     return None if inst.n_labelers <= lim else f"MILP limited to M <= {lim} for rule {inst.rule}"
 
 
-SPEC = ProblemSpec(
+SPEC = ProblemSpec.from_module(
+    P,
     name="labeler-set",
     title="Best labeler set for majority / weighted majority vote",
     paper="001 (Liu & Liu, SIGMETRICS 2015), eq. 4, Thms 1, 2, 4",
     sense="max",
-    from_dict=P.from_dict,
-    to_dict=P.to_dict,
-    generate=P.generate,
-    generator_params=P.GENERATOR_PARAMS,
-    evaluate=P.evaluate,
-    solution_from_dict=P.solution_from_dict,
-    solution_to_dict=P.solution_to_dict,
     methods=(
         Method("top-k", "fast", _fast,
                "best top-k by quality (odd k for MV): Thms 1-2 / 4, exact without costs"),
@@ -221,6 +215,4 @@ SPEC = ProblemSpec(
         Method("enumeration", "exact", solve_enumeration, "all 2^M - 1 non-empty sets",
                applicable=_enum_size),
     ),
-    example=P.example,
-    size=P.size,
 )

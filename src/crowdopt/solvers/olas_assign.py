@@ -102,18 +102,12 @@ def _exact_size(inst: P.OlasAssignInstance) -> str | None:
     return None
 
 
-SPEC = ProblemSpec(
+SPEC = ProblemSpec.from_module(
+    P,
     name="olas-assign",
     title="OLAS Model 2: min-max noise labeler assignment",
     paper="000 (Ahadi et al.), Sec. 3.2, Theorem 1",
     sense="min",
-    from_dict=P.from_dict,
-    to_dict=P.to_dict,
-    generate=P.generate,
-    generator_params=P.GENERATOR_PARAMS,
-    evaluate=P.evaluate,
-    solution_from_dict=P.solution_from_dict,
-    solution_to_dict=P.solution_to_dict,
     methods=(
         Method("sorted", "fast", _fast, "Theorem 1: entropy-sorted points fill accuracy-sorted labelers"),
         Method("milp-epigraph", "exact", solve_milp, "epigraph MILP (2a)-(2d), HiGHS, gap 0",
@@ -121,6 +115,4 @@ SPEC = ProblemSpec(
         Method("threshold", "exact", solve_threshold,
                "bottleneck threshold search with the nested Hall condition (polynomial)"),
     ),
-    example=P.example,
-    size=P.size,
 )

@@ -219,18 +219,12 @@ def _compact_size(inst: P.OlasSelectInstance) -> str | None:
     return None
 
 
-SPEC = ProblemSpec(
+SPEC = ProblemSpec.from_module(
+    P,
     name="olas-select",
     title="OLAS Model 10: joint query selection and labeler assignment under a noise bound",
     paper="000 (Ahadi et al.), Sec. 3.3, Theorem 2, Algorithm 1",
     sense="max",
-    from_dict=P.from_dict,
-    to_dict=P.to_dict,
-    generate=P.generate,
-    generator_params=P.GENERATOR_PARAMS,
-    evaluate=P.evaluate,
-    solution_from_dict=P.solution_from_dict,
-    solution_to_dict=P.solution_to_dict,
     methods=(
         Method("greedy", "fast", _fast,
                "corrected Algorithm 1 (Theorem 2): one scan of the entropy-sorted pool, cap B"),
@@ -245,6 +239,4 @@ SPEC = ProblemSpec(
         Method("lp-bmatching", "exact", solve_bmatching_lp,
                "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
     ),
-    example=P.example,
-    size=P.size,
 )

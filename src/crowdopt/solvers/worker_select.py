@@ -221,18 +221,12 @@ def _dp_size(inst: P.WorkerSelectInstance) -> str | None:
     return None
 
 
-SPEC = ProblemSpec(
+SPEC = ProblemSpec.from_module(
+    P,
     name="worker-select",
     title="Worker selection: max sum G / sqrt|S|, |S| <= K (optional costs and budget)",
     paper="004 (Li & Liu), eq. 11, Algorithm 1, Theorem 4",
     sense="max",
-    from_dict=P.from_dict,
-    to_dict=P.to_dict,
-    generate=P.generate,
-    generator_params=P.GENERATOR_PARAMS,
-    evaluate=P.evaluate,
-    solution_from_dict=P.solution_from_dict,
-    solution_to_dict=P.solution_to_dict,
     methods=(
         Method("sort-scan", "fast", _fast,
                "Algorithm 1 (sort by G, scan every prefix, smallest best k); "
@@ -246,6 +240,4 @@ SPEC = ProblemSpec(
         Method("cost-dp", "exact", solve_dp, "integer-cost DP over (worker, size, spend)",
                applicable=_dp_size),
     ),
-    example=P.example,
-    size=P.size,
 )
