@@ -143,3 +143,18 @@ def ids(x: Any, field: str, length: int) -> list:
 
 def _join(field: str, key: str) -> str:
     return f"{field}.{key}" if field else key
+
+
+def id_indices(seq: Any, names: list | None, n: int, field: str, what: str) -> np.ndarray:
+    """Indices of a solution list whose entries are ids (when the instance names them) or
+    0-based indices < n; InputError names the first entry that is neither."""
+    lookup = {v: k for k, v in enumerate(names)} if names else None
+    out = np.empty(len(seq), dtype=np.int64)
+    for k, v in enumerate(seq):
+        if lookup is not None and not isinstance(v, list | dict) and v in lookup:
+            out[k] = lookup[v]
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n:
+            out[k] = v
+        else:
+            raise InputError(f"{field}[{k}]", what, v)
+    return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import choice, ids, integer, real, real_array, sequence
+from ..validate import choice, id_indices, ids, integer, real, real_array, sequence
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
@@ -161,16 +161,9 @@ def evaluate(inst: LabelerSetInstance, sol: LabelerSetSolution) -> Evaluation:
 def solution_from_dict(inst: LabelerSetInstance, d: dict) -> LabelerSetSolution:
     """{'selected': [labeler id or index, ...]} (ids if the instance names labelers)."""
     seq = sequence(d.get("selected") if isinstance(d, dict) else None, "solution.selected")
-    lookup = {lid: k for k, lid in enumerate(inst.labeler_ids)} if inst.labeler_ids else None
-    out = []
-    for j, v in enumerate(seq):
-        if lookup is not None and v in lookup:
-            out.append(lookup[v])
-        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < inst.n_labelers:
-            out.append(v)
-        else:
-            raise InputError(f"solution.selected[{j}]", "a labeler id or index", v)
-    return LabelerSetSolution(np.array(sorted(out), dtype=np.int64))
+    out = id_indices(seq, inst.labeler_ids, inst.n_labelers, "solution.selected",
+                     "a labeler id or index")
+    return LabelerSetSolution(np.sort(out))
 
 
 def solution_to_dict(inst: LabelerSetInstance, sol: LabelerSetSolution) -> dict:

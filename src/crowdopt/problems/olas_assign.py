@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import ids, int_array, probability_array, real_array, sequence
+from ..validate import id_indices, ids, int_array, probability_array, real_array, sequence
 from .olas_noise import NoiseFunction, noise_from_spec
 
 
@@ -125,16 +125,8 @@ def solution_from_dict(inst: OlasAssignInstance, d: dict) -> OlasAssignSolution:
     """{'assignment': [labeler id or index per point]} (ids if the instance names labelers)."""
     seq = sequence(d.get("assignment") if isinstance(d, dict) else None, "solution.assignment",
                    length=inst.n_points)
-    lookup = {lid: k for k, lid in enumerate(inst.labeler_ids)} if inst.labeler_ids else None
-    out = np.empty(inst.n_points, dtype=np.int64)
-    for j, v in enumerate(seq):
-        if lookup is not None and v in lookup:
-            out[j] = lookup[v]
-        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < inst.n_labelers:
-            out[j] = v
-        else:
-            raise InputError(f"solution.assignment[{j}]", "a labeler id or index", v)
-    return OlasAssignSolution(out)
+    return OlasAssignSolution(id_indices(seq, inst.labeler_ids, inst.n_labelers,
+                                         "solution.assignment", "a labeler id or index"))
 
 
 def solution_to_dict(inst: OlasAssignInstance, sol: OlasAssignSolution) -> dict:

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import (
+    id_indices,
     ids,
     int_array,
     integer,
@@ -279,22 +280,9 @@ def solution_from_dict(inst: OlasSelectInstance, d: dict) -> OlasSelectSolution:
     sel = sequence(d.get("selected"), "solution.selected")
     lab = sequence(d.get("assignment"), "solution.assignment", length=len(sel))
     return OlasSelectSolution(
-        _indices(sel, inst.point_ids, inst.n_points, "solution.selected", "a point id or index"),
-        _indices(lab, inst.labeler_ids, inst.n_labelers, "solution.assignment",
+        id_indices(sel, inst.point_ids, inst.n_points, "solution.selected", "a point id or index"),
+        id_indices(lab, inst.labeler_ids, inst.n_labelers, "solution.assignment",
                  "a labeler id or index"))
-
-
-def _indices(seq: Any, names: list | None, n: int, field_name: str, what: str) -> np.ndarray:
-    lookup = {v: k for k, v in enumerate(names)} if names else None
-    out = np.empty(len(seq), dtype=np.int64)
-    for k, v in enumerate(seq):
-        if lookup is not None and v in lookup:
-            out[k] = lookup[v]
-        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n:
-            out[k] = v
-        else:
-            raise InputError(f"{field_name}[{k}]", what, v)
-    return out
 
 
 def solution_to_dict(inst: OlasSelectInstance, sol: OlasSelectSolution) -> dict:

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import (
     choice,
+    id_indices,
     ids,
     int_array,
     integer,
@@ -212,16 +213,9 @@ def evaluate(inst: WorkerSelectInstance, sol: WorkerSelectSolution) -> Evaluatio
 def solution_from_dict(inst: WorkerSelectInstance, d: dict) -> WorkerSelectSolution:
     """{'selected': [worker id or index, ...]} (ids when the instance names its workers)."""
     seq = sequence(d.get("selected") if isinstance(d, dict) else None, "solution.selected")
-    lookup = {wid: k for k, wid in enumerate(inst.worker_ids)} if inst.worker_ids else None
-    out = []
-    for j, v in enumerate(seq):
-        if lookup is not None and v in lookup:
-            out.append(lookup[v])
-        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < inst.n_workers:
-            out.append(v)
-        else:
-            raise InputError(f"solution.selected[{j}]", "a worker id or index", v)
-    return WorkerSelectSolution(np.sort(np.asarray(out, dtype=np.int64)))
+    out = id_indices(seq, inst.worker_ids, inst.n_workers, "solution.selected",
+                     "a worker id or index")
+    return WorkerSelectSolution(np.sort(out))
 
 
 def solution_to_dict(inst: WorkerSelectInstance, sol: WorkerSelectSolution) -> dict:
