@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from crowdopt.crowd.datasets import list_datasets, load_dataset
@@ -52,3 +53,16 @@ def test_label_values(data_dir):
     assert load_dataset("temp")[0].classes.tolist() == ["after", "before"]
     assert load_dataset("adult_content")[0].classes.tolist() == ["G", "P", "R", "X"]
     assert load_dataset("web")[0].classes.tolist() == [1, 2, 3, 4, 5]
+
+
+def test_raw_snow_file_reads_with_default_header_aliases(data_dir):
+    """rte.standardized.csv has both `task` (a text column) and `orig_id` (the item id)."""
+    from crowdopt.crowd.datasets import load_dataset
+    from crowdopt.crowd.tables import read_gold, read_labels
+
+    path = data_dir / "rte" / "rte.standardized.csv"
+    table = read_labels(path)
+    ref, _ = load_dataset("rte")
+    assert (table.n_tasks, table.n_workers, table.n_labels) == (ref.n_tasks, ref.n_workers, ref.n_labels)
+    gold = read_gold(path, table)
+    assert len(np.unique(gold.task)) == 800

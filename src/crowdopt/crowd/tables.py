@@ -28,7 +28,9 @@ from ..errors import InputError
 DUPLICATE_POLICIES = ("error", "first", "last", "all")
 
 # Header aliases (lower-cased) for the three columns of a label table and the two of gold.
-TASK_ALIASES = ("task", "question", "item", "id", "q", "orig_id", "task_id", "taskid",
+# `orig_id` comes first: in the Snow et al. / CrowdTruth files (rte, temp) `task` is a text
+# column (the task type), not the item id.
+TASK_ALIASES = ("orig_id", "task", "question", "item", "id", "q", "task_id", "taskid",
                 "item_id", "itemid", "object")
 WORKER_ALIASES = ("worker", "worker_id", "workerid", "!amt_worker_ids", "annotator",
                   "performer", "labeler", "user")
