@@ -3,9 +3,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS ?= test,plot,al,progress,dask
+EXTRAS ?= test,plot,al,progress,dask,pandas
 
-.PHONY: demo test lint bench install clean
+.PHONY: demo test lint bench reproduce-smoke install clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,11 @@ test: $(STAMP) lint
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# every paper's reproduction at smoke scale (minutes); reports in out/<paper>/report.md
+reproduce-smoke: $(STAMP)
+	for p in olas lsol optkg cltap selection; do \
+	  $(BIN)/crowdopt reproduce $$p --scale smoke -o out/$$p || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
