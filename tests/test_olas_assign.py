@@ -152,3 +152,9 @@ def test_generator_is_seeded_and_feasible():
     assert a.feasible
     with pytest.raises(InputError, match="labelers"):
         P.generate(0, labelers=0)
+
+
+def test_huge_capacities_do_not_allocate_slots():
+    inst = P.make_instance([0.9, 0.8], [3_233_989_795, 2], [0.3, 0.2, 0.1], "linear")
+    assert P.evaluate(inst, assign_sorted(inst)).objective == pytest.approx(0.03)
+    assert solve_threshold(inst).bound == pytest.approx(0.03)

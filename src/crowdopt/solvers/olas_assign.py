@@ -23,7 +23,8 @@ def assign_sorted(inst: P.OlasAssignInstance) -> P.OlasAssignSolution:
         raise ValueError("assign_sorted: more points than total capacity")
     order_l = np.argsort(-inst.accuracies, kind="stable")
     order_p = np.argsort(-inst.entropies, kind="stable")
-    slots = np.repeat(order_l, inst.capacities[order_l])
+    # only the first N slots are used: cap each labeler's run at N (capacities may be huge)
+    slots = np.repeat(order_l, np.minimum(inst.capacities[order_l], inst.n_points))
     z = np.empty(inst.n_points, dtype=np.int64)
     z[order_p] = slots[: inst.n_points]
     return P.OlasAssignSolution(z)
