@@ -66,3 +66,21 @@ def test_raw_snow_file_reads_with_default_header_aliases(data_dir):
     assert (table.n_tasks, table.n_workers, table.n_labels) == (ref.n_tasks, ref.n_workers, ref.n_labels)
     gold = read_gold(path, table)
     assert len(np.unique(gold.task)) == 800
+
+
+def test_labels_argument_forms_resolve_the_same(data_dir):
+    """`dataset:NAME`, a bare NAME and the file path + --gold give the same table."""
+    from crowdopt.crowd.datasets import dataset_name, load_labels_and_gold
+
+    assert dataset_name("dataset:bluebirds") == dataset_name("bluebirds") == "bluebirds"
+    assert dataset_name(str(data_dir / "bluebirds" / "answer.csv")) is None
+    a, ga, _ = load_labels_and_gold("dataset:bluebirds")
+    b, gb, _ = load_labels_and_gold("bluebirds")
+    c, gc, src = load_labels_and_gold(str(data_dir / "bluebirds" / "answer.csv"),
+                                      str(data_dir / "bluebirds" / "truth.csv"))
+    assert a.n_labels == b.n_labels == c.n_labels == 4212 and src.endswith("answer.csv")
+    assert len(ga.task) == len(gb.task) == len(gc.task) == 108
+    with pytest.raises(InputError, match="existing file"):
+        load_labels_and_gold("no-such-file.csv")
+    with pytest.raises(InputError, match="dataset"):
+        dataset_name("dataset:nope")

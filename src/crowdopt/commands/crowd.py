@@ -89,23 +89,13 @@ def _parse_columns(text: str | None, flag: str) -> dict | None:
 
 def load_inputs(args: argparse.Namespace):
     """(table, gold or None, source name) from LABELS / dataset:NAME and --gold."""
-    from ..crowd.datasets import load_dataset
-    from ..crowd.tables import read_gold, read_labels
+    from ..crowd.datasets import load_labels_and_gold
 
     sep = "\t" if args.sep in ("\\t", "tab") else args.sep
-    if args.labels.startswith("dataset:"):
-        table, gold = load_dataset(args.labels.split(":", 1)[1],
-                                   duplicates=args.duplicates or "first")
-        source = args.labels
-    else:
-        table = read_labels(args.labels, columns=_parse_columns(args.columns, "--columns"),
-                            sep=sep, duplicates=args.duplicates or "error",
-                            header=not args.no_header)
-        gold, source = None, args.labels
-    if args.gold:
-        gold = read_gold(args.gold, table, sep=sep, header=not args.no_header,
-                         columns=_parse_columns(args.gold_columns, "--gold-columns"))
-    return table, gold, source
+    return load_labels_and_gold(
+        args.labels, args.gold, duplicates=args.duplicates, sep=sep, header=not args.no_header,
+        columns=_parse_columns(args.columns, "--columns"),
+        gold_columns=_parse_columns(args.gold_columns, "--gold-columns"))
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:

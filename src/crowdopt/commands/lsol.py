@@ -141,18 +141,19 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
-    from ..crowd.datasets import list_datasets
+    from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
 
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
                               "use_filter": args.filter, "order": args.order}
-    if Path(args.labels).exists():
-        params.update(labels=args.labels, gold=args.gold, duplicates=args.duplicates)
-    elif args.labels in list_datasets():
+    name = dataset_name(args.labels)
+    if name is not None:
         if args.gold:
             raise InputError("--gold", "no gold file with a named data set", args.gold)
-        params["dataset"] = args.labels
+        params["dataset"] = name
+    elif Path(args.labels).is_file():
+        params.update(labels=args.labels, gold=args.gold, duplicates=args.duplicates)
     else:
         raise InputError("LABELS", "a label table file or a data set name ("
                          + ", ".join(list_datasets()) + ")", args.labels)

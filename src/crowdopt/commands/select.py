@@ -130,11 +130,12 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
 
 def cmd_select(args: argparse.Namespace) -> int:
     from ..cli import emit_json, fmt, format_table
-    from ..crowd.tables import read_gold, read_labels
+    from ..crowd.datasets import load_labels_and_gold
     from ..validate import integer
 
-    table = read_labels(args.labels, duplicates=args.duplicates)
-    gold = read_gold(args.gold, table)
+    table, gold, _ = load_labels_and_gold(args.labels, args.gold, duplicates=args.duplicates)
+    if gold is None:
+        raise InputError("--gold", "a gold table (task,label), or LABELS = dataset:NAME", None)
     K = integer(args.max_workers, "--max-workers", lo=1)
     if (args.costs is None) != (args.budget is None):
         raise InputError("--costs / --budget", "both or neither",
@@ -199,7 +200,8 @@ def register(cli: Any) -> None:
         "select", help="choose workers from gold answers (paper 004), then aggregate",
         description=__doc__.split("\n\n")[1])
     p.add_argument("labels", metavar="LABELS", help="label table task,worker,label (CSV/TSV)")
-    p.add_argument("--gold", required=True, metavar="GOLD", help="gold table task,label")
+    p.add_argument("--gold", default=None, metavar="GOLD",
+                   help="gold table task,label (optional with dataset:NAME)")
     p.add_argument("--max-workers", required=True, type=int, metavar="K",
                    help="cap K on the number of selected workers")
     p.add_argument("--costs", default=None, metavar="FILE",
@@ -214,8 +216,9 @@ def register(cli: Any) -> None:
                    help="fast (Algorithm 1 / cost DP) | exact (formulation A) | an algorithm")
     p.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="limit per exact solve (s)")
-    p.add_argument("--duplicates", default="error", choices=("error", "first", "last", "all"),
-                   help="repeated (worker, task) rows in LABELS (default error)")
+    p.add_argument("--duplicates", default=None, choices=("error", "first", "last", "all"),
+                   help="repeated (worker, task) rows in LABELS (default: error for a file, "
+                   "first for a data set)")
     p.add_argument("--seed", type=int, default=0, help="control-item draw and vote tie-breaks")
     p.add_argument("--json", action="store_true", help="print JSON (has `accuracy`)")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")

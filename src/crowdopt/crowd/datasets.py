@@ -145,3 +145,40 @@ def _spec(name: str) -> DatasetSpec:
         raise InputError("dataset", f"one of {list(DATASETS)}", name)
     return DATASETS[name]
 
+
+
+def dataset_name(labels: str) -> str | None:
+    """The data set a LABELS argument names: `dataset:NAME`, or a bare NAME that is not an
+    existing file; None for a file path."""
+    if labels.startswith("dataset:"):
+        name = labels.split(":", 1)[1]
+        _spec(name)  # a clear error for an unknown name
+        return name
+    if labels in DATASETS and not Path(labels).exists():
+        return labels
+    return None
+
+
+def load_labels_and_gold(labels: str, gold: str | None = None, *, duplicates: str | None = None,
+                         **read_opts) -> tuple[LabelTable, Gold | None, str]:
+    """(table, gold or None, source) for every command taking LABELS [--gold GOLD].
+
+    LABELS is a label file, `dataset:NAME` or a bare data set NAME; an explicit GOLD file
+    overrides a data set's own gold. `read_opts` (columns, sep, header) apply to files;
+    `gold_columns` to the gold file.
+    """
+    gold_columns = read_opts.pop("gold_columns", None)
+    name = dataset_name(labels)
+    if name is not None:
+        table, g = load_dataset(name, duplicates=duplicates or "first")
+        source = f"dataset:{name}"
+    else:
+        if not Path(labels).is_file():
+            raise InputError("LABELS", "an existing file, dataset:NAME or a data set name ("
+                             + ", ".join(DATASETS) + ")", labels)
+        table = read_labels(labels, duplicates=duplicates or "error", **read_opts)
+        g, source = None, labels
+    if gold:
+        gold_opts = {k: v for k, v in read_opts.items() if k in ("sep", "header")}
+        g = read_gold(gold, table, columns=gold_columns, **gold_opts)
+    return table, g, source

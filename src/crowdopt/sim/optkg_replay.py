@@ -31,16 +31,14 @@ MODES = ("homogeneous", "heterogeneous")
 def load_table(labels: str, gold: str | None = None, columns: dict | None = None,
                gold_columns: dict | None = None):
     """(LabelTable, Gold) from a data-set name (crowdopt.crowd.datasets) or label/gold files."""
-    from ..crowd.datasets import list_datasets, load_dataset
-    from ..crowd.tables import read_gold, read_labels
+    from ..crowd.datasets import list_datasets, load_labels_and_gold
 
-    if gold is None:
-        if labels in list_datasets():
-            return load_dataset(labels)
+    table, g, _ = load_labels_and_gold(labels, gold, columns=columns or None,
+                                       gold_columns=gold_columns or None)
+    if g is None:
         raise InputError("--gold", f"a gold file (or LABELS one of {', '.join(list_datasets())})",
                          None)
-    table = read_labels(labels, columns=columns or None)
-    return table, read_gold(gold, table, columns=gold_columns or None)
+    return table, g
 
 
 def _check_binary(table, gold) -> tuple[np.ndarray, np.ndarray]:
