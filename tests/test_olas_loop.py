@@ -241,6 +241,9 @@ def test_build_tasks_grid_and_validation():
     tasks = build_tasks(scale="paper", reps=3)
     assert len(tasks) == 4 * 2 * 3 and {t.seed for t in tasks} == {0, 1, 2}
     assert all(t.params["config"]["cycles"] == 10 for t in tasks)
+    assert tasks[0].params["config"]["entropy_normalize"] == "none"  # literal eq. 1 (presets)
+    assert build_tasks(reps=1, entropy_normalize="lnC")[0].params["config"][
+        "entropy_normalize"] == "lnC"
     smoke = build_tasks(scale="smoke")
     assert len(smoke) == 4 * 2 * 2
     with pytest.raises(InputError):

@@ -185,7 +185,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.olas_repro import reproduce
 
-    grid: dict[str, Any] = {"beta": args.beta, "alpha": args.alpha, "noise_mode": args.noise_mode}
+    grid: dict[str, Any] = {"beta": args.beta, "alpha": args.alpha, "noise_mode": args.noise_mode,
+                            "entropy_normalize": args.entropy_normalize}
     if args.datasets:
         grid["datasets"] = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if args.noises:
@@ -309,6 +310,8 @@ def register(cli: Any) -> None:
     p.add_argument("--alpha", type=float, default=0.2)
     p.add_argument("--beta", type=float, default=0.2)
     p.add_argument("--noise-mode", choices=NOISE_MODES, default="threshold")
+    p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="none",
+                   help="none = literal eq. 1 (paper, default); lnC = e / ln C")
     p.add_argument("--resume", action="store_true", help="skip replications already in -o")
     _common(p)
     p.set_defaults(func=cmd_reproduce)

@@ -55,7 +55,7 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
                 noises: list[str] | None = None, reps: int | None = None,
                 cycles: int | None = None, seed: int = 0, beta: float = 0.2,
                 alpha: float = 0.2, noise_mode: str = "threshold",
-                classifier: str = "rf") -> list[Task]:
+                classifier: str = "rf", entropy_normalize: str = "none") -> list[Task]:
     """One task per (data set, noise model, replication); replication r uses seed + r.
 
     Tasks are ordered replication-major, so an interrupted run covers every cell evenly."""
@@ -73,7 +73,7 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
         for n in noises:
             cfg = {**preset_settings(d), "noise": n, "cycles": integer(T, "--cycles", lo=1),
                    "alpha": alpha, "beta": beta, "noise_mode": noise_mode,
-                   "classifier": classifier}
+                   "classifier": classifier, "entropy_normalize": entropy_normalize}
             make_config(**cfg)  # validate once, before any work
             configs.append((d, cfg))
     return [Task("crowdopt.sim.olas_loop:replication_task",
@@ -190,8 +190,10 @@ def notes(cfg: dict) -> str:
         "stratified 80/20 split (test = ceil(20%), pools 216/280/166/3680 as in the digest), "
         "clean stratified initial labeled set of 16% of the training pool, labeler accuracies "
         f"a ~ U(0.5, 0.95), equal capacities, classifier `{cfg['classifier']}` (rf = "
-        "RandomForest with scikit-learn defaults, random_state = the replication seed), literal "
-        "entropy (natural log, no normalization), F1 of the positive class Heart presence, "
+        "RandomForest with scikit-learn defaults, random_state = the replication seed), "
+        + ("literal entropy (natural log, no normalization)"
+           if cfg.get("entropy_normalize", "none") == "none" else "entropy divided by ln C")
+        + ", F1 of the positive class Heart presence, "
         f"Ionosphere bad, Sonar mine, Spambase spam. {sim}. OLAS knows the true noise model "
         f"and uses beta = {b} (the paper does not report beta), with the per-cycle budget B as "
         "a cap. The five methods of a replication share the split, the initial set, the "
