@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from crowdopt.errors import InputError
 from crowdopt.instances import dump_instance, load_instance, parse_instance
-from crowdopt.registry import get_problem, problem_names
+from crowdopt.registry import RunOptions, get_problem, problem_names
 
 BASE = {"problem": "olas-assign", "schema_version": 1, "noise": "linear",
         "accuracies": [0.9, 0.8, 0.7], "capacities": [2, 2, 2], "entropies": [0.6, 0.5, 0.4]}
@@ -75,3 +75,34 @@ def test_every_problem_round_trips_generated_instances(name, tmp_path):
         spec2, inst2 = load_instance(str(f))
         assert spec2 is spec
         assert json.dumps(spec.to_dict(inst2), sort_keys=True) == json.dumps(spec.to_dict(inst), sort_keys=True)
+
+
+@pytest.mark.parametrize("name", problem_names())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_problem_rejects_mutations_cleanly(name, data):
+    """Any problem's instance with one field (or one list entry) replaced by junk either loads
+    and solves with its fast path, or fails with the one clean InputError."""
+    spec = get_problem(name)
+    doc = json.loads(dump_instance(spec, spec.generate(0)))
+    key = data.draw(st.sampled_from(sorted(doc) + ["extra"]), label="key")
+    value = data.draw(junk, label="value")
+    target = doc.get(key)
+    if isinstance(target, list) and target and data.draw(st.booleans(), label="in_list"):
+        k = data.draw(st.integers(0, len(target) - 1), label="index")
+        if isinstance(target[k], list) and target[k]:
+            target[k][data.draw(st.integers(0, len(target[k]) - 1))] = value
+        else:
+            target[k] = value
+    elif data.draw(st.booleans(), label="drop") and key in doc:
+        del doc[key]
+    else:
+        doc[key] = value
+    try:
+        spec2, inst = parse_instance(doc)
+    except InputError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    out = spec2.default("fast").run(inst, RunOptions(time_limit=1.0))
+    if out.solution is not None:
+        spec2.evaluate(inst, out.solution)

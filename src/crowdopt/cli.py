@@ -393,6 +393,10 @@ def main(argv: list[str] | None = None) -> int:
     except CrowdoptError as exc:
         print(f"crowdopt: error: {exc}", file=sys.stderr)
         return EXIT_CERT
+    except MemoryError:
+        print("crowdopt: error: out of memory: the instance or the parameters are too large",
+              file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("crowdopt: interrupted", file=sys.stderr)
         return 130

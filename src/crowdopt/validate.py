@@ -55,6 +55,10 @@ def probability(x: Any, field: str) -> float:
         raise InputError(field, "a probability in [0, 1]", x) from None
 
 
+MAX_INT = 2**53  # larger integers are not exact as JSON numbers / floats
+MAX_ITEMS = 10_000_000  # entity counts (points, labelers, tasks, workers) a generator accepts
+
+
 def integer(x: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
     """An integer (a float with an integral value such as 3.0 is accepted)."""
     if not _is_number(x):
@@ -63,6 +67,8 @@ def integer(x: Any, field: str, *, lo: int | None = None, hi: int | None = None)
     if math.isnan(v) or math.isinf(v) or v != math.floor(v):
         raise InputError(field, "an integer", x)
     iv = int(v)
+    if abs(iv) > MAX_INT:
+        raise InputError(field, "an integer of magnitude <= 2^53", x)
     if lo is not None and iv < lo:
         raise InputError(field, f"an integer >= {lo}", x)
     if hi is not None and iv > hi:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import choice, integer, real, real_matrix, sequence
+from ..validate import MAX_ITEMS, choice, integer, real, real_matrix, sequence
 
 P_MAX = 0.999  # digest A3: p is clipped to [1 - p_max, p_max] (w(0.999) = 6.89)
 
@@ -90,6 +90,9 @@ def empty_solution(inst: CltapInstance) -> CltapSolution:
     return CltapSolution(np.full((inst.a, inst.K), -1, dtype=np.int64))
 
 
+MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends
+
+
 def make_instance(p: Any, t: Any, b: Any, p_max: Any = P_MAX, meta: dict | None = None
                   ) -> CltapInstance:
     """Validated instance: p is an a x K matrix in (0, 1), clipped to [1-p_max, p_max]; K <= t."""
@@ -99,7 +102,7 @@ def make_instance(p: Any, t: Any, b: Any, p_max: Any = P_MAX, meta: dict | None 
         raise InputError("p", "a non-empty a x K matrix of accuracies", f"shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or arr.min() < 0 or arr.max() > 1:
         raise InputError("p", "accuracies in [0, 1]", "a value outside [0, 1]")
-    tt = integer(t, "t", lo=1)
+    tt = integer(t, "t", lo=1, hi=MAX_TASKS)
     if arr.shape[1] > tt:
         raise InputError("p", f"at most t = {tt} iterations per annotator (K <= t)",
                          f"K = {arr.shape[1]}")
@@ -315,9 +318,11 @@ def generate(seed: int = 0, **params: Any) -> CltapInstance:
     tau 'mixed' = 5 groups floor(5j/a). Every p is clipped to [0.5, p_max] (digest A3/A4, G2).
     """
     p = {**GENERATOR_PARAMS, **params}
-    t = integer(p["t"], "t", lo=1)
-    a = integer(p["a"], "a", lo=1)
+    t = integer(p["t"], "t", lo=1, hi=MAX_TASKS)
+    a = integer(p["a"], "a", lo=1, hi=MAX_ITEMS)
     K = integer(p["K"], "K", lo=0, hi=t) or t
+    if a * K > 50_000_000:
+        raise InputError("a x K", "at most 5e7 accuracy entries", f"{a} x {K}")
     bf = real(p["budget_factor"], "budget_factor", lo=0.0)
     b = integer(p["b"], "b", lo=-1)
     b = int(round(bf * t)) if b < 0 else b

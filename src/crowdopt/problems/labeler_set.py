@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import choice, id_indices, ids, integer, real, real_array, sequence
+from ..validate import MAX_ITEMS, choice, id_indices, ids, integer, real, real_array, sequence
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
@@ -191,7 +191,7 @@ GENERATOR_PARAMS = {
 def generate(seed: int = 0, **params: Any) -> LabelerSetInstance:
     """Random instance: p ~ U(p_low, p_high); costs none, uniform or random."""
     q = {**GENERATOR_PARAMS, **params}
-    m = integer(q["labelers"], "labelers", lo=1)
+    m = integer(q["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
     lo = real(q["p_low"], "p_low", lo=0.0, hi=1.0)
     hi = real(q["p_high"], "p_high", lo=lo, hi=1.0)
     rule = choice(q["rule"], "rule", RULES)

@@ -8,7 +8,7 @@ This module holds the typed instance, its validation, the ONE evaluator and the 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,14 +20,14 @@ from .olas_noise import NoiseFunction, noise_from_spec
 
 
 @dataclass(frozen=True, eq=False)
-class OlasAssignInstance:
+class OlasPool:
+    """What both OLAS models share: labelers (accuracy a_i, capacity c_i), points (entropy
+    e_j), the noise function, and the sorted orders of Theorems 1-2 (cached, read-only)."""
+
     accuracies: np.ndarray  # a_i, shape (M,)
     capacities: np.ndarray  # c_i >= 0 integers, shape (M,)
     entropies: np.ndarray  # e_j >= 0, shape (N,)
     noise: NoiseFunction
-    labeler_ids: list | None = None
-    point_ids: list | None = None
-    _eps: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_labelers(self) -> int:
@@ -41,15 +41,35 @@ class OlasAssignInstance:
     def total_capacity(self) -> int:
         return int(self.capacities.sum())
 
+    def _cached(self, key: str, make: Any) -> np.ndarray:
+        cache = self.__dict__.setdefault("_cache", {})
+        if key not in cache:
+            value = make()
+            value.setflags(write=False)
+            cache[key] = value
+        return cache[key]
+
+    def eps_matrix(self) -> np.ndarray:
+        """eps(a_i, e_j) for every (labeler, point), shape (M, N); computed once."""
+        return self._cached("eps", lambda: self.noise.matrix(self.accuracies, self.entropies))
+
+    def labeler_order(self) -> np.ndarray:
+        """Labelers by accuracy, descending; ties keep the input order (stable)."""
+        return self._cached("order_l", lambda: np.argsort(-self.accuracies, kind="stable"))
+
+    def point_order(self) -> np.ndarray:
+        """Points by entropy, descending; ties keep the input order (digest 000, 7.17)."""
+        return self._cached("order_p", lambda: np.argsort(-self.entropies, kind="stable"))
+
+
+@dataclass(frozen=True, eq=False)
+class OlasAssignInstance(OlasPool):
+    labeler_ids: list | None = None
+    point_ids: list | None = None
+
     @property
     def feasible(self) -> bool:
         return self.n_points <= self.total_capacity
-
-    def eps_matrix(self) -> np.ndarray:
-        """eps(a_i, e_j) for all pairs, shape (M, N); computed once."""
-        if self._eps is None:
-            object.__setattr__(self, "_eps", self.noise.matrix(self.accuracies, self.entropies))
-        return self._eps
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,9 +172,9 @@ GENERATOR_PARAMS = {
 def generate(seed: int = 0, **params: Any) -> OlasAssignInstance:
     """Random instance (digest 000 section 4): a ~ U(acc), e ~ U(0, entropy_max), sum(c) >= N."""
     p = {**GENERATOR_PARAMS, **params}
-    from ..validate import integer, real
-    n = integer(p["points"], "points", lo=0)
-    m = integer(p["labelers"], "labelers", lo=1)
+    from ..validate import MAX_ITEMS, integer, real
+    n = integer(p["points"], "points", lo=0, hi=MAX_ITEMS)
+    m = integer(p["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
     cmin = integer(p["capacity_min"], "capacity_min", lo=0)
     cmax = integer(p["capacity_max"], "capacity_max", lo=max(cmin, 1))
     amin = real(p["acc_min"], "acc_min", lo=0, hi=1)

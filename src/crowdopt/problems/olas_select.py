@@ -15,7 +15,7 @@ variable fixing, digest section 7.4), the ONE evaluator and the random generator
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import (
+    MAX_ITEMS,
     id_indices,
     ids,
     int_array,
@@ -33,60 +34,27 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .olas_noise import NoiseFunction, noise_from_spec
+from .olas_assign import OlasPool
+from .olas_noise import noise_from_spec
 
 ALLOWED_TOL = 1e-12  # the one tolerance of (10d): eps_ij <= beta + ALLOWED_TOL (digest 7.4)
 
 
 @dataclass(frozen=True, eq=False)
-class OlasSelectInstance:
-    accuracies: np.ndarray  # a_i, shape (M,)
-    capacities: np.ndarray  # c_i >= 0 integers, shape (M,)
-    entropies: np.ndarray  # e_j >= 0, shape (u,): the pool, in the caller's order
-    noise: NoiseFunction
-    beta: float  # noise bound of (10d)
-    budget: int | None = None  # optional cap B on the number of selected points
+class OlasSelectInstance(OlasPool):
+    """The pool (entropies in the caller's order), the noise bound beta of (10d), and an
+    optional cap B on the number of selected points."""
+
+    beta: float = 0.2
+    budget: int | None = None
     labeler_ids: list | None = None
     point_ids: list | None = None
-    _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def n_labelers(self) -> int:
-        return len(self.accuracies)
-
-    @property
-    def n_points(self) -> int:
-        return len(self.entropies)
-
-    @property
-    def total_capacity(self) -> int:
-        return int(self.capacities.sum())
 
     @property
     def max_selected(self) -> int:
         """Most points any solution can select: min(u, total capacity, B)."""
         cap = min(self.n_points, self.total_capacity)
         return cap if self.budget is None else min(cap, self.budget)
-
-    def eps_matrix(self) -> np.ndarray:
-        """eps(a_i, e_j) for every (labeler, pool point), shape (M, u); computed once."""
-        if "eps" not in self._cache:
-            eps = self.noise.matrix(self.accuracies, self.entropies)
-            eps.setflags(write=False)
-            self._cache["eps"] = eps
-        return self._cache["eps"]
-
-    def labeler_order(self) -> np.ndarray:
-        """Labelers by accuracy, descending; ties keep the input order (stable)."""
-        if "order_l" not in self._cache:
-            self._cache["order_l"] = np.argsort(-self.accuracies, kind="stable")
-        return self._cache["order_l"]
-
-    def point_order(self) -> np.ndarray:
-        """Pool points by entropy, descending; ties keep the pool order (digest 7.17)."""
-        if "order_p" not in self._cache:
-            self._cache["order_p"] = np.argsort(-self.entropies, kind="stable")
-        return self._cache["order_p"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -101,11 +69,7 @@ def allowed(inst: OlasSelectInstance) -> np.ndarray:
     The fast path, every exact model (variable fixing) and the evaluator use this one matrix, so
     a pair with eps exactly at beta is treated the same everywhere.
     """
-    if "allowed" not in inst._cache:
-        ok = inst.eps_matrix() <= inst.beta + ALLOWED_TOL
-        ok.setflags(write=False)
-        inst._cache["allowed"] = ok
-    return inst._cache["allowed"]
+    return inst._cached("allowed", lambda: inst.eps_matrix() <= inst.beta + ALLOWED_TOL)
 
 
 def sorted_allowed(inst: OlasSelectInstance) -> np.ndarray:
@@ -316,8 +280,8 @@ def generate(seed: int = 0, **params: Any) -> OlasSelectInstance:
     if unknown:
         raise InputError(unknown[0], "a generator parameter (" + ", ".join(GENERATOR_PARAMS) + ")",
                          "an unknown name")
-    n = integer(p["points"], "points", lo=0)
-    m = integer(p["labelers"], "labelers", lo=1)
+    n = integer(p["points"], "points", lo=0, hi=MAX_ITEMS)
+    m = integer(p["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
     cmin = integer(p["capacity_min"], "capacity_min", lo=0)
     cmax = integer(p["capacity_max"], "capacity_max", lo=cmin)
     amin = probability(p["acc_min"], "acc_min")

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import (
+    MAX_ITEMS,
     choice,
     id_indices,
     ids,
@@ -242,7 +243,7 @@ GENERATOR_PARAMS = {
 def generate(seed: int = 0, **params: Any) -> WorkerSelectInstance:
     """One-coin workers: w ~ Beta(a, b), c ~ Binomial(n, w), w_hat = c/n (G has ties)."""
     p = {**GENERATOR_PARAMS, **params}
-    M = integer(p["workers"], "workers", lo=1)
+    M = integer(p["workers"], "workers", lo=1, hi=MAX_ITEMS)
     K = integer(p["max_workers"], "max_workers", lo=1)
     L = integer(p["classes"], "classes", lo=2)
     n = integer(p["gold"], "gold", lo=1)

@@ -21,8 +21,7 @@ def assign_sorted(inst: P.OlasAssignInstance) -> P.OlasAssignSolution:
     """Theorem 1 (eqs. 5, 8): k-th highest-entropy point gets the k-th capacity slot."""
     if not inst.feasible:
         raise ValueError("assign_sorted: more points than total capacity")
-    order_l = np.argsort(-inst.accuracies, kind="stable")
-    order_p = np.argsort(-inst.entropies, kind="stable")
+    order_l, order_p = inst.labeler_order(), inst.point_order()
     # only the first N slots are used: cap each labeler's run at N (capacities may be huge)
     slots = np.repeat(order_l, np.minimum(inst.capacities[order_l], inst.n_points))
     z = np.empty(inst.n_points, dtype=np.int64)
@@ -79,7 +78,7 @@ def solve_threshold(inst: P.OlasAssignInstance, opts: RunOptions | None = None) 
         return Outcome("infeasible", details={"message": "more points than total capacity"})
     if inst.n_points == 0:
         return Outcome("optimal", P.OlasAssignSolution(np.zeros(0, np.int64)), 0.0, "empty")
-    order_l = np.argsort(-inst.accuracies, kind="stable")
+    order_l = inst.labeler_order()
     eps = inst.eps_matrix()[order_l]
     cum_cap = np.cumsum(inst.capacities[order_l])
     values = np.unique(eps)
