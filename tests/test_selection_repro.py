@@ -47,3 +47,18 @@ def test_smoke_report(tmp_path):
     assert (tmp_path / "selection_sim.png").exists()
     text = (tmp_path / "report.md").read_text()
     assert "WMV-lin selected" in text and "|S| selected" in text
+
+
+def test_fig2_sweeps_report(tmp_path):
+    """Fig. 2(a)/(b): one row per swept value at K = 20, WMV methods only, and a PNG each."""
+    from crowdopt.experiments.selection_repro import SWEEPS, reproduce
+
+    res = reproduce(tmp_path, sources=["fig2a", "fig2b"], trials=1, show_progress=False)
+    assert res["failed"] == 0 and not res["rows"]
+    for fig, sw in SWEEPS.items():
+        part = [r for r in res["sweep_rows"] if r["figure"] == fig]
+        assert [r[sw["param"]] for r in part] == sorted(sw["smoke"])
+        assert all(0.0 <= r["WMV-lin selected"] <= 1.0 and 1 <= r["|S| selected"] <= 20
+                   for r in part)
+        assert (tmp_path / f"selection_{fig}.png").exists()
+    assert "Fig. 2(a)" in (tmp_path / "report.md").read_text()

@@ -232,8 +232,10 @@ def register(cli: Any) -> None:
     r.add_argument("--scale", choices=("smoke", "paper"), default="smoke",
                    help="smoke: 3 trials, K every 7; paper: 100 trials, every K")
     r.add_argument("--trials", type=int, default=None, help="override the scale's trials")
-    r.add_argument("--sources", nargs="+", default=None, choices=("sim", "bluebirds"),
-                   help="default both")
+    r.add_argument("--sources", nargs="+", default=None,
+                   choices=("sim", "bluebirds", "fig2a", "fig2b"),
+                   help="sim = Fig. 1, bluebirds = Fig. 4(b), fig2a/fig2b = Fig. 2 sweeps over "
+                   "n and a at K = 20 (default all)")
     r.add_argument("--jobs", type=int, default=1, help="parallel processes (0 = all cores)")
     r.add_argument("--seed", type=int, default=0, help="trial t uses seed + t")
     r.add_argument("--resume", action="store_true", help="keep finished trials of DIR")

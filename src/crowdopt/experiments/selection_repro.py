@@ -28,6 +28,21 @@ from .report import Report, pyplot
 METHODS = ("WMV top K", "WMV-lin selected", "WMV-log selected", "WMV-lin plugin",
            "EM random K", "EM top K", "EM selected")
 SOURCES = ("sim", "bluebirds")
+# Fig. 2 of paper 004: K = 20 and WMV-linear; (a) n = 3..45 control items, (b) w ~ Beta(a, 2)
+# with n = 10 (the range of a is not stated, digest E9: 0.5..5 here).
+SWEEPS: dict[str, dict[str, Any]] = {
+    "fig2a": {"param": "n_control", "label": "control questions n",
+              "paper": [3, 5, 10, 15, 20, 25, 30, 35, 40, 45], "smoke": [3, 10, 45],
+              "note": "Paper (plot only): every method improves as n grows, and the gap "
+                      "between selected and plugin shrinks."},
+    "fig2b": {"param": "beta_a", "label": "prior parameter a of Beta(a, 2)",
+              "paper": [0.5, 1.0, 1.5, 2.0, 2.3, 3.0, 4.0, 5.0], "smoke": [0.5, 2.3, 5.0],
+              "note": "Paper (plot only): top K improves with a; selected and plugin only "
+                      "slightly. With a < 1 most workers are adversarial (w near 0) and "
+                      "WMV-linear's negative weights turn them into informative votes."},
+}
+SWEEP_K = 20
+WMV_METHODS = METHODS[:4]
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"trials": 3, "k_step": 7},
     "paper": {"trials": 100, "k_step": 1},
@@ -113,6 +128,13 @@ def trial(*, source: str, k_values: list[int], n_control: int = 10, workers: int
     return out
 
 
+def sweep_trial(*, figure: str, x: float, seed: int = 0, **params: Any) -> dict:
+    """One Fig. 2 trial: `trial` at K = 20 with the swept parameter set to x."""
+    out = trial(source="sim", k_values=[SWEEP_K], seed=seed, **params)
+    out.update(figure=figure, x=x)
+    return out
+
+
 def k_grid(source: str, step: int, workers: int) -> list[int]:
     """K = 3..M (paper Fig. 1: 3..31; E9: real data K from 3 to M), every `step`, M included."""
     M = workers if source == "sim" else 39
@@ -123,15 +145,23 @@ def k_grid(source: str, step: int, workers: int) -> list[int]:
 def build_tasks(*, scale: str = "smoke", sources: list[str] | None = None,
                 trials: int | None = None, seed: int = 0, n_control: int = 10,
                 workers: int = 31, items: int = 1000) -> list[Task]:
-    """One task per (source, trial); trial t uses seed + t."""
+    """One task per (source or Fig. 2 point, trial); trial t uses seed + t."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
-    sources = sources or list(SOURCES)
+    sources = sources or [*SOURCES, *SWEEPS]
     for s in sources:
-        choice(s, "--sources", SOURCES)
+        choice(s, "--sources", [*SOURCES, *SWEEPS])
     trials = integer(trials if trials is not None else sc["trials"], "--trials", lo=1)
     n_control = integer(n_control, "--n-control", lo=2)
     tasks = []
     for s in sources:
+        if s in SWEEPS:
+            sw = SWEEPS[s]
+            for x in sw[scale]:
+                params = {"figure": s, "x": x, "n_control": n_control, "workers": workers,
+                          "items": items, sw["param"]: x}
+                tasks += [Task("crowdopt.experiments.selection_repro:sweep_trial", params,
+                               seed=int(seed) + t) for t in range(trials)]
+            continue
         params = {"source": s, "k_values": k_grid(s, sc["k_step"], workers),
                   "n_control": n_control}
         if s == "sim":
@@ -148,7 +178,7 @@ def summarize(records: list[dict]) -> list[dict]:
     rows = []
     for s in SOURCES:
         res = [r["result"] for r in records
-               if not r.get("error") and r.get("result") and r["params"]["source"] == s]
+               if not r.get("error") and r.get("result") and r["params"].get("source") == s]
         if not res:
             continue
         for j, K in enumerate(res[0]["K"]):
@@ -165,6 +195,34 @@ def summarize(records: list[dict]) -> list[dict]:
             row["max |S| selected"] = int(max(r["size_selected"][j] for r in res))
             rows.append(row)
     return rows
+
+
+def summarize_sweeps(records: list[dict]) -> list[dict]:
+    """Rows per (Fig. 2 panel, x): mean WMV accuracies at K = 20 and mean workers used."""
+    rows = []
+    for fig, sw in SWEEPS.items():
+        res = [r["result"] for r in records if not r.get("error") and r.get("result")
+               and r["params"].get("figure") == fig]
+        for x in sorted({r["x"] for r in res}):
+            at = [r for r in res if r["x"] == x]
+            row: dict[str, Any] = {"figure": fig, sw["param"]: x, "trials": len(at)}
+            for m in WMV_METHODS:
+                row[m] = float(np.mean([r["acc"][m][0] for r in at]))
+            row["|S| selected"] = float(np.mean([r["size_selected"][0] for r in at]))
+            row["|S| plugin"] = float(np.mean([r["size_plugin"][0] for r in at]))
+            rows.append(row)
+    return rows
+
+
+def _sweep_figure(rows: list[dict], fig: str):
+    from .report import line_plot
+
+    sw = SWEEPS[fig]
+    part = [r for r in rows if r["figure"] == fig]
+    xs = [r[sw["param"]] for r in part]
+    return line_plot({m: (xs, [r[m] for r in part]) for m in WMV_METHODS},
+                     xlabel=sw["label"], ylabel="accuracy (K = 20)",
+                     title=f"Fig. 2({fig[-1]}): 31 workers, 1000 items, K = {SWEEP_K}")
 
 
 def _figure(rows: list[dict], source: str):
@@ -225,11 +283,12 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                         show_progress=show_progress, desc="selection")
     errors = [r for r in records if r.get("error")]
     rows = summarize(records)
-    if not rows:
+    sweep_rows = summarize_sweeps(records)
+    if not rows and not sweep_rows:
         first = errors[0]["error"] if errors else "no results"
         raise InputError("reproduce selection", "at least one finished trial", first)
     seeds = sorted({t.seed for t in tasks})
-    rep = Report(out, "Worker selection (paper 004): Figs. 1 and 4(b)",
+    rep = Report(out, "Worker selection (paper 004): Figs. 1, 2 and 4(b)",
                  seeds=f"{seeds[0]}..{seeds[-1]} (trial t uses seed {seed} + t)")
     rep.text(f"Scale: `{scale}`; {len(records) - len(errors)} of {len(tasks)} trials finished "
              f"({len(errors)} failed).\n\n" + NOTES)
@@ -244,9 +303,20 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                   digits=3)
         figures.append(str(rep.figure(_figure(rows, s), f"selection_{s}",
                                       f"{s}: accuracy (left) and workers used (right) vs K.")))
+    for fig, sw in SWEEPS.items():
+        part = [r for r in sweep_rows if r["figure"] == fig]
+        if not part:
+            continue
+        rep.table(f"Fig. 2({fig[-1]}): WMV-linear accuracy at K = {SWEEP_K} vs {sw['label']}",
+                  part, [sw["param"], "trials", *WMV_METHODS, "|S| selected", "|S| plugin"],
+                  digits=3, note=sw["note"])
+        figures.append(str(rep.figure(_sweep_figure(sweep_rows, fig), f"selection_{fig}",
+                                      f"Fig. 2({fig[-1]}): accuracy vs {sw['label']}.")))
     if errors:
         rep.text("Failed trials (first 5):\n\n" + "\n".join(
-            f"- seed {e['seed']} {e['params']['source']}: {e['error']}" for e in errors[:5]))
+            f"- seed {e['seed']} {e['params'].get('source', e['params'].get('figure'))}: "
+            f"{e['error']}" for e in errors[:5]))
     report = rep.write()
     return {"scale": scale, "out_dir": str(out), "report": str(report), "figures": figures,
-            "tasks": len(tasks), "failed": len(errors), "rows": rows}
+            "tasks": len(tasks), "failed": len(errors), "rows": rows,
+            "sweep_rows": sweep_rows}
