@@ -28,6 +28,22 @@ class OlasPool:
     capacities: np.ndarray  # c_i >= 0 integers, shape (M,)
     entropies: np.ndarray  # e_j >= 0, shape (N,)
     noise: NoiseFunction
+    labeler_ids: list | None = None
+    point_ids: list | None = None
+
+    def pool_dict(self) -> dict[str, Any]:
+        """The JSON fields of the pool (the instance files of both models start with these)."""
+        out: dict[str, Any] = {
+            "noise": self.noise.to_spec(),
+            "accuracies": self.accuracies.tolist(),
+            "capacities": self.capacities.tolist(),
+            "entropies": self.entropies.tolist(),
+        }
+        if self.labeler_ids is not None:
+            out["labeler_ids"] = self.labeler_ids
+        if self.point_ids is not None:
+            out["point_ids"] = self.point_ids
+        return out
 
     @property
     def n_labelers(self) -> int:
@@ -64,8 +80,7 @@ class OlasPool:
 
 @dataclass(frozen=True, eq=False)
 class OlasAssignInstance(OlasPool):
-    labeler_ids: list | None = None
-    point_ids: list | None = None
+    """Model 2: assign every point (query set) to a labeler."""
 
     @property
     def feasible(self) -> bool:
@@ -102,17 +117,7 @@ def from_dict(d: dict) -> OlasAssignInstance:
 
 
 def to_dict(inst: OlasAssignInstance) -> dict:
-    out: dict[str, Any] = {
-        "noise": inst.noise.to_spec(),
-        "accuracies": inst.accuracies.tolist(),
-        "capacities": inst.capacities.tolist(),
-        "entropies": inst.entropies.tolist(),
-    }
-    if inst.labeler_ids is not None:
-        out["labeler_ids"] = inst.labeler_ids
-    if inst.point_ids is not None:
-        out["point_ids"] = inst.point_ids
-    return out
+    return inst.pool_dict()
 
 
 def evaluate(inst: OlasAssignInstance, sol: OlasAssignSolution) -> Evaluation:

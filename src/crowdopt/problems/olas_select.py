@@ -47,8 +47,6 @@ class OlasSelectInstance(OlasPool):
 
     beta: float = 0.2
     budget: int | None = None
-    labeler_ids: list | None = None
-    point_ids: list | None = None
 
     @property
     def max_selected(self) -> int:
@@ -123,7 +121,7 @@ def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any =
     B = None if budget is None else integer(budget, "budget", lo=0)
     lid = ids(labeler_ids, "labeler_ids", len(a)) if labeler_ids is not None else None
     pid = ids(point_ids, "point_ids", len(e)) if point_ids is not None else None
-    inst = OlasSelectInstance(a, c, e, nf, b, B, lid, pid)
+    inst = OlasSelectInstance(a, c, e, nf, labeler_ids=lid, point_ids=pid, beta=b, budget=B)
     eps = inst.eps_matrix()
     if eps.size and (not np.all(np.isfinite(eps)) or eps.min() < 0.0 or eps.max() > 1.0 + 1e-12):
         raise InputError("noise", "values in [0, 1] on the instance",
@@ -149,19 +147,9 @@ def from_dict(d: dict) -> OlasSelectInstance:
 
 
 def to_dict(inst: OlasSelectInstance) -> dict:
-    out: dict[str, Any] = {
-        "noise": inst.noise.to_spec(),
-        "beta": inst.beta,
-        "accuracies": inst.accuracies.tolist(),
-        "capacities": inst.capacities.tolist(),
-        "entropies": inst.entropies.tolist(),
-    }
+    out: dict[str, Any] = {"beta": inst.beta, **inst.pool_dict()}
     if inst.budget is not None:
         out["budget"] = inst.budget
-    if inst.labeler_ids is not None:
-        out["labeler_ids"] = inst.labeler_ids
-    if inst.point_ids is not None:
-        out["point_ids"] = inst.point_ids
     return out
 
 
