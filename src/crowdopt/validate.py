@@ -164,3 +164,11 @@ def id_indices(seq: Any, names: list | None, n: int, field: str, what: str) -> n
         else:
             raise InputError(f"{field}[{k}]", what, v)
     return out
+
+
+def only_known_fields(d: Mapping, known: Any, what: str) -> None:
+    """Reject the first unknown key of an instance document (typos must not be ignored)."""
+    extra = sorted(set(d) - set(known))
+    if extra:
+        raise InputError(extra[0], f"a known field of {what} (" + ", ".join(sorted(known)) + ")",
+                         "an unknown field")

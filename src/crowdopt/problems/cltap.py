@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import MAX_ITEMS, choice, integer, real, real_matrix, sequence
+from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
 
 P_MAX = 0.999  # digest A3: p is clipped to [1 - p_max, p_max] (w(0.999) = 6.89)
 
@@ -117,10 +117,7 @@ def make_instance(p: Any, t: Any, b: Any, p_max: Any = P_MAX, meta: dict | None 
 
 def from_dict(d: dict) -> CltapInstance:
     known = {"t", "b", "p", "p_max", "meta", "name"}
-    extra = sorted(set(d) - known)
-    if extra:
-        raise InputError(extra[0], "a known field of cltap (" + ", ".join(sorted(known)) + ")",
-                         "an unknown field")
+    only_known_fields(d, known, "cltap")
     for key in ("t", "b", "p"):
         if key not in d:
             raise InputError(key, "a value (the field is required)", "nothing")

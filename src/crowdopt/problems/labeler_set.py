@@ -17,7 +17,17 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import MAX_ITEMS, choice, id_indices, ids, integer, real, real_array, sequence
+from ..validate import (
+    MAX_ITEMS,
+    choice,
+    id_indices,
+    ids,
+    integer,
+    only_known_fields,
+    real,
+    real_array,
+    sequence,
+)
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
@@ -95,10 +105,7 @@ _FIELDS = {"qualities", "costs", "cost_weight", "budget", "max_size", "rule", "w
 
 
 def from_dict(d: dict) -> LabelerSetInstance:
-    extra = sorted(set(d) - _FIELDS)
-    if extra:
-        raise InputError(extra[0], "a known field of labeler-set (" + ", ".join(sorted(_FIELDS))
-                         + ")", "an unknown field")
+    only_known_fields(d, _FIELDS, "labeler-set")
     if "qualities" not in d:
         raise InputError("qualities", "a list (the field is required)", "nothing")
     return make_instance(d["qualities"], d.get("costs"), d.get("cost_weight", 0.0),

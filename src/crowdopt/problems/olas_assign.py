@@ -15,7 +15,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Evaluation
-from ..validate import id_indices, ids, int_array, probability_array, real_array, sequence
+from ..validate import (
+    id_indices,
+    ids,
+    int_array,
+    only_known_fields,
+    probability_array,
+    real_array,
+    sequence,
+)
 from .olas_noise import NoiseFunction, noise_from_spec
 
 
@@ -106,9 +114,7 @@ def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any =
 
 def from_dict(d: dict) -> OlasAssignInstance:
     known = {"accuracies", "capacities", "entropies", "noise", "labeler_ids", "point_ids", "name"}
-    extra = sorted(set(d) - known)
-    if extra:
-        raise InputError(extra[0], "a known field of olas-assign (" + ", ".join(sorted(known)) + ")", "an unknown field")
+    only_known_fields(d, known, "olas-assign")
     for key in ("accuracies", "capacities", "entropies"):
         if key not in d:
             raise InputError(key, "a list (the field is required)", "nothing")

@@ -28,6 +28,7 @@ from ..validate import (
     ids,
     int_array,
     integer,
+    only_known_fields,
     probability,
     probability_array,
     real,
@@ -135,10 +136,7 @@ _FIELDS = ("accuracies", "capacities", "entropies", "noise", "beta", "budget", "
 
 
 def from_dict(d: dict) -> OlasSelectInstance:
-    extra = sorted(set(d) - set(_FIELDS))
-    if extra:
-        raise InputError(extra[0], "a known field of olas-select (" + ", ".join(_FIELDS) + ")",
-                         "an unknown field")
+    only_known_fields(d, _FIELDS, "olas-select")
     for key in ("accuracies", "capacities", "entropies", "beta"):
         if key not in d:
             raise InputError(key, "a value (the field is required)", "nothing")

@@ -26,6 +26,7 @@ from ..validate import (
     ids,
     int_array,
     integer,
+    only_known_fields,
     probability_array,
     real,
     real_array,
@@ -114,10 +115,7 @@ _FIELDS = {"scores", "w_hat", "n", "estimator", "classes", "max_workers", "costs
 
 
 def from_dict(d: dict) -> WorkerSelectInstance:
-    extra = sorted(set(d) - _FIELDS)
-    if extra:
-        raise InputError(extra[0], "a known field of worker-select (" + ", ".join(sorted(_FIELDS))
-                         + ")", "an unknown field")
+    only_known_fields(d, _FIELDS, "worker-select")
     if "max_workers" not in d:
         raise InputError("max_workers", "an integer K >= 1 (the field is required)", "nothing")
     return make_instance(max_workers=d["max_workers"], classes=d.get("classes", 2),
