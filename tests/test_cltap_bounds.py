@@ -165,3 +165,15 @@ def test_closed_form_columns_reach_the_lp_in_the_master():
     assert res.rmp == pytest.approx(CG.closed_form_bound(inst), abs=1e-7)
     for n in CG._closed_form(inst)[1:]:
         assert P.evaluate(inst, CG.spread_assignment(inst, n)).feasible or n.sum() > inst.b
+
+
+def test_column_generation_stops_at_its_time_limit_with_a_valid_bound():
+    """The master LP gets only the time that is left; a stopped run keeps its best valid bound."""
+    from crowdopt.problems.cltap import evaluate, generate
+    from crowdopt.solvers.cltap_cbp import cbp
+
+    inst = generate(5, t=200, a=20, trend="inc", budget_factor=2)
+    res = CG.column_generation(inst, aggregated=True, time_limit=0.3, smoothing=0.5, pool=5)
+    assert res.status in ("time_limit", "optimal", "stalled")
+    lb = evaluate(inst, cbp(inst)).objective
+    assert lb <= res.bound + 1e-9

@@ -316,6 +316,8 @@ class _Master:
             if self.model.num_col == 0:  # empty aggregated master: z = 0, y = 0 is dual optimal
                 return 0.0, np.zeros(self.num_row)
             res = self.model.solve()
+            if res.status is Status.TIME_LIMIT:
+                raise TimeoutError("restricted master: time limit")
             if res.status is not Status.OPTIMAL or res.row_duals is None:
                 raise RuntimeError(f"restricted master: {res.status} {res.message}")
             return float(res.objective), np.maximum(res.row_duals, 0.0)
@@ -444,7 +446,15 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
     center: np.ndarray | None = None
     for rnd in range(1, max_rounds + 1):
         ta = time.perf_counter()
-        z, y = master.solve()
+        if time_limit is not None and master.model is not None:
+            # one master LP may stall for minutes: give it only the time that is left
+            left = max(time_limit - (ta - t0), 0.05)
+            master.model.options = master.model.options.replace(time_limit=left)
+        try:
+            z, y = master.solve()
+        except TimeoutError:
+            out.status = "time_limit"  # the bounds of the finished rounds stay valid
+            break
         tb = time.perf_counter()
         alpha, pi, delta = master.prices(y)
         ys = y if center is None or smoothing <= 0 else smoothing * center + (1 - smoothing) * y
