@@ -14,6 +14,8 @@ budget adds sum y <= B (digest F3).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
@@ -55,6 +57,20 @@ def _policy_z(m: pyo.ConcreteModel, loads: list, c: list[int]) -> None:
         range(M - 1), rule=lambda m, i: loads[i + 1] <= c[i + 1] * (1 - m.z[i]))  # (10h)
 
 
+def _once_and_capacity(m: pyo.ConcreteModel, pairs: list, c: Any) -> list:
+    """Rows (10b) each point at most once and (10c) capacities over the given pairs of m.y;
+    returns the load expression of every labeler (rank order)."""
+    by_point: dict[int, list] = {}
+    by_lab: dict[int, list] = {}
+    for i, j in pairs:
+        by_point.setdefault(j, []).append(m.y[i, j])
+        by_lab.setdefault(i, []).append(m.y[i, j])
+    m.once = pyo.Constraint(sorted(by_point), rule=lambda m, j: quicksum(by_point[j]) <= 1)
+    loads = [quicksum(by_lab.get(i, [])) for i in range(len(c))]
+    m.capacity = pyo.Constraint(sorted(by_lab), rule=lambda m, i: loads[i] <= c[i])
+    return loads
+
+
 def build_model10_literal(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     """(10a)-(10i) as in the paper; y_ij fixed to 0 where not allowed (10d); (10e) pairwise.
 
@@ -71,14 +87,7 @@ def build_model10_literal(inst: OlasSelectInstance) -> pyo.ConcreteModel:
                 m.y[i, j].fix(0)  # (10d) by variable fixing
     free = _pairs(inst)
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.y[i, j] for i, j in free), sense=pyo.maximize)
-    by_point: dict[int, list] = {}
-    by_lab: dict[int, list] = {}
-    for i, j in free:
-        by_point.setdefault(j, []).append(m.y[i, j])
-        by_lab.setdefault(i, []).append(m.y[i, j])
-    m.once = pyo.Constraint(sorted(by_point), rule=lambda m, j: quicksum(by_point[j]) <= 1)  # 10b
-    loads = [quicksum(by_lab.get(i, [])) for i in range(M)]
-    m.capacity = pyo.Constraint(sorted(by_lab), rule=lambda m, i: loads[i] <= c[i])  # (10c)
+    loads = _once_and_capacity(m, free, c)  # (10b), (10c)
     # (10e): y_kl <= 1 - y_ij for k < i, l > j (both pairs allowed)
     cross = [(i, j, k, l) for i, j in free for k, l in free if k < i and l > j]
     m.no_cross = pyo.Constraint(cross, rule=lambda m, i, j, k, l: m.y[k, l] + m.y[i, j] <= 1)
@@ -101,14 +110,7 @@ def build_model10_compact(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     m.y = pyo.Var(m.P, domain=pyo.Binary)
     m.w = pyo.Var(range(u), bounds=(1, M))
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.y[i, j] for i, j in pairs), sense=pyo.maximize)
-    by_point: dict[int, list] = {}
-    by_lab: dict[int, list] = {}
-    for i, j in pairs:
-        by_point.setdefault(j, []).append(m.y[i, j])
-        by_lab.setdefault(i, []).append(m.y[i, j])
-    m.once = pyo.Constraint(sorted(by_point), rule=lambda m, j: quicksum(by_point[j]) <= 1)
-    loads = [quicksum(by_lab.get(i, [])) for i in range(M)]
-    m.capacity = pyo.Constraint(sorted(by_lab), rule=lambda m, i: loads[i] <= c[i])
+    loads = _once_and_capacity(m, pairs, c)
     m.w_monotone = pyo.Constraint(range(u - 1), rule=lambda m, j: m.w[j] <= m.w[j + 1])
     # rank r = i + 1 (1-based): w_j >= 1 + (r-1) y, w_j <= r + (M-r)(1-y)
     m.w_lo = pyo.Constraint(m.P, rule=lambda m, i, j: m.w[j] >= 1 + i * m.y[i, j])
@@ -131,14 +133,7 @@ def build_model10_bmatching_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     m.P = pyo.Set(initialize=pairs, dimen=2, ordered=True)
     m.y = pyo.Var(m.P, bounds=(0, 1))
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.y[i, j] for i, j in pairs), sense=pyo.maximize)
-    by_point: dict[int, list] = {}
-    by_lab: dict[int, list] = {}
-    for i, j in pairs:
-        by_point.setdefault(j, []).append(m.y[i, j])
-        by_lab.setdefault(i, []).append(m.y[i, j])
-    m.once = pyo.Constraint(sorted(by_point), rule=lambda m, j: quicksum(by_point[j]) <= 1)
-    m.capacity = pyo.Constraint(sorted(by_lab),
-                                rule=lambda m, i: quicksum(by_lab[i]) <= c[i])
+    _once_and_capacity(m, pairs, c)
     _budget(m, inst, [m.y[i, j] for i, j in pairs])
     return m
 
