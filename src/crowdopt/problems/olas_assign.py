@@ -167,7 +167,7 @@ def solution_to_dict(inst: OlasAssignInstance, sol: OlasAssignSolution) -> dict:
     return {"assignment": z}
 
 
-GENERATOR_PARAMS = {
+POOL_PARAMS = {
     "points": 15,
     "labelers": 5,
     "capacity_min": 1,
@@ -178,16 +178,23 @@ GENERATOR_PARAMS = {
     "noise": "linear",
     "decimals": -1,  # >= 0 rounds a and e to create ties
 }
+GENERATOR_PARAMS = POOL_PARAMS
 
 
-def generate(seed: int = 0, **params: Any) -> OlasAssignInstance:
-    """Random instance (digest 000 section 4): a ~ U(acc), e ~ U(0, entropy_max), sum(c) >= N."""
-    p = {**GENERATOR_PARAMS, **params}
+def draw_pool(seed: int, p: dict, known: dict) -> tuple[np.random.Generator, np.ndarray,
+                                                         np.ndarray, np.ndarray]:
+    """The random labeler pool of both OLAS generators (digest 000 section 4), validated:
+    (rng, a ~ U(acc_min, acc_max), c ~ U{capacity_min..capacity_max}, e ~ U(0, entropy_max))."""
     from ..validate import MAX_ITEMS, integer, real
+
+    unknown = sorted(set(p) - set(known))
+    if unknown:
+        raise InputError(unknown[0], "a generator parameter (" + ", ".join(known) + ")",
+                         "an unknown name")
     n = integer(p["points"], "points", lo=0, hi=MAX_ITEMS)
     m = integer(p["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
     cmin = integer(p["capacity_min"], "capacity_min", lo=0)
-    cmax = integer(p["capacity_max"], "capacity_max", lo=max(cmin, 1))
+    cmax = integer(p["capacity_max"], "capacity_max", lo=cmin)
     amin = real(p["acc_min"], "acc_min", lo=0, hi=1)
     amax = real(p["acc_max"], "acc_max", lo=amin, hi=1)
     emax = real(p["entropy_max"], "entropy_max", lo=0, hi=1)
@@ -198,8 +205,15 @@ def generate(seed: int = 0, **params: Any) -> OlasAssignInstance:
     if dec >= 0:
         a, e = np.round(a, dec), np.round(e, dec)
     c = rng.integers(cmin, cmax + 1, m)
-    while c.sum() < n:  # make the instance feasible: N <= total capacity
-        c[rng.integers(m)] += 1
+    return rng, a, c, e
+
+
+def generate(seed: int = 0, **params: Any) -> OlasAssignInstance:
+    """Random Model 2 instance: the OLAS pool, with capacities raised until sum(c) >= N."""
+    p = {**GENERATOR_PARAMS, **params}
+    rng, a, c, e = draw_pool(seed, p, GENERATOR_PARAMS)
+    while c.sum() < len(e):  # make the instance feasible: N <= total capacity
+        c[rng.integers(len(c))] += 1
     return make_instance(a, c, e, p["noise"])
 
 

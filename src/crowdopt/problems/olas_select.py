@@ -23,19 +23,17 @@ import numpy as np
 from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import (
-    MAX_ITEMS,
     id_indices,
     ids,
     int_array,
     integer,
     only_known_fields,
-    probability,
     probability_array,
     real,
     real_array,
     sequence,
 )
-from .olas_assign import OlasPool
+from .olas_assign import POOL_PARAMS, OlasPool, draw_pool
 from .olas_noise import noise_from_spec
 
 ALLOWED_TOL = 1e-12  # the one tolerance of (10d): eps_ij <= beta + ALLOWED_TOL (digest 7.4)
@@ -245,43 +243,19 @@ def solution_to_dict(inst: OlasSelectInstance, sol: OlasSelectSolution) -> dict:
 
 
 GENERATOR_PARAMS = {
+    **POOL_PARAMS,
     "points": 30,
-    "labelers": 5,
-    "capacity_min": 1,
-    "capacity_max": 4,
-    "acc_min": 0.5,
-    "acc_max": 0.95,
-    "entropy_max": round(math.log(2), 6),
-    "noise": "linear",
     "beta": 0.1,
     "budget": -1,  # < 0: no cap
-    "decimals": -1,  # >= 0 rounds a and e to create ties
 }
 
 
 def generate(seed: int = 0, **params: Any) -> OlasSelectInstance:
-    """Random instance (digest 000 section 4): a ~ U(acc), e ~ U(0, entropy_max), c ~ U{cmin..cmax}."""
+    """Random Model 10 instance: the OLAS pool (digest 000 section 4), beta and a cap B."""
     p = {**GENERATOR_PARAMS, **params}
-    unknown = sorted(set(p) - set(GENERATOR_PARAMS))
-    if unknown:
-        raise InputError(unknown[0], "a generator parameter (" + ", ".join(GENERATOR_PARAMS) + ")",
-                         "an unknown name")
-    n = integer(p["points"], "points", lo=0, hi=MAX_ITEMS)
-    m = integer(p["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
-    cmin = integer(p["capacity_min"], "capacity_min", lo=0)
-    cmax = integer(p["capacity_max"], "capacity_max", lo=cmin)
-    amin = probability(p["acc_min"], "acc_min")
-    amax = real(p["acc_max"], "acc_max", lo=amin, hi=1)
-    emax = real(p["entropy_max"], "entropy_max", lo=0, hi=1)
+    _, a, c, e = draw_pool(seed, p, GENERATOR_PARAMS)
     beta = real(p["beta"], "beta", lo=0)
     budget = integer(p["budget"], "budget")
-    dec = integer(p["decimals"], "decimals", lo=-1, hi=12)
-    rng = np.random.default_rng(seed)
-    a = rng.uniform(amin, amax, m)
-    e = rng.uniform(0.0, emax, n)
-    if dec >= 0:
-        a, e = np.round(a, dec), np.round(e, dec)
-    c = rng.integers(cmin, cmax + 1, m)
     return make_instance(a, c, e, p["noise"], beta, None if budget < 0 else budget)
 
 
