@@ -96,12 +96,11 @@ def _highs_options(opts: RunOptions, *, lp: bool) -> HighsOptions:
                         lp_solver="simplex" if lp else "choose")
 
 
-def _solve(m: Any, opts: RunOptions, *, lp: bool) -> tuple[HighsResult, dict]:
+def _solve(m: Any, opts: RunOptions, *, lp: bool) -> HighsResult:
     """Solve through the adapter. Model 10 is feasible by construction, so `known_feasible`
     makes the adapter re-check any suspicious status (infeasible, 'Solve error', a violated
     'optimal' point) without presolve: the HiGHS 1.14-1.15 defects of digest 6.2."""
-    res = solve_model(m, _highs_options(opts, lp=lp))
-    return res, {}
+    return solve_model(m, _highs_options(opts, lp=lp))
 
 
 def _from_ranks(inst: P.OlasSelectInstance, pairs: list[tuple[int, int]]) -> P.OlasSelectSolution:
@@ -134,11 +133,11 @@ def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source
     t0 = time.perf_counter()
     m = build(inst)
     build_s = time.perf_counter() - t0
-    res, extra = _solve(m, opts, lp=False)
+    res = _solve(m, opts, lp=False)
     sol = None
     if res.x is not None:
         sol = _from_ranks(inst, [(i, j) for (i, j), v in res.values(m.y).items() if v > 0.5])
-    return _outcome(res, sol, source, {"build_s": build_s, **extra})
+    return _outcome(res, sol, source, {"build_s": build_s})
 
 
 def solve_literal(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
@@ -162,8 +161,8 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: 
     t0 = time.perf_counter()
     m = build(inst)
     build_s = time.perf_counter() - t0
-    res, extra = _solve(m, opts, lp=True)
-    details: dict[str, Any] = {"build_s": build_s, **extra}
+    res = _solve(m, opts, lp=True)
+    details: dict[str, Any] = {"build_s": build_s}
     if res.x is None:
         return _outcome(res, None, source, details)
     comp = getattr(m, var)
@@ -176,8 +175,8 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: 
                       RuntimeWarning, stacklevel=3)
         for v in comp.values():
             v.domain = pyo.Binary
-        res, extra = _solve(m, opts, lp=False)
-        details.update(fallback="milp", **extra)
+        res = _solve(m, opts, lp=False)
+        details.update(fallback="milp")
         if res.x is None:
             return _outcome(res, None, source, details)
         vals = res.values(comp)
