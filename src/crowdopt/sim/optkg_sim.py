@@ -45,6 +45,17 @@ def _budgets(budgets: Sequence[int]) -> list[int]:
     return out
 
 
+def _item_prior(prior, dist: tuple[float, float]) -> tuple[float, float]:
+    """'true' = the generating Beta, 'uniform' = Beta(1, 1), else an explicit (a0, b0)."""
+    return dist if prior == "true" else (1.0, 1.0) if prior == "uniform" else _pair(prior, "prior")
+
+
+def _check_policies(policies: Sequence[str], allowed: Sequence[str]) -> None:
+    for p in policies:
+        if parse_policy(p)[0] not in allowed:
+            raise InputError("policies", f"names from {', '.join(allowed)}", p)
+
+
 def homogeneous_replication(*, theta_dist, K: int = 50, budgets: Sequence[int] = (100,),
                             policies: Sequence[str] = ("optkg", "uniform", "kg", "nlu"),
                             prior="uniform", alpha: float = 0.5, gittins_cap: int = 300,
@@ -52,11 +63,9 @@ def homogeneous_replication(*, theta_dist, K: int = 50, budgets: Sequence[int] =
     """One replication of Fig. 10: theta_i ~ Beta(theta_dist), labels y ~ Bern(theta_i),
     prior 'uniform' (1,1), 'true' (the generating Beta) or explicit (a0, b0)."""
     dist = _pair(theta_dist, "theta_dist")
-    pri = dist if prior == "true" else (1.0, 1.0) if prior == "uniform" else _pair(prior, "prior")
+    pri = _item_prior(prior, dist)
     budgets = _budgets(budgets)
-    for p in policies:
-        if parse_policy(p)[0] not in HOMOGENEOUS:
-            raise InputError("policies", f"names from {', '.join(HOMOGENEOUS)}", p)
+    _check_policies(policies, HOMOGENEOUS)
     rng = np.random.default_rng(seed)
     theta = rng.beta(*dist, size=K)
     truth = theta >= 0.5
@@ -96,12 +105,10 @@ def heterogeneous_replication(*, theta_dist=(1.0, 1.0), rho_dist=(4.0, 1.0), K: 
     worker_prior 'true' uses rho_dist. Also returns the share of labels of the busiest worker."""
     dist = _pair(theta_dist, "theta_dist")
     rdist = _pair(rho_dist, "rho_dist")
-    pri = dist if prior == "true" else (1.0, 1.0) if prior == "uniform" else _pair(prior, "prior")
+    pri = _item_prior(prior, dist)
     wpri = rdist if worker_prior == "true" else _pair(worker_prior, "worker_prior")
     budgets = _budgets(budgets)
-    for p in policies:
-        if parse_policy(p)[0] not in HETEROGENEOUS:
-            raise InputError("policies", f"names from {', '.join(HETEROGENEOUS)}", p)
+    _check_policies(policies, HETEROGENEOUS)
     rng = np.random.default_rng(seed)
     theta = rng.beta(*dist, size=K)
     rho = rng.beta(*rdist, size=M)
