@@ -17,13 +17,14 @@ def _lp(inst):
     return solve_model(build_compact(inst, relax=True)).objective
 
 
-def _random(rng, t_max=5, a_max=4, b_lo_t=False):
-    t = int(rng.integers(2, t_max + 1))
+def _random(rng, t_max=5, a_max=4, b_lo_t=False, t_min=2, ties=(0.5, 0.6, 0.8, 0.9)):
+    """A random tiny instance: ties and the p = 1/2 boundary, decreasing, increasing, any p."""
+    t = int(rng.integers(t_min, t_max + 1))
     a = int(rng.integers(1, a_max + 1))
     K = int(rng.integers(1, t + 1))
     kind = rng.integers(4)
     if kind == 0:
-        p = rng.choice([0.5, 0.6, 0.8, 0.9], size=(a, K))
+        p = rng.choice(list(ties), size=(a, K))
     elif kind == 1:
         p = -np.sort(-rng.uniform(0.5, 0.95, (a, K)), axis=1)
     elif kind == 2:

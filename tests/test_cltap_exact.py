@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from test_cltap_bounds import _random
 
 from crowdopt.models.cltap import build_compact, build_extended, feasible_workplans
 from crowdopt.problems import cltap as P
@@ -55,20 +56,7 @@ def test_worked_example_plans():  # the CBP workplans of digest 3.1
 
 
 def _tiny(rng):
-    t = int(rng.integers(1, 5))
-    a = int(rng.integers(1, 4))
-    K = int(rng.integers(1, t + 1))
-    kind = rng.integers(4)
-    if kind == 0:  # ties and the p = 1/2 boundary
-        p = rng.choice([0.5, 0.6, 0.75, 0.9], size=(a, K))
-    elif kind == 1:
-        p = -np.sort(-rng.uniform(0.5, 0.95, (a, K)), axis=1)
-    elif kind == 2:
-        p = np.sort(rng.uniform(0.5, 0.95, (a, K)), axis=1)
-    else:
-        p = rng.uniform(0.5, 0.95, (a, K))
-    b = int(rng.integers(0, a * K + 2))
-    return P.make_instance(p, t, b)
+    return _random(rng, t_min=1, t_max=4, a_max=3, ties=(0.5, 0.6, 0.75, 0.9))
 
 
 def test_oracle_chain_on_tiny_instances():  # P6 and CBP <= OPT

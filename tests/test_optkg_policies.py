@@ -56,18 +56,23 @@ def test_prop43_pessimistic_kg_locks_on_after_one_round():
         assert len(set(seq[7:])) == 1  # locked on one instance
 
 
-def test_thm42_optkg_label_counts_grow_and_ambiguous_item_gets_most():
-    theta = np.array([0.3, 0.6, 0.45, 0.7, 0.2])
-    prev = np.zeros(5)
-    pol = make_policy("optkg", 5, seed=0)
-    oracle = _labels(theta, 5, 4000)
-    for T in (500, 1500, 3000):
+def _assert_counts_grow(pol, oracle, marks):
+    """Run to each budget in `marks`; every item's label count must grow between marks."""
+    prev = np.zeros(len(pol.a))
+    for T in marks:
         while pol.t < T:
             i = pol.next()
             pol.observe(i, oracle(i))
         counts = pol.a + pol.b - 2
         assert np.all(counts > prev)
         prev = counts
+    return counts
+
+
+def test_thm42_optkg_label_counts_grow_and_ambiguous_item_gets_most():
+    theta = np.array([0.3, 0.6, 0.45, 0.7, 0.2])
+    counts = _assert_counts_grow(make_policy("optkg", 5, seed=0), _labels(theta, 5, 4000),
+                                 (500, 1500, 3000))
     assert np.argmax(counts) == 2
     wins = 0
     for s in range(15):
@@ -79,16 +84,8 @@ def test_thm42_optkg_label_counts_grow_and_ambiguous_item_gets_most():
 
 def test_cvar_half_keeps_labeling_every_instance():
     theta = np.array([0.3, 0.6, 0.45, 0.7, 0.2])
-    pol = make_policy("cvar", 5, alpha=0.5, seed=1)
-    oracle = _labels(theta, 8, 3000)
-    prev = np.zeros(5)
-    for T in (300, 1000, 2500):
-        while pol.t < T:
-            i = pol.next()
-            pol.observe(i, oracle(i))
-        counts = pol.a + pol.b - 2
-        assert np.all(counts > prev)
-        prev = counts
+    _assert_counts_grow(make_policy("cvar", 5, alpha=0.5, seed=1), _labels(theta, 8, 3000),
+                        (300, 1000, 2500))
 
 
 def _reference_run(index, K, prior, oracle, T, excluded=()):
