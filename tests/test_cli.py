@@ -99,6 +99,14 @@ def test_bad_arguments_exit_2():
     assert run("solve", "/nonexistent.json").returncode == 2
 
 
+@pytest.mark.parametrize("flag,value", [("--time-limit", "-1"), ("--time-limit", "nan"),
+                                        ("--threads", "0")])
+def test_bad_solver_options_exit_2(instance, flag, value):
+    r = run("solve", str(instance), "--method", "exact", flag, value)
+    assert r.returncode == 2 and "expected" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_infeasible_exit_3():
     inst = {"problem": "olas-assign", "accuracies": [0.9], "capacities": [1], "entropies": [0.1, 0.2]}
     r = run("solve", "-", "--method", "exact", stdin=json.dumps(inst))

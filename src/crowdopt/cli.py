@@ -84,6 +84,28 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (time limits); one-line error otherwise."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, found {text!r}") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, found {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (threads)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}")
+    return v
+
+
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text."""
     out: dict[str, Any] = {}
@@ -100,9 +122,9 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- core commands
 def _add_solver_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+    p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="wall-clock limit per exact solve, seconds (default: none)")
-    p.add_argument("--threads", type=int, default=1, help="HiGHS threads (default 1)")
+    p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON to FILE")
@@ -315,7 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
-    p.add_argument("--time-limit", type=float, default=60.0, help="per exact solve (s)")
+    p.add_argument("--time-limit", type=positive_float, default=60.0,
+                   help="per exact solve (s)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_demo)
 

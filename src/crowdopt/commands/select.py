@@ -196,6 +196,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def register(cli: Any) -> None:
+    from ..cli import positive_float
+
     p = cli.top.add_parser(
         "select", help="choose workers from gold answers (paper 004), then aggregate",
         description=__doc__.split("\n\n")[1])
@@ -214,7 +216,7 @@ def register(cli: Any) -> None:
                    help="score G: Theorem 3's unbiased one (default) or the plugin (eq. 9)")
     p.add_argument("--method", default="fast",
                    help="fast (Algorithm 1 / cost DP) | exact (formulation A) | an algorithm")
-    p.add_argument("--time-limit", type=float, default=None, metavar="S",
+    p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="limit per exact solve (s)")
     p.add_argument("--duplicates", default=None, choices=("error", "first", "last", "all"),
                    help="repeated (worker, task) rows in LABELS (default: error for a file, "

@@ -72,6 +72,14 @@ class HighsOptions:
     verbose: bool = False
     extra: tuple[tuple[str, Any], ...] = ()  # raw HiGHS options as (name, value) pairs
 
+    def __post_init__(self) -> None:
+        from ..errors import InputError
+
+        if self.time_limit is not None and not (self.time_limit > 0 and math.isfinite(self.time_limit)):
+            raise InputError("time_limit", "a number > 0 (seconds) or none", self.time_limit)
+        if self.threads < 1:
+            raise InputError("threads", "an integer >= 1", self.threads)
+
     def replace(self, **kw: Any) -> HighsOptions:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
         data.update(kw)
