@@ -17,13 +17,13 @@ from crowdopt.models.olas_select import (
     build_model10_bmatching_lp,
     build_model10_compact,
     build_model10_literal,
-    literal_rows,
 )
 from crowdopt.problems import olas_select as P
 from crowdopt.registry import RunOptions, get_problem
 from crowdopt.solvers import olas_select as S
 from crowdopt.solvers.certify import close
 from crowdopt.solvers.highs import HighsOptions, Status, solve_model
+from crowdopt.solvers.olas_select import literal_rows
 
 
 def check_exact(inst: P.OlasSelectInstance, out, greedy_value: float, name: str) -> None:

@@ -14,10 +14,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
-from ..problems.cltap import CltapInstance
+from ..problems.cltap import CltapInstance, Workplan
 from ..problems.cltap import linear_correctness as workplan_cost
-
-Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based
 
 
 def build_compact(inst: CltapInstance, *, relax: bool = False, drop_prefix: bool = False,

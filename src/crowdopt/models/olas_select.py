@@ -23,12 +23,6 @@ from pyomo.core.util import quicksum
 from ..problems.olas_select import OlasSelectInstance, kappa, sorted_allowed
 
 
-def literal_rows(inst: OlasSelectInstance) -> int:
-    """Nominal number of (10e) rows, M(M-1)/2 * u(u-1)/2 (the size the paper's model has)."""
-    M, u = inst.n_labelers, inst.n_points
-    return M * (M - 1) // 2 * (u * (u - 1) // 2)
-
-
 def _sorted_data(inst: OlasSelectInstance) -> tuple[list[float], list[int]]:
     e = [float(v) for v in inst.entropies[inst.point_order()]]
     c = [int(v) for v in inst.capacities[inst.labeler_order()]]

@@ -22,6 +22,8 @@ from ..errors import InputError
 from ..registry import Evaluation
 from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
 
+Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based (Sec. 5)
+
 P_MAX = 0.999  # digest A3: p is clipped to [1 - p_max, p_max] (w(0.999) = 6.89)
 
 

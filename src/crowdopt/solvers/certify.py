@@ -22,20 +22,22 @@ def close(a: float, b: float, tol: float = TOL) -> bool:
     return abs(a - b) <= tol * (1.0 + max(abs(a), abs(b)))
 
 
+PACKAGES = ("numpy", "scipy", "networkx", "pyomo", "highspy")
+
+
 def versions() -> dict[str, str]:
+    """Package versions from the installed metadata: nothing is imported, no solver is made
+    (a fast path stays free of Pyomo and HiGHS). The HiGHS library version is added by
+    `make_certificate` only when HiGHS ran, from the Highs object that ran."""
+    from importlib.metadata import PackageNotFoundError, version
+
     from .. import __version__
     out = {"crowdopt": __version__, "python": platform.python_version()}
-    for mod in ("numpy", "pyomo", "highspy", "scipy", "networkx"):
+    for name in PACKAGES:
         try:
-            m = __import__(mod)
-            out[mod] = getattr(m, "__version__", None) or getattr(m, "version", lambda: "?")()
-        except Exception:  # pragma: no cover - a missing optional module
-            out[mod] = "missing"
-    try:
-        from .highs import highs_version
-        out["highs"] = highs_version()
-    except Exception:  # pragma: no cover
-        out["highs"] = "missing"
+            out[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover - a broken install
+            out[name] = "missing"
     return out
 
 
@@ -46,7 +48,22 @@ def cached_versions() -> dict[str, str]:
     global _VERSIONS
     if _VERSIONS is None:
         _VERSIONS = versions()
-    return _VERSIONS
+    return dict(_VERSIONS)
+
+
+def highs_version_in(details: Any, depth: int = 2) -> str | None:
+    """The HiGHS version a method's details report (adapter summaries carry `highs_version`)."""
+    if not isinstance(details, dict):
+        return None
+    v = details.get("highs_version")
+    if isinstance(v, str) and v:
+        return v
+    if depth > 0:
+        for sub in details.values():
+            found = highs_version_in(sub, depth - 1)
+            if found:
+                return found
+    return None
 
 
 def lower_upper(sense: str, objective: float | None, bound: float | None
@@ -121,5 +138,12 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
         "times": times,
         "seed": seed,
         "details": details or {},
-        "versions": cached_versions(),
+        "versions": _with_highs(cached_versions(), details),
     }
+
+
+def _with_highs(vers: dict[str, str], details: Any) -> dict[str, str]:
+    hv = highs_version_in(details)
+    if hv:
+        vers["highs"] = hv
+    return vers

@@ -14,14 +14,13 @@ import time
 
 import numpy as np
 
-from ..models.cltap import build_compact
 from ..problems import cltap as P
 from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..status import Status
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
 from .cltap_search import local_search
-from .highs import HighsOptions, Status, solve_model
 
 MILP_MAX_BINARIES = 750  # bench_cltap: t=12, a=5 (720 binaries) proved in 2-43 s
 BRUTE_MAX_STATES = 200_000
@@ -35,6 +34,9 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
                symmetry_break: bool = False) -> Outcome:
     """Exact CL-TAP by the compact MILP (11)-(17) and HiGHS at gap 0; bound = MIP dual bound.
     Without a time limit in `opts` the limit is MILP_DEFAULT_TIME (the bound stays valid)."""
+    from ..models.cltap import build_compact  # Pyomo and HiGHS load only for exact solves
+    from .highs import HighsOptions, solve_model
+
     opts = opts or RunOptions()
     limit = opts.time_limit if opts.time_limit is not None else MILP_DEFAULT_TIME
     t0 = time.perf_counter()

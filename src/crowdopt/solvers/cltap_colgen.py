@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..models.cltap import Workplan, build_extended, build_pricing
-from ..problems.cltap import CltapInstance, CltapSolution, empty_solution
+from ..problems.cltap import CltapInstance, CltapSolution, Workplan, empty_solution
 from ..problems.cltap import linear_correctness as workplan_cost
+from ..status import Status
 from .cltap_cbp import cbp
-from .highs import INF, HighsModel, HighsOptions, Status, solve_model
+
+INF = math.inf  # = highspy.kHighsInf; HiGHS is imported only where a model is solved
 
 
 # ----------------------------------------------------------------------------- closed form
@@ -176,6 +177,9 @@ def price_dp(reward: np.ndarray, b: int, tight: bool = True) -> tuple[float, Wor
 def price_milp(reward: np.ndarray, b: int, tight: bool = True, time_limit: float | None = None
                ) -> tuple[float, Workplan]:
     """Pricing (25)-(28) as a Pyomo MILP through the adapter (the check of `price_dp`)."""
+    from ..models.cltap import build_pricing
+    from .highs import HighsOptions, solve_model
+
     m = build_pricing(reward, b, tight=tight)
     res = solve_model(m, HighsOptions(time_limit=time_limit, known_feasible=True))
     if res.status is not Status.OPTIMAL:
@@ -224,7 +228,9 @@ class _Master:
     """
 
     def __init__(self, inst: CltapInstance, aggregated: bool, engine: str,
-                 options: HighsOptions) -> None:
+                 options: Any) -> None:
+        from .highs import HighsModel
+
         if engine not in ("highspy", "pyomo"):
             raise ValueError(f"engine must be 'highspy' or 'pyomo', not {engine!r}")
         if engine == "pyomo" and aggregated:
@@ -244,7 +250,7 @@ class _Master:
         self.columns: list[Workplan] = []  # distinct workplans
         self.index: dict[Workplan, int] = {}
         self.pairs: set[tuple[int, int]] = set()  # (task, column) in the master (faithful)
-        self.model: HighsModel | None = None
+        self.model: Any = None  # a live HighsModel (engine "highspy")
         self.rhs = np.zeros(self.num_row)
         self.rhs[self.r_budget] = inst.b
         self.rhs[self.r_pair:self.r_pair + a * K] = 1.0
@@ -325,6 +331,9 @@ class _Master:
 
     def _solve_pyomo(self) -> tuple[float, np.ndarray]:
         """Rebuild the Pyomo model (18)-(23) and solve it (the slow reference route)."""
+        from ..models.cltap import build_extended
+        from .highs import solve_model
+
         inst, K = self.inst, self.K
         m = build_extended(inst, self.columns, relax=True, pairs=sorted(self.pairs))
         res = solve_model(m, self.options)
@@ -430,6 +439,8 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
     Initial columns: CBP's workplans (`initial` replaces them) and, with `seed_closed_form`, those
     of `closed_form_columns` (without them the master tails off badly for increasing p).
     """
+    from .highs import HighsOptions
+
     t0 = time.perf_counter()
     opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
                         extra=(("simplex_strategy", 4),))  # 4 = primal simplex (warm start)

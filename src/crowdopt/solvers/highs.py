@@ -16,16 +16,21 @@ infeasible is an `error`, never an infeasibility claim.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import highspy
 import numpy as np
 import scipy.sparse as sp
+
+from ..status import Status
 
 INF = highspy.kHighsInf
 
@@ -37,16 +42,6 @@ __all__ = [
     "highs_version",
     "solve_model",
 ]
-
-
-class Status(StrEnum):
-    """Outcome of a solve. `time_limit` may still carry an incumbent and a bound."""
-
-    OPTIMAL = "optimal"
-    INFEASIBLE = "infeasible"
-    UNBOUNDED = "unbounded"
-    TIME_LIMIT = "time_limit"
-    ERROR = "error"
 
 
 @dataclass(frozen=True)
@@ -107,6 +102,7 @@ class HighsResult:
     raw_status: str = ""
     message: str = ""
     max_violation: float | None = None
+    highs_version: str = ""
     x: np.ndarray | None = None
     row_duals: np.ndarray | None = None
     _columns: dict[int, int] = field(default_factory=dict, repr=False)
@@ -160,12 +156,52 @@ class HighsResult:
             "raw_status": self.raw_status,
             "max_violation": self.max_violation,
             "message": self.message,
+            "highs_version": self.highs_version,
         }
 
 
-def highs_version() -> str:
-    h = highspy.Highs()
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Point file descriptor 1 at stderr for the duration (restored after, even on error).
+
+    highspy 1.16 prints its banner on stdout inside `Highs()`, before any option can apply, and
+    HiGHS logs (when asked for) are C-level writes to fd 1: both must never reach stdout, which
+    belongs to the caller's JSON. Python's own buffered stdout is flushed first so that nothing
+    written before is reordered.
+    """
+    try:
+        sys.stdout.flush()
+    except (AttributeError, ValueError, OSError):  # closed or replaced stdout
+        pass
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1 at all (daemonized): nothing to protect
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def new_highs() -> highspy.Highs:
+    """A `highspy.Highs` created with fd 1 pointed at stderr: the ONE way to make one."""
+    with stdout_to_stderr():
+        h = highspy.Highs()
+        h.setOptionValue("output_flag", False)
+    return h
+
+
+def version_of(h: highspy.Highs) -> str:
+    """The HiGHS version of a Highs object already in use (no new object, no banner)."""
     return f"{h.versionMajor()}.{h.versionMinor()}.{h.versionPatch()}"
+
+
+def highs_version() -> str:
+    """The HiGHS version (creates a quiet Highs object; prefer `version_of` on one in use)."""
+    return version_of(new_highs())
 
 
 _SCHEDULER_THREADS: int | None = None
@@ -175,7 +211,8 @@ def _ensure_threads(threads: int) -> None:
     # HiGHS keeps one global task scheduler per process; changing the thread count needs a reset.
     global _SCHEDULER_THREADS
     if _SCHEDULER_THREADS is not None and _SCHEDULER_THREADS != threads:
-        highspy.Highs.resetGlobalScheduler(True)
+        with stdout_to_stderr():
+            highspy.Highs.resetGlobalScheduler(True)
     _SCHEDULER_THREADS = threads
 
 
@@ -207,7 +244,7 @@ class HighsModel:
         self._integrality = (np.asarray(integrality, dtype=np.int32)
                              if integrality is not None else np.zeros(self.num_col, np.int32))
         _ensure_threads(self.options.threads)
-        self.h = highspy.Highs()
+        self.h = new_highs()
         self._apply_options(self.options)
         lp = highspy.HighsLp()
         lp.num_col_ = self.num_col
@@ -228,7 +265,8 @@ class HighsModel:
         if self.is_mip:
             lp.integrality_ = [highspy.HighsVarType.kInteger if t else highspy.HighsVarType.kContinuous
                                for t in self._integrality]
-        self.h.passModel(lp)
+        with stdout_to_stderr():
+            self.h.passModel(lp)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -378,7 +416,9 @@ class HighsModel:
         return False
 
     def _run(self) -> Any:
-        self.h.run()
+        # HiGHS writes its log (verbose) and some warnings at C level on fd 1: send them to stderr
+        with stdout_to_stderr():
+            self.h.run()
         return self.h.getModelStatus()
 
     def _result(self, raw: Any, solve_s: float, presolve: bool) -> HighsResult:
@@ -428,6 +468,7 @@ class HighsModel:
             time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s,
             nodes=nodes, is_mip=self.is_mip, sense=self.sense, presolve=presolve,
             raw_status=h.modelStatusToString(raw), message=message, max_violation=viol,
+            highs_version=version_of(h),
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
     def _violation(self, x: np.ndarray) -> float:

@@ -19,20 +19,14 @@ import warnings
 from typing import Any
 
 import numpy as np
-import pyomo.environ as pyo
 
-from ..models.olas_select import (
-    build_model10_bmatching_lp,
-    build_model10_compact,
-    build_model10_literal,
-    build_model10_prefix_lp,
-    literal_rows,
-)
 from ..problems import olas_assign as P2
 from ..problems import olas_select as P
 from ..registry import Method, Outcome, ProblemSpec, RunOptions
-from .highs import HighsOptions, HighsResult, Status, solve_model
+from ..status import Status
 from .olas_assign import assign_sorted
+
+# Pyomo and HiGHS load only inside the exact methods: the greedy fast path imports neither.
 
 
 def select_greedy(inst: P.OlasSelectInstance) -> P.OlasSelectSolution:
@@ -88,18 +82,22 @@ COMPACT_MAX_PAIRS = 20_000  # M*u; the compact MILP takes minutes beyond (digest
 INTEGRAL_TOL = 1e-7
 
 
-def _highs_options(opts: RunOptions, *, lp: bool) -> HighsOptions:
+def _highs_options(opts: RunOptions, *, lp: bool) -> Any:
     # Model 10 is feasible by construction (y = 0), so an "infeasible" report is a HiGHS presolve
     # defect (digest 6.2): known_feasible makes the adapter retry without presolve.
+    from .highs import HighsOptions
+
     return HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
                         mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
                         lp_solver="simplex" if lp else "choose")
 
 
-def _solve(m: Any, opts: RunOptions, *, lp: bool) -> HighsResult:
+def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
     """Solve through the adapter. Model 10 is feasible by construction, so `known_feasible`
     makes the adapter re-check any suspicious status (infeasible, 'Solve error', a violated
     'optimal' point) without presolve: the HiGHS 1.14-1.15 defects of digest 6.2."""
+    from .highs import solve_model
+
     return solve_model(m, _highs_options(opts, lp=lp))
 
 
@@ -116,7 +114,7 @@ def _empty() -> P.OlasSelectSolution:
     return P.OlasSelectSolution(np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
-def _outcome(res: HighsResult, sol: P.OlasSelectSolution | None, source: str,
+def _outcome(res: Any, sol: P.OlasSelectSolution | None, source: str,
              details: dict) -> Outcome:
     details = {**res.summary(), **details}
     if res.status is Status.OPTIMAL:
@@ -142,11 +140,15 @@ def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source
 
 def solve_literal(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact: the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)."""
+    from ..models.olas_select import build_model10_literal
+
     return _solve_milp(inst, opts or RunOptions(), build_model10_literal, "milp-dual-bound")
 
 
 def solve_compact(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools)."""
+    from ..models.olas_select import build_model10_compact
+
     return _solve_milp(inst, opts or RunOptions(), build_model10_compact, "milp-dual-bound")
 
 
@@ -173,6 +175,8 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: 
     if frac > INTEGRAL_TOL:  # never expected (TU); flag it and fall back to the integer model
         warnings.warn(f"{source}: LP solution fractional by {frac:.3g}; re-solving as a MILP",
                       RuntimeWarning, stacklevel=3)
+        import pyomo.environ as pyo
+
         for v in comp.values():
             v.domain = pyo.Binary
         res = _solve(m, opts, lp=False)
@@ -188,18 +192,28 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: 
 
 def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact: the Hall prefix LP (digest F2), O(u + M) rows; Theorem 1 assignment of s = 1."""
+    from ..models.olas_select import build_model10_prefix_lp
+
     return _solve_tu_lp(inst, opts or RunOptions(), build_model10_prefix_lp, "s",
                         "lp-prefix (TU, integral)")
 
 
 def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact: the b-matching LP (10a)-(10d) (digest F1); Theorem 1 assignment of the selection."""
+    from ..models.olas_select import build_model10_bmatching_lp
+
     return _solve_tu_lp(inst, opts or RunOptions(), build_model10_bmatching_lp, "y",
                         "lp-bmatching (TU, integral)")
 
 
 def _fast(inst: P.OlasSelectInstance, opts: RunOptions) -> Outcome:
     return Outcome("feasible", select_greedy(inst))
+
+
+def literal_rows(inst: P.OlasSelectInstance) -> int:
+    """Nominal number of (10e) rows, M(M-1)/2 * u(u-1)/2 (the size the paper's model has)."""
+    M, u = inst.n_labelers, inst.n_points
+    return M * (M - 1) // 2 * (u * (u - 1) // 2)
 
 
 def _literal_size(inst: P.OlasSelectInstance) -> str | None:
