@@ -1,16 +1,31 @@
 # Every target sets itself up: a fresh machine needs only python3 and pip.
+# The set-up installs the committed lock (requirements/lock.txt: exact versions of every runtime
+# dependency, every extra but `peer`, and pip/setuptools/wheel), then crowdopt itself without
+# resolving anything. pyproject.toml keeps compatible ranges for library users.
+# `make lock` refreshes the lock to the newest releases with uv and runs the suite against them.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-EXTRAS ?= test,plot,al,progress,dask,pandas
+LOCK := requirements/lock.txt
+PEER_LOCK := requirements/peer.txt
+UV_VERSION := 0.13.9
+TOOLS := .venv-tools
+# the extras in the main lock (`peer` has its own lock: it pulls transformers, nltk, pyarrow)
+LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pandas \
+               --extra dask --extra serve
+UV_COMPILE = $(TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 \
+             --no-header --annotation-style line
 
-.PHONY: demo test lint bench reproduce-smoke install clean
+.PHONY: demo test test-fast lint bench bench-peer reproduce-smoke install lock relock clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
+	rm -rf $(VENV)
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	    --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -19,18 +34,47 @@ demo: $(STAMP)
 	$(BIN)/crowdopt demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks examples
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+# the suite without the tests marked slow (a few seconds' feedback while editing)
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# crowd-kit side by side (benchmark-only extra, installed from its own lock)
+bench-peer: $(STAMP) $(PEER_LOCK)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(PEER_LOCK)
+	$(BIN)/python -m pip check
+	$(BIN)/python benchmarks/bench_aggregation.py --peer
 
 # every paper's reproduction at smoke scale (minutes); reports in out/<paper>/report.md
 reproduce-smoke: $(STAMP)
 	for p in olas lsol optkg cltap selection; do \
 	  $(BIN)/crowdopt reproduce $$p --scale smoke -o out/$$p || exit 1; done
 
+$(TOOLS)/bin/uv:
+	$(PY) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+# Refresh the lock to the newest releases of the day, rebuild the venv from it and run the whole
+# suite against it: a version bump is a reviewed commit of requirements/, never an accident.
+lock: $(TOOLS)/bin/uv
+	$(UV_COMPILE) --upgrade pyproject.toml requirements/build.in $(LOCK_EXTRAS) -o $(LOCK)
+	$(UV_COMPILE) --upgrade pyproject.toml requirements/build.in $(LOCK_EXTRAS) --extra peer \
+	    -c $(LOCK) -o $(PEER_LOCK)
+	rm -rf $(VENV)
+	$(MAKE) test
+
+# Re-resolve after editing pyproject.toml, keeping every pin that still fits (no upgrades).
+relock: $(TOOLS)/bin/uv
+	$(UV_COMPILE) pyproject.toml requirements/build.in $(LOCK_EXTRAS) -o $(LOCK)
+	$(UV_COMPILE) pyproject.toml requirements/build.in $(LOCK_EXTRAS) --extra peer \
+	    -c $(LOCK) -o $(PEER_LOCK)
+
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(TOOLS) build *.egg-info src/*.egg-info
