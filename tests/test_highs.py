@@ -149,3 +149,41 @@ def test_empty_and_constant_models():
     m.o = pyo.Objective(expr=3 * m.x + 1)
     r = solve_model(m)
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.0)
+
+
+def test_live_model_rows_costs_integrality_and_start():
+    """add_rows / set_objective / set_integrality / set_start act on the live Highs object."""
+    # max 5x0 + 4x1 + 3x2  s.t.  2x0 + 3x1 + x2 <= 4.5, 0 <= x <= 1
+    A = sp.csc_array(np.array([[2.0, 3.0, 1.0]]))
+    hm = HighsModel.from_arrays([5, 4, 3], A, [-np.inf], [4.5], [0, 0, 0], [1, 1, 1],
+                                sense="max", options=HighsOptions(lp_solver="simplex"))
+    lp = hm.solve()
+    assert not lp.is_mip and lp.objective == pytest.approx(8 + 4 * 0.5)  # fractional x1
+    hm.set_integrality([0, 1, 2], True)
+    r = hm.solve()
+    assert r.is_mip and r.objective == pytest.approx(8.0) and r.nodes >= 0
+    # second pass: keep the value >= 8 - 1e-9 and minimize the number of items
+    hm.add_rows([8 - 1e-9], [np.inf], sp.csr_array(np.array([[5.0, 4.0, 3.0]])))
+    hm.set_objective([1, 1, 1], sense="min")
+    hm.set_start(r.x)
+    r2 = hm.solve()
+    assert r2.status is Status.OPTIMAL and r2.sense == "min" and r2.objective == pytest.approx(2)
+    assert r2.max_violation <= 1e-9 and hm.num_row == 2
+
+
+def test_row_wise_arrays_and_capture_replay():
+    """CSR arrays go to HiGHS row-wise; capture() records the calls and replays them raw."""
+    from crowdopt.solvers.highs import capture
+
+    A = sp.csr_array(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+    with capture() as cap:
+        hm = HighsModel.from_arrays([1.0, 3.0, 1.0], A, [1, 1], [np.inf, np.inf], [0, 0, 0],
+                                    [np.inf] * 3)
+        r = hm.solve()
+    assert r.objective == pytest.approx(2.0) and hm._A.format == "csr"
+    assert len(cap.calls) == 1 and cap.highs_s > 0 and cap.adapter_s >= cap.highs_s
+    seq = cap.replay_calls()[0]
+    names = [n for n, _ in seq]
+    assert names.count("passModel") == 1 and names.count("run") == 1
+    assert names.count("getSolution") == 1  # one read per run, however often crowdopt read it
+    assert cap.replay() > 0

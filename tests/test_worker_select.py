@@ -311,3 +311,87 @@ def test_theorem1_bound_holds_by_monte_carlo_for_two_classes():
             res = weighted_majority_vote(table, 2 * w_hat - 1, seed=1)
             errors.append(1 - accuracy(res, gold))
         assert np.mean(errors) <= P.error_bound(F, 2) + 0.02
+
+
+# ----------------------------------------------------------------------------- array-built route
+def test_array_built_formulation_a_equals_the_pyomo_builder():
+    """The registered milp-a builds formulation A straight from numpy; the Pyomo builder of
+    models/worker_select.py (the extension point) must give the same optimum and k*."""
+    from crowdopt.models.worker_select import PRESOLVE
+
+    assert S.PRESOLVE_A == PRESOLVE["formulation-a"]
+    rng = np.random.default_rng(1414)
+    for t in range(40):
+        M = int(rng.integers(1, 14))
+        K = int(rng.choice([1, M, M + 2, int(rng.integers(1, M + 1))]))
+        costs = budget = None
+        if t % 3 == 0:
+            costs = rng.integers(0 if t % 2 else 1, 6, M)
+            budget = int(rng.integers(0, costs.sum() + 2))
+        inst = P.make_instance(max_workers=K, scores_=random_scores(rng, M), costs=costs,
+                               budget=budget)
+        a = S.solve_formulation_a(inst)
+        b = S.solve_formulation_a(inst, route="pyomo")
+        assert a.details["route"] == "arrays" and b.details["route"] == "pyomo"
+        assert a.status == b.status
+        if a.status == "infeasible":
+            continue
+        va, ka = value_of(inst, a)
+        vb, kb = value_of(inst, b)
+        assert abs(va - vb) <= TOL * (1 + abs(vb)) and ka == kb
+        assert abs(a.bound - b.bound) <= TOL * (1 + abs(b.bound))
+        if costs is None:  # the integral LP route: bound = LP optimum, no branching
+            assert a.details["lp_integral"] and a.details["nodes"] == 0
+
+
+def test_formulation_a_arrays_match_the_compiled_pyomo_model():
+    """Same dimensions, nonzeros, objective coefficients (as multisets) as Pyomo's compile."""
+    from crowdopt.models.worker_select import build_formulation_a
+    from crowdopt.solvers.highs import HighsModel
+
+    inst = P.make_instance(max_workers=4, scores_=[0.5, -1.0, 2.0, 0.25, 1.0],
+                           costs=[1, 0, 3, 2, 1], budget=4)
+    arr = S.formulation_a_arrays(inst)
+    hm = HighsModel.from_pyomo(build_formulation_a(inst))
+    assert arr["A"].shape == (hm.num_row, hm.num_col)
+    assert arr["A"].nnz == hm._A.nnz
+    assert sorted(arr["c"]) == pytest.approx(sorted(np.asarray(hm.h.getLp().col_cost_)))
+    assert sorted(arr["A"].data) == pytest.approx(sorted(hm._A.data))
+
+
+def test_second_pass_runs_on_the_live_model_without_recompiling():
+    """One Highs object, no Pyomo compile: stage 2 adds the floor row and changes the costs."""
+    from crowdopt.solvers.highs import capture
+
+    inst = P.generate(5, workers=60, max_workers=30)
+    with capture() as cap:
+        out = S.solve_formulation_a(inst)
+    assert out.status == "optimal" and len(cap.calls) == 1 and cap.compile_s == 0.0
+    names = [name for name, _, _ in cap.calls[0]]
+    assert names.count("passModel") == 1 and names.count("run") == 2
+    assert names.index("addRows") < names.index("changeColsCost") < len(names) - names[::-1].index("run")
+    fast = S.select_prefix(inst.scores, inst.max_workers)
+    assert abs(P.evaluate(inst, out.solution).objective - fast.value) <= TOL
+    assert len(out.solution.selected) == fast.k
+
+
+def test_mip_fallbacks_give_the_same_answer(monkeypatch):
+    """A fractional stage-1 vertex and an inconclusive stage-2 LP bound both fall back to the
+    MILP on the same live model (never expected in practice; forced here)."""
+    rng = np.random.default_rng(12)
+    cases = [P.make_instance(max_workers=M, scores_=random_scores(rng, M))
+             for M in (3, 6, 9, 12)] + [P.make_instance(max_workers=4, scores_=[1, 1 / 3, 1 / 3, 1 / 3])]
+    want = [S.select_prefix(c.scores, c.max_workers) for c in cases]
+    monkeypatch.setattr(S, "lp_bound_proves", lambda size, lp_min: False)
+    for inst, fast in zip(cases, want, strict=True):
+        out = S.solve_formulation_a(inst)
+        v, k = value_of(inst, out)
+        assert abs(v - fast.value) <= TOL and k == fast.k
+        if fast.k > 1 or out.details.get("stage2"):
+            assert out.details["stage2"]["is_mip"]
+    monkeypatch.setattr(S, "INTEGRAL_TOL", -1.0)  # every vertex "fractional": stage 1 MILP
+    for inst, fast in zip(cases, want, strict=True):
+        out = S.solve_formulation_a(inst)
+        assert out.details["fallback"] == "milp" and out.bound_source == "milp-dual-bound"
+        v, k = value_of(inst, out)
+        assert abs(v - fast.value) <= TOL and k == fast.k

@@ -12,11 +12,20 @@ result carries the bound and the gap. HiGHS 1.14-1.15 presolve can call a feasib
 "infeasible" (digests/000-olas.md section 6.2): every infeasible report obtained with presolve on
 is re-checked with presolve off, and a model declared `known_feasible` that still comes back
 infeasible is an `error`, never an infeasibility claim.
+
+A `HighsModel` stays live after a solve: rows and columns can be added, costs, sense, bounds and
+integrality changed, a start point given, and it re-solves warm (column generation, the min-|S|
+second pass of worker selection, the MILP fallback of the TU LPs). Models whose structure is
+fixed are loaded straight from numpy arrays (`from_arrays`); Pyomo models are compiled once
+(`from_pyomo`). `capture()` records every call made on the highspy objects (and the time spent in
+HiGHS, in the compiler and in this adapter) so that a benchmark can replay exactly the same
+arrays and options on a fresh highspy object (benchmarks/bench_exact_overhead.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import sys
@@ -216,13 +225,144 @@ def _ensure_threads(threads: int) -> None:
     _SCHEDULER_THREADS = threads
 
 
-class HighsModel:
-    """A model loaded into one `highspy.Highs`: solve, re-solve, add columns (column generation).
+# ---------------------------------------------------------------------- capture (benchmarks)
+# Getters replayed once after each run: what any raw highspy caller reads to get its answer.
+_READS = ("getModelStatus", "getInfo", "getSolution")
 
-    Build it from a Pyomo model (`from_pyomo`) or from arrays (`from_arrays`). Columns added later
-    keep the simplex basis, so re-solves warm start.
+
+@dataclass
+class HighsCapture:
+    """What crowdopt did with HiGHS while `capture()` was active.
+
+    `calls[k]` lists, for the k-th Highs object, every method called on it as
+    (name, arguments, seconds), arguments copied at call time; `replay()` runs the same calls on
+    fresh Highs objects. `highs_s` is the time spent inside highspy (object creation included),
+    `compile_s` in Pyomo's compiler and `adapter_s` in this module's `HighsModel` methods in all
+    (compile and HiGHS included; the adapter's own share is `adapter_s - compile_s - highs_s`).
     """
 
+    calls: list[list[tuple[str, tuple, float]]] = field(default_factory=list)
+    adapter_s: float = 0.0
+    compile_s: float = 0.0
+    copy_s: float = 0.0  # copying the recorded arguments (excluded from the adapter's share)
+    _depth: int = 0
+
+    @property
+    def highs_s(self) -> float:
+        return sum(t for log in self.calls for _, _, t in log)
+
+    @property
+    def own_adapter_s(self) -> float:
+        return max(self.adapter_s - self.compile_s - self.highs_s - self.copy_s, 0.0)
+
+    def replay_calls(self) -> list[list[tuple[str, tuple]]]:
+        """Per Highs object, the calls a raw highspy caller makes for the same work: every
+        state-changing call and run, and after each run one read of status, info and solution
+        (whose primal values `replay` converts to an array)."""
+        out = []
+        for log in self.calls:
+            seq: list[tuple[str, tuple]] = []
+            read: set[str] = set()
+            for name, args, _ in log:
+                if name == "__init__":
+                    continue
+                if name in _READS:
+                    if name not in read:
+                        seq.append((name, args))
+                        read.add(name)
+                elif name.startswith(("get", "modelStatus", "version")):
+                    continue
+                else:
+                    seq.append((name, args))
+                    if name == "run":
+                        read = set()
+            out.append(seq)
+        return out
+
+    def replay(self) -> float:
+        """Run the captured calls on fresh Highs objects; wall seconds (creation included)."""
+        seqs = self.replay_calls()
+        t0 = time.perf_counter()
+        for seq in seqs:
+            h = new_highs()
+            with stdout_to_stderr():
+                for name, args in seq:
+                    out = getattr(h, name)(*args)
+                    if name == "getSolution":  # what a caller needs: the primal values
+                        np.asarray(out.col_value, dtype=float)
+        return time.perf_counter() - t0
+
+
+_CAPTURE: HighsCapture | None = None
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[HighsCapture]:
+    """Record every highspy call of the HighsModels made inside the block (not re-entrant)."""
+    global _CAPTURE
+    prev, _CAPTURE = _CAPTURE, HighsCapture()
+    try:
+        yield _CAPTURE
+    finally:
+        _CAPTURE = prev
+
+
+def _copy_arg(a: Any) -> Any:
+    return a.copy() if isinstance(a, np.ndarray) else a
+
+
+class _Recorded:
+    """A Highs object whose method calls are logged (with copied arguments) into a capture."""
+
+    def __init__(self, h: highspy.Highs, log: list) -> None:
+        self._h = h
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        f = getattr(self._h, name)
+        if not callable(f):
+            return f
+        log = self._log
+
+        def call(*args: Any) -> Any:
+            t0 = time.perf_counter()
+            out = f(*args)
+            t1 = time.perf_counter()
+            log.append((name, tuple(_copy_arg(a) for a in args), t1 - t0))
+            if _CAPTURE is not None:  # the copies are the capture's cost, not the adapter's
+                _CAPTURE.copy_s += time.perf_counter() - t1
+            return out
+
+        return call
+
+
+def _adapter_time(fn: Any) -> Any:
+    """Count the wall time of an outermost HighsModel call into the active capture."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        cap = _CAPTURE
+        if cap is None or cap._depth:
+            return fn(*args, **kw)
+        cap._depth += 1
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kw)
+        finally:
+            cap._depth -= 1
+            cap.adapter_s += time.perf_counter() - t0
+    return wrapper
+
+
+class HighsModel:
+    """A model loaded into one `highspy.Highs`: solve, modify, re-solve warm.
+
+    Build it from a Pyomo model (`from_pyomo`) or from arrays (`from_arrays`). Later changes
+    (`add_columns`, `add_rows`, `set_objective`, `set_col_bounds`, `set_row_bounds`,
+    `set_integrality`, `set_start`) act on the live Highs object: LP re-solves keep the simplex
+    basis, a MIP re-solve starts from the point given to `set_start`.
+    """
+
+    @_adapter_time
     def __init__(self, *, c: np.ndarray, A: sp.csc_array, row_lo: np.ndarray, row_hi: np.ndarray,
                  col_lo: np.ndarray, col_hi: np.ndarray, integrality: np.ndarray | None,
                  sense: str = "min", offset: float = 0.0, options: HighsOptions | None = None,
@@ -233,7 +373,9 @@ class HighsModel:
         self.compile_s = compile_s
         self._columns: dict[int, int] = {}
         self._rows: dict[int, list[int]] = {}
-        A = sp.csc_array(A)
+        # column-wise (CSC) or row-wise (CSR) arrays both go to HiGHS without conversion
+        rowwise = sp.issparse(A) and A.format == "csr"
+        A = sp.csr_array(A) if rowwise else sp.csc_array(A)
         self.num_row, self.num_col = A.shape
         self._row_lo = np.asarray(row_lo, dtype=float)
         self._row_hi = np.asarray(row_hi, dtype=float)
@@ -244,32 +386,26 @@ class HighsModel:
         self._integrality = (np.asarray(integrality, dtype=np.int32)
                              if integrality is not None else np.zeros(self.num_col, np.int32))
         _ensure_threads(self.options.threads)
+        t_new = time.perf_counter()
         self.h = new_highs()
+        if _CAPTURE is not None:
+            self.h = _Recorded(self.h, [("__init__", (), time.perf_counter() - t_new)])
+            _CAPTURE.calls.append(self.h._log)
         self._apply_options(self.options)
-        lp = highspy.HighsLp()
-        lp.num_col_ = self.num_col
-        lp.num_row_ = self.num_row
-        lp.col_cost_ = np.asarray(c, dtype=float)
-        lp.col_lower_ = self._col_lo
-        lp.col_upper_ = self._col_hi
-        lp.row_lower_ = self._row_lo
-        lp.row_upper_ = self._row_hi
-        lp.offset_ = self.offset
-        lp.sense_ = highspy.ObjSense.kMaximize if sense == "max" else highspy.ObjSense.kMinimize
-        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = A.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = A.indices.astype(np.int32)
-        lp.a_matrix_.value_ = A.data.astype(float)
-        lp.a_matrix_.num_col_ = self.num_col
-        lp.a_matrix_.num_row_ = self.num_row
-        if self.is_mip:
-            lp.integrality_ = [highspy.HighsVarType.kInteger if t else highspy.HighsVarType.kContinuous
-                               for t in self._integrality]
+        # the flat-array passModel: no HighsLp object, no Python list of integrality enums
+        start = np.asarray(A.indptr[:-1], dtype=np.int32)  # the start of each column (row)
         with stdout_to_stderr():
-            self.h.passModel(lp)
+            self.h.passModel(
+                int(self.num_col), int(self.num_row), int(A.nnz),
+                2 if rowwise else 1,  # HiGHS MatrixFormat: 1 = column-wise, 2 = row-wise
+                -1 if sense == "max" else 1, self.offset,
+                np.ascontiguousarray(c, dtype=float), self._col_lo, self._col_hi,
+                self._row_lo, self._row_hi, start, np.asarray(A.indices, dtype=np.int32),
+                np.asarray(A.data, dtype=float), self._integrality)
 
     # ------------------------------------------------------------------ construction
     @classmethod
+    @_adapter_time
     def from_pyomo(cls, model: Any, options: HighsOptions | None = None) -> HighsModel:
         """Compile a linear Pyomo model (one active objective or none) into HiGHS arrays."""
         from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
@@ -305,6 +441,8 @@ class HighsModel:
         col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
         integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
         compile_s = time.perf_counter() - t0
+        if _CAPTURE is not None:
+            _CAPTURE.compile_s += compile_s
         obj = cls(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
                   integrality=integ, sense=sense, offset=offset, options=options,
                   compile_s=compile_s)
@@ -314,15 +452,19 @@ class HighsModel:
         return obj
 
     @classmethod
+    @_adapter_time
     def from_arrays(cls, c: Any, A: Any, row_lo: Any, row_hi: Any, col_lo: Any, col_hi: Any,
                     integrality: Any = None, sense: str = "min", offset: float = 0.0,
                     options: HighsOptions | None = None) -> HighsModel:
-        """Load arrays directly (used by column-generation masters and pricing)."""
-        return cls(c=np.asarray(c, float), A=sp.csc_array(A), row_lo=row_lo, row_hi=row_hi,
+        """Load arrays directly: A column-wise (CSC) or row-wise (CSR), passed without
+        conversion; integrality None (or all 0) for an LP."""
+        A = A if sp.issparse(A) and A.format in ("csr", "csc") else sp.csc_array(A)
+        return cls(c=np.asarray(c, float), A=A, row_lo=row_lo, row_hi=row_hi,
                    col_lo=col_lo, col_hi=col_hi, integrality=integrality, sense=sense,
                    offset=offset, options=options)
 
     # ------------------------------------------------------------------ modification
+    @_adapter_time
     def add_columns(self, cost: Any, lo: Any, hi: Any, A_cols: Any) -> np.ndarray:
         """Append continuous columns (A_cols: num_row x k sparse); returns their indices."""
         A_cols = sp.csc_array(A_cols)
@@ -342,6 +484,52 @@ class HighsModel:
         self._integrality = np.concatenate([self._integrality, np.zeros(k, np.int32)])
         return np.arange(first, first + k)
 
+    @_adapter_time
+    def add_rows(self, lo: Any, hi: Any, A_rows: Any) -> np.ndarray:
+        """Append rows lo <= A_rows x <= hi (A_rows: k x num_col sparse); returns their indices."""
+        R = sp.csr_array(A_rows)
+        if R.shape[1] != self.num_col:
+            raise ValueError(f"add_rows: expected {self.num_col} columns, got {R.shape[1]}")
+        k = R.shape[0]
+        lo = np.broadcast_to(np.asarray(lo, float), (k,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, float), (k,)).copy()
+        self.h.addRows(k, lo, hi, int(R.nnz), np.asarray(R.indptr[:-1], dtype=np.int32),
+                       np.asarray(R.indices, dtype=np.int32), np.asarray(R.data, dtype=float))
+        first = self.num_row
+        self.num_row += k
+        self._A = sp.vstack([self._A, R], format=self._A.format)
+        self._row_lo = np.concatenate([self._row_lo, lo])
+        self._row_hi = np.concatenate([self._row_hi, hi])
+        return np.arange(first, first + k)
+
+    @_adapter_time
+    def set_objective(self, c: Any, sense: str | None = None, offset: float | None = None) -> None:
+        """Replace every column cost (and optionally the sense and the constant offset)."""
+        c = np.ascontiguousarray(c, dtype=float).reshape(self.num_col)
+        self.h.changeColsCost(self.num_col, np.arange(self.num_col, dtype=np.int32), c)
+        if sense is not None and sense != self.sense:
+            self.h.changeObjectiveSense(highspy.ObjSense.kMaximize if sense == "max"
+                                        else highspy.ObjSense.kMinimize)
+            self.sense = sense
+        if offset is not None:
+            self.h.changeObjectiveOffset(float(offset))
+            self.offset = float(offset)
+
+    @_adapter_time
+    def set_integrality(self, cols: Any, integer: bool = True) -> None:
+        """Make columns integer (or continuous): e.g. an LP re-solved as a MIP."""
+        cols = np.asarray(cols, dtype=np.int32)
+        self.h.changeColsIntegrality(len(cols), cols, np.full(len(cols), int(integer), np.uint8))
+        self._integrality[cols] = int(integer)
+        self.is_mip = bool(self._integrality.any())
+
+    @_adapter_time
+    def set_start(self, x: Any) -> None:
+        """A full start point for the next solve (a MIP keeps it as incumbent if feasible)."""
+        x = np.ascontiguousarray(x, dtype=float).reshape(self.num_col)
+        self.h.setSolution(self.num_col, np.arange(self.num_col, dtype=np.int32), x)
+
+    @_adapter_time
     def set_row_bounds(self, rows: Any, lo: Any, hi: Any) -> None:
         rows = np.asarray(rows, dtype=np.int32)
         lo = np.broadcast_to(np.asarray(lo, float), rows.shape).copy()
@@ -350,6 +538,7 @@ class HighsModel:
         self._row_lo[rows] = lo
         self._row_hi[rows] = hi
 
+    @_adapter_time
     def set_col_bounds(self, cols: Any, lo: Any, hi: Any) -> None:
         cols = np.asarray(cols, dtype=np.int32)
         lo = np.broadcast_to(np.asarray(lo, float), cols.shape).copy()
@@ -373,6 +562,7 @@ class HighsModel:
         for name, value in opt.extra:
             h.setOptionValue(name, value)
 
+    @_adapter_time
     def solve(self) -> HighsResult:
         """Run HiGHS; re-check a suspicious outcome without presolve; return a plain result."""
         t0 = time.perf_counter()
@@ -411,15 +601,24 @@ class HighsModel:
                    K.kPresolveError, K.kPostsolveError):
             return True
         if raw == K.kOptimal and self.num_col:
-            x = np.asarray(self.h.getSolution().col_value, dtype=float)
-            return x.size == self.num_col and self._violation(x) > 1e-5
+            _, x, viol = self._point()
+            return x.size == self.num_col and viol > 1e-5
         return False
 
     def _run(self) -> Any:
         # HiGHS writes its log (verbose) and some warnings at C level on fd 1: send them to stderr
+        self._last = None
         with stdout_to_stderr():
             self.h.run()
         return self.h.getModelStatus()
+
+    def _point(self) -> tuple[Any, np.ndarray, float | None]:
+        """(solution, primal values, max violation) of the last run, read from HiGHS once."""
+        if getattr(self, "_last", None) is None:
+            sol = self.h.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            self._last = (sol, x, self._violation(x) if x.size == self.num_col else None)
+        return self._last
 
     def _result(self, raw: Any, solve_s: float, presolve: bool) -> HighsResult:
         h = self.h
@@ -434,15 +633,14 @@ class HighsModel:
             K.kTimeLimit: Status.TIME_LIMIT,
         }.get(raw, Status.ERROR)
         message = "" if status is not Status.ERROR else f"HiGHS status {h.modelStatusToString(raw)}"
-        x = duals = None
+        x = duals = viol = None
         objective = bound = None
         if raw == K.kModelEmpty:
             x = np.zeros(0)
             objective = bound = self.offset
             has_primal = True
         elif has_primal or status is Status.OPTIMAL:
-            sol = h.getSolution()
-            x = np.asarray(sol.col_value, dtype=float)
+            sol, x, viol = self._point()
             objective = float(info.objective_function_value)
             if not self.is_mip and sol.dual_valid:
                 duals = np.asarray(sol.row_dual, dtype=float)
@@ -458,7 +656,8 @@ class HighsModel:
         if objective is not None and bound is not None:
             abs_gap = abs(objective - bound)
             rel_gap = abs_gap / max(abs(objective), 1e-10) if abs_gap > 0 else 0.0
-        viol = self._violation(x) if x is not None and x.size == self.num_col else None
+        if raw == K.kModelEmpty and x.size == self.num_col:
+            viol = self._violation(x)
         if status is Status.OPTIMAL and viol is not None and viol > 1e-5:
             status = Status.ERROR
             message = f"HiGHS claimed optimal but the point violates the model by {viol:.3g}"

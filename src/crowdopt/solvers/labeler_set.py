@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..problems import labeler_set as P
@@ -177,11 +179,14 @@ def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Ou
 
     opts = opts or RunOptions()
     build = build_mv_margin_model if inst.rule == "mv" else build_wmv_pattern_model
+    t0 = time.perf_counter()
     m, order = build(inst)
+    build_s = time.perf_counter() - t0
     # the adapter's default feasibility tolerance (1e-9) keeps the pattern model's bound exact
     res = solve_model(m, HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
                                       mip_rel_gap=opts.mip_rel_gap))
-    details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern"}
+    details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern",
+               "build_s": build_s}
     if res.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
     if res.x is None:

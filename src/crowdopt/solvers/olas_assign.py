@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..problems import olas_assign as P
@@ -43,10 +45,12 @@ def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Ou
     opts = opts or RunOptions()
     if inst.n_points == 0:
         return Outcome("optimal", P.OlasAssignSolution(np.zeros(0, np.int64)), 0.0, "empty", 0.0)
+    t0 = time.perf_counter()
     m = build_model2(inst)
+    build_s = time.perf_counter() - t0
     res = solve_model(m, HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
                                       mip_rel_gap=opts.mip_rel_gap))
-    details = {**res.summary(), "build_s": None}
+    details = {**res.summary(), "build_s": build_s}
     if res.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
     if res.x is None:

@@ -152,58 +152,192 @@ def solve_compact(inst: P.OlasSelectInstance, opts: RunOptions | None = None) ->
     return _solve_milp(inst, opts or RunOptions(), build_model10_compact, "milp-dual-bound")
 
 
-def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: str,
+def prefix_lp_arrays(inst: P.OlasSelectInstance) -> dict[str, Any]:
+    """The Hall prefix LP (digest F2) as HiGHS arrays, straight from numpy.
+
+    The same model as `models.olas_select.build_model10_prefix_lp` (tests check both give the
+    same optimum): column j = s_j (j-th point by entropy, descending), cost e_j, bounds [0, 1];
+    one row sum_{j < end_i} s_j <= C_i per labeler rank i = 0..M whose prefix adds points
+    (end_i = #{j : kappa_j <= i}), then the budget row sum_j s_j <= B if any. Every row is a
+    prefix of the columns, so the matrix is built row-wise (CSR): one arange per row.
+    """
+    import scipy.sparse as sp
+
+    e = np.asarray(inst.entropies, dtype=float)[inst.point_order()]
+    c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
+    # = P.kappa(inst): count the allowed labelers of each point before reordering the points
+    k = np.count_nonzero(P.allowed(inst), axis=0)[inst.point_order()]
+    M, u = len(c), len(e)
+    cum = np.concatenate([[0], np.cumsum(c)]).astype(float)
+    ends = np.searchsorted(k, np.arange(M + 1), side="right")
+    prev = np.concatenate([[0], ends[:-1]])
+    rows = np.flatnonzero((ends > 0) & ((np.arange(M + 1) == 0) | (ends > prev)))
+    lengths = [int(ends[i]) for i in rows]
+    row_hi = list(cum[rows])
+    if inst.budget is not None and u > 0:
+        lengths.append(u)
+        row_hi.append(float(inst.budget))
+    m_rows = len(lengths)
+    indptr = np.zeros(m_rows + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum(lengths)
+    nnz = int(indptr[-1])
+    index = np.empty(nnz, dtype=np.int32)
+    for r, n in enumerate(lengths):
+        index[indptr[r]:indptr[r + 1]] = np.arange(n, dtype=np.int32)
+    A = sp.csr_array((np.ones(nnz), index, indptr.astype(np.int32)), shape=(m_rows, u))
+    return {"c": e, "A": A, "row_lo": np.full(m_rows, -np.inf), "row_hi": np.array(row_hi),
+            "col_lo": np.zeros(u), "col_hi": np.ones(u), "point_rank": np.arange(u)}
+
+
+def bmatching_lp_arrays(inst: P.OlasSelectInstance) -> dict[str, Any]:
+    """The b-matching LP (10a)-(10d) (digest F1) as HiGHS arrays, straight from numpy.
+
+    The same model as `models.olas_select.build_model10_bmatching_lp`: one column y_ij per
+    allowed (labeler rank i, point rank j) pair in row-major order, cost e_j, bounds [0, 1];
+    rows: sum_i y_ij <= 1 for every point with an allowed pair, sum_j y_ij <= c_i for every
+    labeler with one, then the budget row sum y <= B if any.
+    """
+    import scipy.sparse as sp
+
+    e = np.asarray(inst.entropies, dtype=float)[inst.point_order()]
+    c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
+    Aok = P.sorted_allowed(inst)
+    li, pj = np.nonzero(Aok)  # row-major: the Pyomo builder's pair order
+    n = len(li)
+    pts = np.flatnonzero(Aok.any(axis=0))
+    labs = np.flatnonzero(Aok.any(axis=1))
+    once_row = np.full(len(e), -1, dtype=np.int64)
+    once_row[pts] = np.arange(len(pts))
+    cap_row = np.full(len(c), -1, dtype=np.int64)
+    cap_row[labs] = len(pts) + np.arange(len(labs))
+    budget = inst.budget is not None and n > 0
+    m_rows = len(pts) + len(labs) + (1 if budget else 0)
+    per = 3 if budget else 2
+    index = np.empty((n, per), dtype=np.int32)
+    index[:, 0] = once_row[pj]
+    index[:, 1] = cap_row[li]
+    if budget:
+        index[:, 2] = m_rows - 1
+    indptr = (np.arange(n + 1) * per).astype(np.int32)
+    A = sp.csc_array((np.ones(n * per), index.ravel(), indptr), shape=(m_rows, n))
+    row_hi = np.concatenate([np.ones(len(pts)), c[labs].astype(float),
+                             [float(inst.budget)] if budget else []])
+    return {"c": e[pj], "A": A, "row_lo": np.full(m_rows, -np.inf), "row_hi": row_hi,
+            "col_lo": np.zeros(n), "col_hi": np.ones(n), "point_rank": pj}
+
+
+# HiGHS settings of the TU LPs, from raw replays of the same arrays with the settings flipped
+# (benchmarks/bench_exact_overhead.py --presolve, the "presolve" table): presolve off, primal
+# simplex (simplex_strategy 4). At u = 30000 (prefix) / 15000 (b-matching), M = 17: dual simplex
+# with presolve on 2.6 s / 1.6 s, dual off 0.74 s / 1.6 s, primal off 0.034 s / 0.20 s; all four
+# give the same objective and an integral vertex.
+TU_LP_PRESOLVE = {"lp-prefix": False, "lp-bmatching": False}
+TU_LP_SIMPLEX_STRATEGY = 4  # primal
+
+
+def _tu_arrays(make: Any, name: str) -> Any:
+    """Loader of an array-built TU LP: (HighsModel, point rank of each column, build_s)."""
+    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, np.ndarray, float]:
+        from .highs import HighsModel
+
+        t0 = time.perf_counter()
+        a = make(inst)
+        build_s = time.perf_counter() - t0
+        hopts = _highs_options(opts, lp=True).replace(
+            presolve=TU_LP_PRESOLVE[name],
+            extra=(("simplex_strategy", TU_LP_SIMPLEX_STRATEGY),))
+        hm = HighsModel.from_arrays(a["c"], a["A"], a["row_lo"], a["row_hi"], a["col_lo"],
+                                    a["col_hi"], None, sense="max", options=hopts)
+        return hm, a["point_rank"], build_s
+    return load
+
+
+def _tu_pyomo(build: Any, var: str) -> Any:
+    """Loader of a Pyomo-built TU LP (the reference route), compiled once."""
+    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, np.ndarray, float]:
+        from .highs import HighsModel
+
+        t0 = time.perf_counter()
+        m = build(inst)
+        build_s = time.perf_counter() - t0
+        hm = HighsModel.from_pyomo(m, _highs_options(opts, lp=True))
+        rank = np.full(hm.num_col, -1, dtype=np.int64)
+        for k, v in getattr(m, var).items():
+            j = hm._columns.get(id(v))
+            if j is not None:
+                rank[j] = k[1] if isinstance(k, tuple) else k
+        return hm, rank, build_s
+    return load
+
+
+def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, load: Any,
                  source: str) -> Outcome:
-    """Solve a TU LP by simplex; check the returned vertex is integral, else re-solve as MILP.
+    """Solve a TU LP by simplex; check the returned vertex is integral, else make the columns
+    integer on the same live model and re-solve it as a MILP (gap 0).
 
     The selection is given the Theorem 1 assignment (so it also satisfies (10e)-(10h)).
     """
     if inst.max_selected == 0 or not P.allowed(inst).any():
         return Outcome("optimal", _empty(), 0.0, "empty (no allowed pair or no capacity)", 0.0)
-    t0 = time.perf_counter()
-    m = build(inst)
-    build_s = time.perf_counter() - t0
-    res = _solve(m, opts, lp=True)
-    details: dict[str, Any] = {"build_s": build_s}
+    hm, rank, build_s = load(inst, opts)
+    res = hm.solve()
+    details: dict[str, Any] = {"build_s": build_s, "compile_s": hm.compile_s}
     if res.x is None:
         return _outcome(res, None, source, details)
-    comp = getattr(m, var)
-    vals = res.values(comp)
-    frac = max((abs(v - round(v)) for v in vals.values()), default=0.0)
+    x = res.x
+    used = rank >= 0
+    frac = float(np.max(np.abs(x[used] - np.round(x[used])), initial=0.0))
     details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
                    lp_objective=res.objective)
     if frac > INTEGRAL_TOL:  # never expected (TU); flag it and fall back to the integer model
         warnings.warn(f"{source}: LP solution fractional by {frac:.3g}; re-solving as a MILP",
                       RuntimeWarning, stacklevel=3)
-        import pyomo.environ as pyo
+        from .highs import HighsOptions
 
-        for v in comp.values():
-            v.domain = pyo.Binary
-        res = _solve(m, opts, lp=False)
+        hm.set_integrality(np.flatnonzero(used), True)
+        hm.options = hm.options.replace(lp_solver=HighsOptions().lp_solver, presolve=True,
+                                        extra=())
+        res = hm.solve()
         details.update(fallback="milp")
         if res.x is None:
             return _outcome(res, None, source, details)
-        vals = res.values(comp)
-    chosen = [k for k, v in vals.items() if v > 0.5]
-    ranks = [k[1] if isinstance(k, tuple) else k for k in chosen]
-    sol = assign_theorem1(inst, inst.point_order()[np.array(ranks, dtype=np.int64)])
+        x = res.x
+    ranks = rank[used & (x > 0.5)]
+    sol = assign_theorem1(inst, inst.point_order()[np.asarray(ranks, dtype=np.int64)])
     return _outcome(res, sol, source, details)
 
 
-def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact: the Hall prefix LP (digest F2), O(u + M) rows; Theorem 1 assignment of s = 1."""
-    from ..models.olas_select import build_model10_prefix_lp
+def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None, *,
+                    route: str = "arrays") -> Outcome:
+    """Exact: the Hall prefix LP (digest F2), O(u + M) rows; Theorem 1 assignment of s = 1.
 
-    return _solve_tu_lp(inst, opts or RunOptions(), build_model10_prefix_lp, "s",
-                        "lp-prefix (TU, integral)")
+    route "arrays" (the registered method): `prefix_lp_arrays`, presolve per TU_LP_PRESOLVE;
+    "pyomo": the reference builder `models.olas_select.build_model10_prefix_lp`, compiled once.
+    No size guard: the LP has at most (M + 2) u nonzeros (bench_exact_overhead.py measures it).
+    """
+    if route == "pyomo":
+        from ..models.olas_select import build_model10_prefix_lp
+
+        load = _tu_pyomo(build_model10_prefix_lp, "s")
+    else:
+        load = _tu_arrays(prefix_lp_arrays, "lp-prefix")
+    return _solve_tu_lp(inst, opts or RunOptions(), load, "lp-prefix (TU, integral)")
 
 
-def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact: the b-matching LP (10a)-(10d) (digest F1); Theorem 1 assignment of the selection."""
-    from ..models.olas_select import build_model10_bmatching_lp
+def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None, *,
+                       route: str = "arrays") -> Outcome:
+    """Exact: the b-matching LP (10a)-(10d) (digest F1); Theorem 1 assignment of the selection.
 
-    return _solve_tu_lp(inst, opts or RunOptions(), build_model10_bmatching_lp, "y",
-                        "lp-bmatching (TU, integral)")
+    route "arrays" (the registered method): `bmatching_lp_arrays`; "pyomo": the reference
+    builder `models.olas_select.build_model10_bmatching_lp`, compiled once.
+    """
+    if route == "pyomo":
+        from ..models.olas_select import build_model10_bmatching_lp
+
+        load = _tu_pyomo(build_model10_bmatching_lp, "y")
+    else:
+        load = _tu_arrays(bmatching_lp_arrays, "lp-bmatching")
+    return _solve_tu_lp(inst, opts or RunOptions(), load, "lp-bmatching (TU, integral)")
 
 
 def _fast(inst: P.OlasSelectInstance, opts: RunOptions) -> Outcome:

@@ -1,0 +1,467 @@
+"""Every exact method of every problem: end-to-end time against a raw HiGHS replay of the same
+arrays, the time split, peak memory per binary, the fitted growth, and the size guards.
+
+Usage: python benchmarks/bench_exact_overhead.py [--quick] [--repeat R] [--seed S]
+                                                 [--only NAME ...] [--guards] [--presolve]
+
+For each exact method at 3 sizes, one fresh subprocess (so that peak RSS belongs to one run):
+1. warm-up: the same method on a tiny instance (imports, the first Highs object, Pyomo's
+   compiler), outside every timed region;
+2. one plain end-to-end run, `api.run_method` (build, compile, adapter, HiGHS, decode, the
+   evaluator and the certificate); its peak RSS growth over the warmed-up process, divided by
+   the model's integer columns ("binaries"; columns for an LP, cells/sets for a method without
+   HiGHS), is `rss_KB/bin`;
+3. one run under `solvers.highs.capture()`: every call crowdopt makes on highspy, with copies of
+   its arguments (arrays, options), and the split: build (the method's own model building),
+   compile (Pyomo's LinearStandardFormCompiler), adapter (the rest of solvers/highs.py), HiGHS
+   (time inside highspy calls), certificate (evaluator + certificate), other (decode etc.);
+4. R interleaved pairs (raw, end-to-end): raw = the captured calls replayed on a fresh highspy
+   object (every state-changing call and run; after each run one read of status and info and
+   the primal values as an array);
+   end-to-end = run_method on a freshly made instance (no cached matrices). Medians.
+A second subprocess replays the captured calls alone for HiGHS's own peak RSS (`raw_KB/bin`).
+
+Every instance is seeded and every run checks its status and objective against the first run.
+Growth: the exponent p of time ~ n^p (least squares on the 3 sizes, n = binaries), or for the
+exponential methods the factor r of time ~ r^M per labeler. `--guards` runs each method once at
+its size guard (the constant in its module, set where this benchmark measured about 60 s on the
+2-core development machine) and prints the time. `--presolve` adds the TU-LP presolve on/off
+table (raw replays with the presolve option flipped).
+Writes benchmarks/results/exact_overhead.json (and exact_overhead_guards.json with --guards).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import pickle
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[0] / "src"))
+sys.path.insert(0, str(HERE))
+
+RATIO_LARGEST = 1.3  # done-criteria of issue 14
+RATIO_SMALLEST = 2.0
+
+
+# ----------------------------------------------------------------------------- the cases
+@dataclass(frozen=True)
+class Case:
+    name: str  # row label
+    problem: str
+    method: str
+    params: Callable[[Any], dict]  # size -> generator parameters
+    sizes: tuple  # the 3 sizes of the full table
+    quick: tuple  # the 3 sizes of --quick
+    warm: Any  # a tiny size for the warm-up
+    binaries: Callable[[Any], int]  # integer columns of the model (columns for an LP)
+    unit: str  # what `binaries` counts
+    growth: str = "power"  # "power": t ~ n^p; "exp": t ~ r^size
+    guard: Callable[[], Any] | None = None  # -> the size at the guard (for --guards)
+    guard_note: str = ""
+    make: Callable[[str, Any, int], Any] | None = None  # custom instance maker
+
+
+def _gen(problem: str, params: dict, seed: int) -> Any:
+    from crowdopt.registry import get_problem
+
+    return get_problem(problem).generate(seed, **params)
+
+
+def _ws_costs(M: int, seed: int) -> Any:
+    """bench_worker_select part 2: integer costs 1..10, budget 40, K = M."""
+    from crowdopt.problems import worker_select as P
+
+    base = P.generate(seed + 1, workers=M, max_workers=M, cost_max=10)
+    return P.make_instance(max_workers=M, scores_=base.scores, costs=base.costs, budget=40)
+
+
+def _olas_sel(u: int, M: int = 17) -> dict:
+    # Spambase-like pool (digest 000 section 6.2): 17 labelers of capacity 16, linear noise
+    return {"points": u, "labelers": M, "capacity_min": 16, "capacity_max": 16,
+            "noise": "linear", "beta": 0.1}
+
+
+def _olas_sel_small(s: tuple) -> dict:
+    u, M = s
+    return {"points": u, "labelers": M, "noise": "superellipse", "beta": 0.05,
+            "entropy_max": 1.0}
+
+
+def _guard(module: str, attr: str) -> Callable[[], Any]:
+    def get() -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)
+    return get
+
+
+CASES: list[Case] = [
+    Case("olas-assign milp-epigraph", "olas-assign", "milp-epigraph",
+         lambda s: {"points": s[0], "labelers": s[1], "noise": "superellipse"},
+         ((60, 8), (120, 12), (200, 17)), ((30, 5), (60, 8), (90, 10)), (10, 3),
+         lambda s: s[0] * s[1], "binaries (N*M)"),
+    Case("olas-assign threshold", "olas-assign", "threshold",
+         lambda s: {"points": s, "labelers": 17, "capacity_min": s, "capacity_max": s},
+         (100_000, 400_000, 1_600_000), (10_000, 40_000, 160_000), 100,
+         lambda s: s * 17, "eps entries (N*M)"),
+    Case("olas-select lp-prefix", "olas-select", "lp-prefix", _olas_sel,
+         (3_680, 30_000, 100_000), (1_000, 3_680, 10_000), 100,
+         lambda s: s, "columns (u)"),
+    Case("olas-select lp-bmatching", "olas-select", "lp-bmatching", _olas_sel,
+         (3_680, 15_000, 40_000), (1_000, 3_680, 8_000), 100,
+         lambda s: s * 17, "columns (<= u*M)"),
+    Case("olas-select milp-compact", "olas-select", "milp-compact", _olas_sel_small,
+         ((40, 8), (80, 12), (120, 17)), ((20, 5), (40, 8), (60, 10)), (10, 3),
+         lambda s: s[0] * s[1], "binaries (<= u*M)"),
+    Case("olas-select milp-literal", "olas-select", "milp-literal", _olas_sel_small,
+         ((10, 3), (14, 4), (18, 5)), ((8, 3), (10, 3), (12, 4)), (6, 2),
+         lambda s: s[0] * s[1], "binaries (<= u*M)"),
+    Case("cltap milp-compact", "cltap", "milp-compact",
+         lambda s: {"t": s[0], "a": s[1]}, ((6, 3), (8, 3), (10, 3)), ((4, 2), (5, 3), (6, 3)),
+         (3, 2), lambda s: s[0] * s[0] * s[1], "binaries (t*a*K)"),
+    Case("cltap brute-force", "cltap", "brute-force",
+         lambda s: {"t": s[0], "a": s[1]}, ((3, 2), (4, 2), (4, 3)), ((3, 2), (4, 2), (4, 3)),
+         (2, 2), lambda s: s[0] * s[0] * s[1], "pairs (t*a*K)"),
+    Case("labeler-set milp (mv)", "labeler-set", "milp",
+         lambda s: {"labelers": s, "rule": "mv"}, (8, 10, 12), (6, 7, 8), 4,
+         lambda s: s, "binaries (M)", growth="exp"),
+    Case("labeler-set milp (wmv)", "labeler-set", "milp",
+         lambda s: {"labelers": s, "rule": "wmv"}, (6, 7, 8), (4, 5, 6), 3,
+         lambda s: s + 2 ** (s + 1), "binaries (M + 2^(M+1))", growth="exp"),
+    Case("labeler-set enumeration (mv)", "labeler-set", "enumeration",
+         lambda s: {"labelers": s, "rule": "mv", "costs": "random"}, (12, 14, 16), (8, 10, 12), 4,
+         lambda s: 2 ** s, "sets (2^M)", growth="exp"),
+    Case("labeler-set enumeration (wmv)", "labeler-set", "enumeration",
+         lambda s: {"labelers": s, "rule": "wmv", "costs": "random"}, (8, 10, 12), (6, 8, 10), 3,
+         lambda s: 2 ** s, "sets (2^M)", growth="exp"),
+    Case("worker-select milp-a", "worker-select", "milp-a",
+         lambda s: {"workers": s[0], "max_workers": s[1]},
+         ((300, 50), (1_000, 100), (3_000, 100)), ((100, 20), (300, 50), (1_000, 50)), (20, 10),
+         lambda s: s[0] * s[1] + s[1], "binaries (M*B + B)"),
+    Case("worker-select milp-a (costs)", "worker-select", "milp-a", lambda s: {},
+         (20, 40, 80), (10, 20, 30), 6, lambda s: s * s + s, "binaries (M*B + B)",
+         make=lambda problem, s, seed: _ws_costs(s, seed)),
+    Case("worker-select milp-compact", "worker-select", "milp-compact",
+         lambda s: {"workers": s, "max_workers": s}, (20, 30, 40), (10, 15, 20), 6,
+         lambda s: 2 * s, "binaries (M + B)"),
+    Case("worker-select cost-dp", "worker-select", "cost-dp", lambda s: {},
+         (100, 400, 1_600), (50, 100, 200), 6, lambda s: s * s * 41, "cells (M*B*(C+1))",
+         make=lambda problem, s, seed: _ws_costs(s, seed)),
+]
+
+
+def make_instance(case: Case, size: Any, seed: int) -> Any:
+    size = tuple(size) if isinstance(size, list) else size
+    if case.make is not None:
+        return case.make(case.problem, size, seed)
+    return _gen(case.problem, case.params(size), seed)
+
+
+# ----------------------------------------------------------------------------- one worker
+def _peak_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
+
+
+def _replay(seqs: list, override: dict | None = None) -> float:
+    """The captured calls on fresh Highs objects (optionally with some options changed)."""
+    import numpy as np
+
+    from crowdopt.solvers.highs import new_highs, stdout_to_stderr
+
+    override = override or {}
+    t0 = time.perf_counter()
+    for seq in seqs:
+        h = new_highs()
+        with stdout_to_stderr():
+            for name, args in seq:
+                if name == "setOptionValue" and args[0] in override:
+                    args = (args[0], override[args[0]])
+                out = getattr(h, name)(*args)
+                if name == "getSolution":  # what any caller needs: the primal values
+                    np.asarray(out.col_value, dtype=float)
+    return time.perf_counter() - t0
+
+
+def _with_option(seqs: list, name: str, value: Any) -> list:
+    """The calls with `setOptionValue(name, ...)` made before every run (added if absent)."""
+    out = []
+    for seq in seqs:
+        new = []
+        for call in seq:
+            if call[0] == "run":
+                new.append(("setOptionValue", (name, value)))
+            new.append(call)
+        out.append(new)
+    return out
+
+
+def _summary(r: Any) -> dict:
+    return {"status": r.status, "objective": r.objective, "bound": r.bound}
+
+
+def worker(case: Case, size: Any, repeat: int, seed: int, dump: str | None,
+           presolve: bool) -> dict:
+    from crowdopt.api import run_method
+    from crowdopt.registry import RunOptions, get_problem
+    from crowdopt.solvers.certify import close
+    from crowdopt.solvers.highs import capture
+
+    spec = get_problem(case.problem)
+    method = spec.method(case.method)
+    opts = RunOptions()
+    # 1. warm-up (twice: imports, then first-call paths), and one replay
+    for _ in range(2):
+        with capture() as cap:
+            run_method(spec, make_instance(case, case.warm, seed), method, opts)
+    if cap.calls:
+        _replay(cap.replay_calls())
+    inst = make_instance(case, size, seed)
+    reason = method.applicable(inst)
+    if reason:
+        return {"skipped": reason}
+    # 2. plain run: peak RSS
+    base = _peak_kb()
+    t0 = time.perf_counter()
+    first = run_method(spec, inst, method, opts)
+    t_first = time.perf_counter() - t0
+    rss_kb = _peak_kb() - base
+    # 3. captured run: the calls and the split
+    inst = make_instance(case, size, seed)
+    with capture() as cap:
+        t0 = time.perf_counter()
+        r = run_method(spec, inst, method, opts)
+        t_cap = time.perf_counter() - t0
+    seqs = cap.replay_calls()
+    details = r.details or {}
+    build = float(details.get("build_s") or 0.0)
+    split = {"build_s": build, "compile_s": cap.compile_s, "adapter_s": cap.own_adapter_s,
+             "highs_s": cap.highs_s, "certificate_s": max(t_cap - r.time_s, 0.0),
+             "other_s": max(r.time_s - build - cap.adapter_s, 0.0),
+             "captured_s": t_cap - cap.copy_s}
+    # 4. interleaved (raw replay, end-to-end); the plain run above is not a sample (cold pages)
+    e2e, raw = [], []
+    for i in range(max(repeat, 1)):
+        if seqs:
+            raw.append(_replay(seqs))
+        inst = make_instance(case, size, seed)
+        t0 = time.perf_counter()
+        again = run_method(spec, inst, method, opts)
+        e2e.append(time.perf_counter() - t0)
+        if again.status != first.status or (first.objective is not None and not close(
+                again.objective, first.objective)):
+            raise AssertionError(f"{case.name}: run {i} gave {_summary(again)}, "
+                                 f"first {_summary(first)}")
+    out = {"size": size, "binaries": case.binaries(size), "status": first.status,
+           "objective": first.objective, "bound": first.bound, "gap": first.gap,
+           "certified": bool(first.certificate.get("certified")),
+           "e2e_s": statistics.median(e2e), "e2e_runs": e2e, "first_s": t_first,
+           "raw_s": statistics.median(raw) if raw else None, "raw_runs": raw,
+           "highs_objects": len(seqs), "highs_runs": sum(n == "run" for s in seqs for n, _ in s),
+           "rss_kb": rss_kb, **split}
+    if presolve and seqs:
+        for pre in ("on", "off"):
+            for strategy, sname in ((1, "dual"), (4, "primal")):
+                over = {"presolve": pre, "simplex_strategy": strategy}
+                ts = [_replay(_with_option(seqs, "simplex_strategy", strategy), over)
+                      for _ in range(max(repeat, 1))]
+                out[f"{sname}_presolve_{pre}_s"] = statistics.median(ts)
+    if dump and seqs:
+        with open(dump, "wb") as f:
+            pickle.dump(seqs, f)
+    return out
+
+
+def raw_rss_worker(dump: str) -> dict:
+    """HiGHS's own peak RSS: the captured calls replayed after the arrays are loaded."""
+    from crowdopt.solvers.highs import new_highs
+
+    new_highs()
+    with open(dump, "rb") as f:
+        seqs = pickle.load(f)
+    base = _peak_kb()
+    t = _replay(seqs)
+    return {"raw_rss_kb": _peak_kb() - base, "raw_alone_s": t}
+
+
+def guard_worker(case: Case, seed: int, size: Any = None) -> dict:
+    from crowdopt.api import run_method
+    from crowdopt.registry import RunOptions, get_problem
+
+    spec = get_problem(case.problem)
+    method = spec.method(case.method)
+    run_method(spec, make_instance(case, case.warm, seed), method, RunOptions())
+    size = case.guard() if size is None else size
+    size = tuple(size) if isinstance(size, list) else size
+    inst = make_instance(case, size, seed)
+    refused = method.applicable(inst)
+    if refused:  # a probe beyond the guard: run the method anyway
+        import dataclasses
+
+        method = dataclasses.replace(method, applicable=lambda inst: None)
+    base = _peak_kb()
+    t0 = time.perf_counter()
+    r = run_method(spec, inst, method, RunOptions())
+    return {"size": size, "binaries": case.binaries(size), "status": r.status,
+            "e2e_s": time.perf_counter() - t0, "rss_kb": _peak_kb() - base,
+            "applicable": refused, "message": r.message}
+
+
+# ----------------------------------------------------------------------------- orchestration
+def _sub(args: list[str], timeout: float | None = None) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    if p.returncode:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{p.stderr[-3000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def fit_growth(case: Case, rows: list[dict]) -> tuple[str, float | None]:
+    """(label, value): exponent p of t ~ n^p, or factor r of t ~ r^M (least squares in logs)."""
+    pts = [(r["size"], r["binaries"], r["e2e_s"]) for r in rows if r.get("e2e_s")]
+    if len(pts) < 2:
+        return "", None
+    if case.growth == "exp":
+        xs = [float(s) for s, _, _ in pts]
+        label = "x per labeler" if case.problem == "labeler-set" else "x per unit"
+    else:
+        xs = [math.log(b) for _, b, _ in pts]
+        label = "exponent (t ~ n^p)"
+    ys = [math.log(t) for _, _, t in pts]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return label, None
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return label, (math.exp(slope) if case.growth == "exp" else slope)
+
+
+def _fmt_size(s: Any) -> str:
+    return "x".join(str(v) for v in s) if isinstance(s, list | tuple) else str(s)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (a few minutes)")
+    ap.add_argument("--repeat", type=int, default=3, help="interleaved (raw, e2e) pairs")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", nargs="*", default=None, help="case names containing these words")
+    ap.add_argument("--guards", action="store_true", help="also run each method at its guard")
+    ap.add_argument("--presolve", action="store_true", help="TU LPs: presolve on vs off")
+    ap.add_argument("--no-raw-rss", action="store_true", help="skip HiGHS's own RSS")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--raw-rss", help=argparse.SUPPRESS)
+    ap.add_argument("--guard-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--size", help=argparse.SUPPRESS)
+    ap.add_argument("--dump", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    by_name = {c.name: c for c in CASES}
+    if args.worker:
+        out = worker(by_name[args.worker], json.loads(args.size), args.repeat, args.seed,
+                     args.dump, args.presolve)
+        print(json.dumps(out, default=str))
+        return
+    if args.raw_rss:
+        print(json.dumps(raw_rss_worker(args.raw_rss)))
+        return
+    if args.guard_worker:
+        size = json.loads(args.size) if args.size else None
+        print(json.dumps(guard_worker(by_name[args.guard_worker], args.seed, size), default=str))
+        return
+
+    cases = [c for c in CASES if not args.only or any(w in c.name for w in args.only)]
+    rows: list[dict] = []
+    growth: list[dict] = []
+    t_all = time.perf_counter()
+    for case in cases:
+        crow = []
+        for size in (case.quick if args.quick else case.sizes):
+            with tempfile.TemporaryDirectory() as tmp:
+                dump = os.path.join(tmp, "calls.pkl")
+                w = ["--worker", case.name, "--size", json.dumps(size), "--repeat",
+                     str(args.repeat), "--seed", str(args.seed), "--dump", dump]
+                if args.presolve and case.name.startswith("olas-select lp"):
+                    w.append("--presolve")
+                r = _sub(w)
+                if not r.get("skipped") and not args.no_raw_rss and os.path.exists(dump):
+                    r.update(_sub(["--raw-rss", dump]))
+            row = {"case": case.name, **r}
+            if not r.get("skipped"):
+                b = max(r["binaries"], 1)
+                row["ratio"] = r["e2e_s"] / r["raw_s"] if r.get("raw_s") else None
+                row["rss_KB/bin"] = r["rss_kb"] / b
+                row["raw_KB/bin"] = r["raw_rss_kb"] / b if "raw_rss_kb" in r else None
+            crow.append(row)
+            rows.append(row)
+            print(f"  {case.name} {_fmt_size(size)}: e2e {r.get('e2e_s', 0):.3f} s, raw "
+                  f"{r.get('raw_s') or 0:.3f} s ({time.perf_counter() - t_all:.0f} s so far)",
+                  file=sys.stderr, flush=True)
+        label, value = fit_growth(case, [r for r in crow if not r.get("skipped")])
+        ratios = [r.get("ratio") for r in crow]
+        verdict = ""
+        if ratios and ratios[0] is not None and ratios[-1] is not None:
+            ok = ratios[-1] <= RATIO_LARGEST and ratios[0] <= RATIO_SMALLEST
+            verdict = "pass" if ok else "FAIL"
+        growth.append({"case": case.name, "unit": case.unit, "growth": label, "fit": value,
+                       "sizes": ", ".join(_fmt_size(r["size"]) for r in crow),
+                       "ratio_smallest": ratios[0] if ratios else None,
+                       "ratio_largest": ratios[-1] if ratios else None, "criteria": verdict})
+
+    from common import emit  # after the workers: common imports crowdopt
+
+    table = [{"case": r["case"], "size": _fmt_size(r["size"]), "binaries": r.get("binaries"),
+              "status": r.get("status", "skipped"), "e2e_s": r.get("e2e_s"),
+              "raw_s": r.get("raw_s"), "ratio": r.get("ratio"), "build": r.get("build_s"),
+              "compile": r.get("compile_s"), "adapter": r.get("adapter_s"),
+              "highs": r.get("highs_s"), "cert": r.get("certificate_s"),
+              "other": r.get("other_s"), "rss_KB/bin": r.get("rss_KB/bin"),
+              "raw_KB/bin": r.get("raw_KB/bin")} for r in rows]
+    args.rows = rows
+    emit("exact_overhead", table, list(table[0]), args,
+         note=f"e2e = api.run_method (build + compile + adapter + HiGHS + decode + certificate), "
+              f"raw = the same highspy calls replayed on fresh objects; medians of {args.repeat} "
+              "interleaved pairs after a warm-up; split columns in seconds from one captured "
+              "run; KB/bin = peak RSS growth per binary (per column for an LP), crowdopt's run "
+              "and the raw replay alone. Criteria: ratio <= 1.3 at the largest size, <= 2 at "
+              "the smallest.")
+    emit("exact_overhead_growth", growth, list(growth[0]), args,
+         note="growth fitted on the 3 sizes' e2e medians (least squares in logs)")
+    if args.presolve:
+        keys = [f"{a}_presolve_{b}_s" for b in ("on", "off") for a in ("dual", "primal")]
+        pre = [{"case": r["case"], "size": _fmt_size(r["size"]), **{k: r.get(k) for k in keys}}
+               for r in rows if keys[0] in r]
+        if pre:
+            emit("exact_overhead_presolve", pre, list(pre[0]), args,
+                 note="raw HiGHS replays of the same TU LP arrays with presolve on/off and dual "
+                      "(simplex_strategy 1) / primal (4) simplex; crowdopt uses primal, off")
+    if args.guards:
+        grows = []
+        for case in cases:
+            if case.guard is None:
+                grows.append({"case": case.name, "guard": "none", "note": case.guard_note})
+                continue
+            r = _sub(["--guard-worker", case.name, "--seed", str(args.seed)])
+            grows.append({"case": case.name, "guard": _fmt_size(r["size"]),
+                          "binaries": r["binaries"], "status": r["status"],
+                          "e2e_s": r["e2e_s"], "rss_MB": r["rss_kb"] / 1024,
+                          "note": case.guard_note})
+            print(f"  guard {case.name}: {r['e2e_s']:.1f} s", file=sys.stderr, flush=True)
+        emit("exact_overhead_guards", grows, ["case", "guard", "binaries", "status", "e2e_s",
+                                              "rss_MB", "note"], args,
+             note="one run at each method's size guard (the largest size it accepts)")
+
+
+if __name__ == "__main__":
+    main()
