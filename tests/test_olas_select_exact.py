@@ -36,6 +36,7 @@ def check_exact(inst: P.OlasSelectInstance, out, greedy_value: float, name: str)
         assert out.details["lp_integral"] and "fallback" not in out.details
 
 
+@pytest.mark.slow
 def test_greedy_equals_prefix_lp_bmatching_lp_and_compact_milp():
     rng = np.random.default_rng(2026)
     for _ in range(250):
@@ -48,6 +49,7 @@ def test_greedy_equals_prefix_lp_bmatching_lp_and_compact_milp():
         assert P.policy_violations(inst, out.solution) == []
 
 
+@pytest.mark.slow
 def test_literal_equals_compact_equals_lps_on_small_pools():
     rng = np.random.default_rng(77)
     done = 0
@@ -129,6 +131,7 @@ def test_highs_presolve_defect_is_retried_without_presolve(case, optimum, raw):
             assert res.objective == pytest.approx(optimum)
 
 
+@pytest.mark.slow
 def test_full_size_pool_lps_equal_greedy():
     """Spambase scale (u = 3680, M = 17, c = 16, B = 258): both TU LPs integral and equal."""
     for noise, beta, budget in (("linear", 0.1, 258), ("superellipse", 0.05, None)):
