@@ -12,6 +12,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import pkgutil
 import sys
 from dataclasses import dataclass
@@ -128,6 +129,8 @@ def _add_solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON to FILE")
+    p.add_argument("--verbose", action="store_true",
+                   help="HiGHS solver log on stderr (stdout keeps only the result)")
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -408,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_INPUT
+    if getattr(args, "verbose", False):
+        os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
     try:
         return int(args.func(args) or 0)
     except InputError as exc:
