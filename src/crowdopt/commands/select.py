@@ -93,7 +93,8 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
     out: dict[str, Any] = {
         "accuracy": None, "accuracies": {}, "status": res.status, "method": res.method,
         "algorithm": res.algorithm, "objective": res.objective, "bound": res.bound,
-        "gap": res.gap, "time_s": res.time_s, "certificate": res.certificate,
+        "gap": res.gap, "time_s": res.time_s,
+        "certificate": res.certificate.to_dict() if res.certificate is not None else None,
         "message": res.message, "estimator": estimator, "classes": table.n_classes,
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),

@@ -43,7 +43,8 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
     m = build_compact(inst, symmetry_break=symmetry_break)
     build_s = time.perf_counter() - t0
     res = solve_model(m, HighsOptions(time_limit=limit, threads=opts.threads,
-                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True))
+                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
+                                      presolve=opts.presolve is not False))
     details = {**res.summary(), "build_s": build_s}
     if res.x is None:
         return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
