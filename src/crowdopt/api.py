@@ -115,6 +115,10 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     gap = gap_ratio(lower, upper)[0]
     status = out.status
     message = str(out.details.get("message", ""))
+    if status is Status.TIME_LIMIT and not message:
+        message = (f"stopped by the time limit ({options.time_limit:g} s): "
+                   + ("best solution found and the bound so far" if out.solution is not None
+                      else "no solution found"))
     if status is Status.OPTIMAL and gap not in (None, 0.0) and options.mip_rel_gap > 0:
         # HiGHS calls a solution within mip_rel_gap 'optimal'; without gap 0 it is not proven
         status = Status.FEASIBLE

@@ -179,7 +179,7 @@ SPEC = ProblemSpec.from_module(
         Method("rnd", "fast", _baseline("rnd"), "random baseline (seeded)"),
         Method("milp-compact", "exact", solve_milp,
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
-               applicable=_milp_size),
+               applicable=_milp_size, time_limit=MILP_DEFAULT_TIME),
         Method("brute-force", "exact", _brute, "exhaustive enumeration (t <= 4, a <= 3)",
                applicable=_brute_size),
         Method("lp-closed-form", "bound", _closed_form,
