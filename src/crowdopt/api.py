@@ -221,8 +221,12 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
 
-    Options as in `solve` (time_limit applies to each method). warmup: pay one-off costs
-    (imports, the first HiGHS solve) before timing, reported apart as `warmup_s`.
+    algorithms: only these algorithm names (default: every fast and exact method).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
+        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
+    warmup: pay one-off costs (imports, the first HiGHS solve, the instance's cached
+        matrices) before timing, reported apart as `warmup_s`.
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
@@ -259,7 +263,10 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
 
     solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
         solution the fast paths and exact models find. The bound is the tightest one among the
-        exact and bound methods (options as in `solve`).
+        exact and bound methods.
+    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
+        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
     `ratio`, `bound_source`, `failures`, ...); `to_dict()` is `crowdopt certify --json`.
     """
@@ -368,7 +375,7 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     t0 = time.perf_counter()
     hm = HighsModel.from_pyomo(model, opts)
     res = hm.solve()
-    algorithm = f"model:{model.name}"
+    algorithm = str(model.name)
     scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "
              f"not for the original {spec.name} problem")
     details = {**res.summary(), "scope": scope, "time_limit_s": limit,
