@@ -130,7 +130,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=status,
                             evaluation=evaluation, bound=out.bound, bound_source=out.bound_source,
                             times=times, reported_objective=out.reported_objective,
-                            seed=options.seed, details=details)
+                            seed=options.seed, details=details,
+                            problem_size=spec.size(instance))
     return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm, status=status,
                   objective=objective, bound=out.bound, bound_source=out.bound_source, gap=gap,
                   time_s=elapsed, message=message, solution=out.solution, certificate=cert,
@@ -400,7 +401,7 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
                             times={"total_s": elapsed, "compile_s": res.compile_s,
                                    "solve_s": res.solve_s},
                             reported_objective=res.objective, details=details,
-                            failures=failures)
+                            failures=failures, problem_size=spec.size(inst))
     objective = evaluation.objective if evaluation is not None else None
     message = res.message
     if status is Status.INFEASIBLE:

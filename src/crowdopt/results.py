@@ -244,7 +244,9 @@ class Result:
 
         return jsonable(get_problem(self.problem).solution_to_dict(self.instance, self.solution))
 
+    @property
     def size(self) -> str | None:
+        """The instance's size line (e.g. 'u=60 M=5 beta=0.05')."""
         if self.instance is None:
             return None
         from .registry import get_problem
@@ -260,7 +262,7 @@ class Result:
         solution)."""
         out: dict[str, Any] = {
             "problem": self.problem,
-            "size": self.size(),
+            "size": self.size,
             "method": self.method,
             "algorithm": self.algorithm,
             "status": self.status,
@@ -300,7 +302,7 @@ class Result:
     def summary(self) -> str:
         """A few lines for people: what ran, the numbers, the certificate's verdict."""
         c = self.certificate
-        rows = [("problem", f"{self.problem} ({self.size() or '?'})"),
+        rows = [("problem", f"{self.problem} ({self.size or '?'})"),
                 ("method", f"{self.method} / {self.algorithm}"),
                 ("status", str(self.status)),
                 ("objective", fmt(self.objective) + (f" ({self.sense})" if self.sense else "")),

@@ -89,7 +89,9 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
                            w_hat=rel.accuracy[eligible], n=rel.n[eligible], estimator=estimator,
                            costs=None if costs is None else costs[eligible], budget=budget,
                            worker_ids=ids)
-    res = run_method(SPEC, inst, method, RunOptions(time_limit=time_limit, seed=seed))
+    # a kind ('exact') runs its first method that applies (one-line InputError when none does)
+    res = run_method(SPEC, inst, SPEC.resolve(method, inst),
+                     RunOptions(time_limit=time_limit, seed=seed))
     out: dict[str, Any] = {
         "accuracy": None, "accuracies": {}, "status": res.status, "method": res.method,
         "algorithm": res.algorithm, "objective": res.objective, "bound": res.bound,
