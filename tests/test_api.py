@@ -166,6 +166,21 @@ def test_jsonable_converts_at_the_source():
     json.dumps(out, allow_nan=False)
 
 
+def test_numpy_values_in_a_methods_details_serialize_as_json_types():
+    spec = get_problem("olas-assign")
+
+    def numpy_details(instance, opts):
+        from crowdopt.solvers.olas_assign import assign_sorted
+        return Outcome("feasible", assign_sorted(instance),
+                       details={"flag": np.bool_(True), "n": np.int32(4), "x": np.float32(0.5),
+                                "curve": np.array([1.0, np.inf])})
+
+    r = run_method(spec, spec.generate(1), Method("np", "fast", numpy_details))
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))["certificate"]["details"]
+    assert d == {"flag": True, "n": 4, "x": 0.5, "curve": [1.0, None]}
+    assert type(r.certificate.feasible) is bool and type(r.certificate.objective) is float
+
+
 def test_top_level_functions_have_real_signatures_and_docs():
     for fn in (crowdopt.solve, crowdopt.compare, crowdopt.certify):
         params = inspect.signature(fn).parameters

@@ -114,7 +114,9 @@ class Certificate(_ByKey):
 
     `proven_optimal` means the bound meets the recomputed objective within 1e-7 and no check
     failed; `certified` means no check failed. `solution` is the JSON form (with the
-    instance's ids) of the solution certified by `crowdopt.certify`, else None.
+    instance's ids) of the solution certified by `crowdopt.certify`, else None. The claim
+    fields are plain Python values from the start; `details` (the method's own record) is
+    converted to JSON types by `to_dict()`.
     """
 
     problem: str

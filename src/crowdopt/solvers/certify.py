@@ -144,7 +144,7 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
         proven_optimal=gap is not None and gap == 0.0 and not fails, feasible=feasible,
         max_violation=_num(evaluation.max_violation) if evaluation is not None else None,
         certified=not fails, failures=tuple(fails), notes=tuple(notes),
-        times=jsonable(times), seed=seed, details=jsonable(details or {}),
+        times=jsonable(times), seed=seed, details=dict(details or {}),
         versions=_with_highs(cached_versions(), details), problem_size=problem_size,
         solution=solution)
 
