@@ -92,6 +92,12 @@ def test_a_changed_objective_or_sense_cannot_be_certified():
     m.doubled = pyo.Objective(expr=2 * m.value, sense=pyo.maximize)
     r = crowdopt.solve_model(inst, m)
     assert not r.certified and any("reported objective" in f for f in r.certificate.failures)
+    m1 = crowdopt.build_model(inst, "milp-a")  # a penalty claims LESS than the evaluator
+    m1.obj.deactivate()
+    m1.penalized = pyo.Objective(expr=m1.value - 0.01 * m1.size, sense=pyo.maximize)
+    r1 = crowdopt.solve_model(inst, m1)
+    assert r1.solution is not None and not r1.certified
+    assert any("differs from the problem's" in f for f in r1.certificate.failures)
     m2 = crowdopt.build_model(inst, "milp-a")
     m2.obj.sense = pyo.minimize
     r2 = crowdopt.solve_model(inst, m2)

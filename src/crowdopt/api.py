@@ -359,9 +359,10 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
       of the returned point, <= 1e-6) AND for the original problem (the evaluator): added
       constraints only restrict, so a point infeasible for the original problem means the
       model was relaxed or decoded wrongly, and the certificate fails;
-    - the model's objective must not claim a better value than the evaluator finds at the
-      point (a changed objective cannot be certified by this evaluator), and must have the
-      problem's sense.
+    - the model's objective at the point must equal the evaluator's (within 1e-6) and have
+      the problem's sense: the bound is a bound on the model's objective, and transfers to the
+      problem's only where the two agree. A model with a changed objective (e.g. a penalty
+      term) is solved but not certified; certify such a model yourself.
     time_limit None = MILP_DEFAULT_TIME; presolve None = the model's `presolve_hint` (the
     builders set it where presolve hurts), else on. Returns a `Result` (method 'model').
     """
@@ -401,7 +402,8 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
                             times={"total_s": elapsed, "compile_s": res.compile_s,
                                    "solve_s": res.solve_s},
                             reported_objective=res.objective, details=details,
-                            failures=failures, problem_size=spec.size(inst))
+                            failures=failures, problem_size=spec.size(inst),
+                            objective_must_match=True)
     objective = evaluation.objective if evaluation is not None else None
     message = res.message
     if status is Status.INFEASIBLE:

@@ -101,15 +101,17 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
                      reported_objective: float | None = None, primal_source: str | None = None,
                      seed: int | None = None, details: dict | None = None,
                      failures: list[str] | None = None, notes: list[str] | None = None,
-                     problem_size: str | None = None, solution: dict | None = None
-                     ) -> Certificate:
+                     problem_size: str | None = None, solution: dict | None = None,
+                     objective_must_match: bool = False) -> Certificate:
     """The certificate of one solution (+ bound), checked for consistency.
 
     Failures: the solution is infeasible for the evaluator; the solver's own objective claims
     a better value than the recomputed one (a solver's number is never trusted); the bound
     crosses the objective; 'optimal' without a closed gap. A solver objective WORSE than the
     recomputed one is only a note (an epigraph variable above the max at a time-limited
-    incumbent: the recomputed value stands). `failures`/`notes` add the caller's checks.
+    incumbent: the recomputed value stands), unless `objective_must_match` (a user's model,
+    whose objective may not be the problem's: any difference at the point voids the transfer
+    of its bound). `failures`/`notes` add the caller's checks.
     """
     objective = float(evaluation.objective) if evaluation is not None else None
     feasible = bool(evaluation.feasible) if evaluation is not None else None
@@ -126,6 +128,11 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
                           else reported_objective > objective)
         if better_claimed:
             fails.append(f"reported objective {reported_objective!r} != recomputed {objective!r}")
+        elif objective_must_match:
+            fails.append(f"the model's objective {reported_objective!r} differs from the "
+                         f"problem's {objective!r} at the returned point: its bound does not "
+                         "bound the problem's objective (a changed objective, or an epigraph "
+                         "variable left loose at a time-limited point)")
         else:
             notes.append(f"the solver's objective {reported_objective!r} is worse than the "
                          f"recomputed {objective!r} (a loose epigraph at a non-optimal point); "
