@@ -143,6 +143,9 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
           presolve: bool | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
+    instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
+        problems' constructors, `generate`, `load`), a file path or '-', an instance document
+        (dict), or the (spec, instance) pair of crowdopt 0.1.
     method: 'fast' (the paper's fast path), 'exact' (the first exact method that applies to
         the instance: past one method's size guard the next one runs; none left is an
         InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
@@ -222,6 +225,7 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
 
+    instance: as in `solve` (an instance object, a path, a document).
     algorithms: only these algorithm names (default: every fast and exact method).
     time_limit: seconds per method; None = each method's default (120 s for MILPs).
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
@@ -262,6 +266,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
+    instance: as in `solve` (an instance object, a path, a document).
     solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
         solution the fast paths and exact models find. The bound is the tightest one among the
         exact and bound methods.
