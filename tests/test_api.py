@@ -220,6 +220,12 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line():
     with pytest.raises(InputError, match="MILP limited to M <= 14"):
         crowdopt.solve(big, "milp")  # a named method past its guard is an error too
     assert run_method(spec, big, "milp").status is Status.SKIPPED  # compare shows it skipped
+    # compare (and sweeps) name kinds too: they fall through, and none left is a skipped row
+    assert [r.algorithm for r in crowdopt.compare(mid, algorithms=["fast", "exact"])] == [
+        "top-k", "enumeration"]
+    rows = crowdopt.compare(big, algorithms=["fast", "exact"])
+    assert [(r.algorithm, r.status) for r in rows] == [("top-k", Status.OPTIMAL),
+                                                        ("milp", Status.SKIPPED)]
 
 
 def test_cli_exact_with_no_applicable_method_exits_2_with_one_line():

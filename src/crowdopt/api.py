@@ -217,6 +217,15 @@ def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method]) -> float:
     return time.perf_counter() - t0
 
 
+def _pick(spec: ProblemSpec, inst: Any, name: str) -> Method:
+    """The method `name` stands for in a comparison: a kind falls through size guards like in
+    `solve`; a method that does not apply is kept (and reported 'skipped', not an error)."""
+    try:
+        return spec.resolve(name, inst)
+    except InputError:
+        return spec.method(name)
+
+
 def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
@@ -237,7 +246,7 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     """
     spec, inst = spec_and_instance(instance)
     opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
-    methods = [spec.method(a) for a in algorithms] if algorithms else [
+    methods = [_pick(spec, inst, a) for a in algorithms] if algorithms else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
     warm = warm_up(spec, inst, methods) if warmup else 0.0
     results = [run_method(spec, inst, m, opts) for m in methods]
