@@ -54,9 +54,10 @@ def test_solve_exact_json_and_output_file(instance, tmp_path):
     out = tmp_path / "res.json"
     r = run("solve", str(instance), "--method", "exact", "--json", "-o", str(out))
     assert r.returncode == 0
-    doc = json.loads(out.read_text())
-    res = doc["results"][0]
-    assert res["status"] == "optimal" and res["certificate"]["proven_optimal"]
+    res = json.loads(out.read_text())  # the Result's to_dict(), the same as stdout
+    assert json.loads(r.stdout) == res
+    assert res["problem"] == "olas-assign" and res["algorithm"] == "threshold"
+    assert res["status"] == "optimal" and res["certificate"]["proven_optimal"] is True
     assert res["certificate"]["versions"]["highspy"]
     assert len(res["solution"]["assignment"]) == 15
 

@@ -73,19 +73,16 @@ def test_greedy_satisfies_every_row_of_the_literal_model_t2_2():
         inst = random_instance(rng, max_points=10)
         if inst.n_points == 0 or literal_rows(inst) > S.LITERAL_MAX_ROWS:
             continue
-        m = build_model10_literal(inst)
+        m = build_model10_literal(inst)  # indexed by labeler and point (no ids: positions)
         sol = S.select_greedy(inst)
-        rank_l = np.argsort(inst.labeler_order())
-        rank_p = np.argsort(inst.point_order())
         for v in m.y.values():
             if not v.fixed:
                 v.set_value(0)
         for i, j in zip(sol.assignment, sol.selected, strict=True):
-            m.y[int(rank_l[i]), int(rank_p[j])].set_value(1)
-        loads = np.bincount(rank_l[sol.assignment], minlength=inst.n_labelers)
-        caps = inst.capacities[inst.labeler_order()]
+            m.y[int(i), int(j)].set_value(1)
+        loads = np.bincount(sol.assignment, minlength=inst.n_labelers)
         for i in range(inst.n_labelers):
-            m.z[i].set_value(int(caps[i] - loads[i] > 0))  # eq. (17)
+            m.z[i].set_value(int(inst.capacities[i] - loads[i] > 0))  # eq. (17)
         for con in m.component_data_objects(pyo.Constraint, active=True):
             body = pyo.value(con.body)
             assert con.lower is None or body >= pyo.value(con.lower) - 1e-9, con.name
