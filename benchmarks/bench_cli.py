@@ -72,8 +72,7 @@ def main() -> None:
                "x --help": statistics.median(times[k]) / ref, "exit": rc,
                "solver modules": ",".join(probe["loaded"]) or "none"}
         if k != "--help":
-            doc = json.loads(out)  # stdout must be one JSON document
-            res = doc["results"][0]
+            res = json.loads(out)  # stdout must be one JSON document (Result.to_dict())
             row.update(algorithm=res["algorithm"], status=res["status"],
                        objective=res["objective"], bound=res["bound"])
         rows.append(row)
