@@ -19,11 +19,17 @@ from pathlib import Path
 
 from common import emit, parse_args
 
-PROBE = (
-    "import sys, json; from crowdopt.cli import main; rc = main(sys.argv[1:]); "
-    "print(json.dumps({'rc': rc, 'loaded': sorted(m for m in ('pyomo', 'highspy') "
-    "if m in sys.modules)}), file=sys.stderr)"
-)
+PROBE = """
+import json, sys
+from crowdopt.cli import main
+try:
+    rc = main(sys.argv[1:])
+except SystemExit as exc:  # --help exits from argparse
+    rc = exc.code
+print(json.dumps({"rc": rc, "loaded": sorted(m for m in ("pyomo", "highspy")
+                                                 if m in sys.modules)}), file=sys.stderr)
+sys.exit(rc)
+"""
 
 
 def run(argv: list[str]) -> tuple[float, int, str, str]:
