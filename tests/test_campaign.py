@@ -115,6 +115,39 @@ def test_exact_batching_makes_the_replays_decisions(tmp_path, monkeypatch, seed,
     assert st["answers"] == budget and st["done"] and st["accuracy"] == acc
 
 
+def test_exact_batching_with_answers_held_back_across_calls(tmp_path, monkeypatch):
+    """A pool of unanswered queries: each step asks for more or answers a random subset
+    (gaps in the decision order). Over many small tables with caps and ties, the decisions
+    stay the replay's; and decisions were handed out ahead of pending answers."""
+    ahead = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        table, gold = binary_table(100 + seed, K=rng.randint(3, 12), W=6, lo=1, hi=4)
+        rule = rng.choice(["optkg", "optkg-det", "kg", "uniform", "pessimistic"])
+        budget = rng.randint(1, table.n_labels)
+        trace, acc = replay_trace(monkeypatch, table, gold, policy=rule, budget=budget,
+                                  seed=seed)
+        camp = Campaign.create(tmp_path / f"c{seed}.db", policy="optkg", items=caps_of(table),
+                               budget=budget, seed=seed, params={"rule": rule})
+        oracle, pool = TableOracle(table, seed=seed), []
+        for _ in range(10 * budget + 20):
+            if not pool or rng.random() < 0.5:
+                qs = camp.next(rng.randint(1, 4))
+                ahead += len(qs) if pool else max(0, len(qs) - 1)
+                pool += [oracle.answer(q) for q in qs]
+            if pool and rng.random() < 0.6:
+                pick = rng.sample(range(len(pool)), rng.randint(1, len(pool)))
+                camp.record([pool[i] for i in pick])
+                pool = [a for i, a in enumerate(pool) if i not in pick]
+        camp.record(pool)
+        while qs := camp.next(5):
+            camp.record([oracle.answer(q) for q in qs])
+        assert decided_items(camp) == trace, (seed, rule)
+        assert camp.status(gold=gold_dict(table, gold))["accuracy"] == acc
+        camp.close()
+    assert ahead > 50  # the speculative path was exercised
+
+
 def test_exact_batching_hands_out_several_queries_when_answers_cannot_matter(tmp_path):
     # every item starts at Beta(1, 1): whatever the first labels are, the first K decisions are
     # the untouched items (R+ drops after any label), so next(K) hands out K queries at once
@@ -329,6 +362,19 @@ def test_a_log_the_policy_does_not_reproduce_is_refused(tmp_path):
     assert main(["campaign", "status", str(tmp_path / "d.db")]) == 5
 
 
+def test_a_locked_file_is_a_one_line_error_and_changes_nothing(tmp_path, capsys):
+    camp = Campaign.create(tmp_path / "k.db", policy="optkg", items=["a", "b"], budget=2)
+    camp.conn.execute("PRAGMA busy_timeout = 50")
+    other = sqlite3.connect(tmp_path / "k.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    with pytest.raises(CrowdoptError, match="locked") as e:
+        camp.next(1)
+    assert "\n" not in str(e.value)
+    other.execute("ROLLBACK")
+    other.close()
+    assert len(camp.next(2)) == 2  # nothing half-done: the campaign goes on
+
+
 def test_schema_migrations(tmp_path, monkeypatch):
     Campaign.create(tmp_path / "m.db", policy="optkg", items=["a"], budget=1).close()
 
@@ -385,10 +431,28 @@ def test_cltap_campaign_hands_out_the_cbp_plan(tmp_path):
         got.update({(j, q.iteration): camp.item_index[q.item] for q in qs})
     assert got == planned and camp.next(3) == []
     camp.record([(q.item, q.worker, 1 if q.worker != "x" else 0) for q in camp.queries()])
-    st = camp.status()
+    st = camp.status(gold={i: "1" for i in items})
     assert st["answers"] == 7 and st["done"]
     assert all(r["label"] in ("0", "1") and 0.5 <= r["confidence"] <= 1 for r in st["labels"]
                if r["answers"])
+    assert st["gold_items"] == 4 and 0 <= st["accuracy"] <= 1
+
+
+def test_cltap_plan_is_completed_after_a_crash_during_init(tmp_path):
+    camp = Campaign.create(tmp_path / "p.db", policy="cltap", items=["a", "b", "c"],
+                           workers={"u": [0.9, 0.8], "v": 0.7}, budget=4)
+    plan = [(q.item, q.worker, q.iteration) for q in camp.queries()]
+    camp.close()
+    con = sqlite3.connect(tmp_path / "p.db")  # as if killed before the plan was logged
+    con.execute("DELETE FROM queries")
+    con.execute("DELETE FROM decisions")
+    con.execute("UPDATE campaign SET seq = 0")
+    con.commit()
+    con.close()
+    again = Campaign.open(tmp_path / "p.db")
+    assert [(q.item, q.worker, q.iteration) for q in again.next(10, worker="v")] == \
+        [p for p in plan if p[1] == "v"]
+    assert [(q.item, q.worker, q.iteration) for q in again.queries()] == plan
 
 
 # ----------------------------------------------------------------------------- CLI

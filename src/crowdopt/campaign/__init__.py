@@ -13,9 +13,9 @@ The same policy objects as `simulate` / `replay` decide (see `drivers`); the fil
 
 from __future__ import annotations
 
-from .core import DEFAULT_LEASE, Campaign, Query
+from .core import DEFAULT_LEASE, Campaign, Query, StoreError
 from .drivers import BATCHING, POLICIES, Diverged
 from .oracle import TableOracle
 
-__all__ = ["Campaign", "Query", "TableOracle", "Diverged", "POLICIES", "BATCHING",
+__all__ = ["Campaign", "Query", "TableOracle", "Diverged", "StoreError", "POLICIES", "BATCHING",
            "DEFAULT_LEASE"]

@@ -53,6 +53,10 @@ def _now() -> float:
     return time.time()
 
 
+class StoreError(CrowdoptError):
+    """SQLite could not complete an operation (it was rolled back as a whole)."""
+
+
 @dataclass(frozen=True)
 class Query:
     """A label to collect: `item`, and `worker` when the policy chose one (None: anyone)."""
@@ -261,16 +265,22 @@ class Campaign:
     # ------------------------------------------------------------------ transactions
     @contextmanager
     def _tx(self, write: bool = True) -> Iterator[_Mem]:
-        self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
+            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             mem = self._catch_up()
             yield mem
             self.conn.execute("COMMIT")
-        except BaseException:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            try:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
             if self._dirty:  # memory may be ahead of the file: rebuild on the next call
                 self._mem = None
+            if isinstance(exc, sqlite3.Error):  # e.g. locked beyond the busy timeout
+                raise StoreError(f"campaign file {self.path}: {exc} (nothing was changed)"
+                                 ) from None
             raise
         finally:
             self._dirty = False
@@ -366,12 +376,12 @@ class Campaign:
         mem.known += 1
         if self.batching == "fill" and d.complete():
             mem.A.apply(d.p, d.labels)
+            mem.applied += 1  # fill: decisions applied (in answer order), not a prefix
 
     def _advance(self, mem: _Mem) -> None:
         """Exact batching: apply decisions to the committed policy in decision order, as far
         as their answers are all in (answers that came early wait for the ones before)."""
         if self.batching == "fill":
-            mem.applied = sum(1 for d in mem.decs if d.complete())
             return
         while mem.applied < len(mem.decs) and mem.decs[mem.applied].complete():
             d = mem.decs[mem.applied]
@@ -431,14 +441,21 @@ class Campaign:
 
     def _plan_all(self) -> None:
         with self._tx() as mem:
-            self._dirty = True
-            seq = mem.seq
-            while True:
-                p = self._decide(mem)
-                if p is None:
-                    break
-                seq += 1
-                self._log_decision(mem, seq, p, time.time())
+            self._plan_rest(mem)
+
+    def _plan_rest(self, mem: _Mem) -> None:
+        """CL-TAP: log every decision of the offline plan not logged yet (init does it; a
+        crash right after init's file appeared leaves it to the first `next`)."""
+        self._dirty = True
+        seq = mem.seq
+        now = _now()
+        while True:
+            p = self._decide(mem)
+            if p is None:
+                break
+            seq += 1
+            self._log_decision(mem, seq, p, now)
+        if seq != mem.seq:
             self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
             mem.seq = seq
 
@@ -474,6 +491,8 @@ class Campaign:
         w_txt = None if worker is None else str(worker)
         with self._tx() as mem:
             w_idx = self._caller(w_txt)
+            if self.policy == "cltap" and not mem.exhausted:
+                self._plan_rest(mem)
             now = _now()
             out: list[tuple[int, int, int, int | None, int]] = []  # (qid, k, item, w, round)
             for qid, k, item, w, rnd in self.conn.execute(
@@ -626,11 +645,16 @@ class Campaign:
                                      ).fetchall()
         return [(self.item_ids[i], self.worker_ids[w], self.classes[y]) for i, w, y in rows]
 
-    def status(self, *, gold: Mapping[str, Any] | None = None) -> dict:
+    def status(self, *, gold: Mapping[str, Any] | str | os.PathLike | None = None) -> dict:
         """Budget spent / left, current labels with their posterior confidence, worker
-        reliabilities, leases (open, expired). `gold` (item -> label) adds `accuracy`."""
+        reliabilities, leases (open, expired). `gold` (a mapping item -> label, a gold CSV or
+        a data set name such as 'dataset:rte') adds `accuracy`."""
         from .report import status
 
+        if gold is not None and not isinstance(gold, Mapping):
+            from .io import read_gold_map
+
+            gold = read_gold_map(gold)
         with self._tx(write=False) as mem:
             return status(self, mem, gold)
 

@@ -357,3 +357,18 @@ def policy_params(policy: str, params: dict, n_classes: int) -> dict:
         if not 0.5 < p["p_max"] < 1.0:
             raise InputError("--p-max", "a number in (0.5, 1)", p["p_max"])
     return p
+
+
+def read_gold_map(source: str | os.PathLike) -> dict[str, str]:
+    """item -> gold label from a gold CSV (item,label) or a data set (NAME, dataset:NAME)."""
+    from ..crowd.datasets import dataset_name, load_dataset
+
+    name = dataset_name(str(source))
+    if name is not None:
+        table, gold = load_dataset(name)
+        return {str(table.task_ids[t]): str(table.classes[y])
+                for t, y in zip(gold.task.tolist(), gold.label.tolist())}
+    head, rows, fname = read_csv(source, "--gold")
+    a = _column(head, ITEM_ALIASES, "item", fname)
+    b = _column(head, ("label", "gold", "truth", "answer"), "label", fname)
+    return {r[a]: r[b] for r in rows if max(a, b) < len(r)}

@@ -115,8 +115,8 @@ def status(camp, mem, gold: Mapping[str, Any] | None = None) -> dict:
         "expired_leases": expired, "done": bool(done),
         "items": len(camp.item_ids), "workers_known": nw,
         "labels": items, "workers": workers,
-        "reliability_source": rel_src or "agreement with the current labels (the homogeneous "
-                                         "model has no worker parameter)",
+        "reliability_source": rel_src or "agreement with the current labels only; the "
+                                         "homogeneous model has no worker parameter",
     }
     if isinstance(mem.A, dv.LsolDriver):
         st = mem.A.learner.state()

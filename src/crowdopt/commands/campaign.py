@@ -126,28 +126,11 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- status
-def gold_map(source: str) -> dict[str, str]:
-    """item -> gold label from a gold CSV (task,label) or a data set (NAME / dataset:NAME)."""
-    from ..campaign import io as cio
-    from ..crowd.datasets import dataset_name, load_dataset
-
-    name = dataset_name(source)
-    if name is not None:
-        table, gold = load_dataset(name)
-        return {str(table.task_ids[t]): str(table.classes[y])
-                for t, y in zip(gold.task.tolist(), gold.label.tolist())}
-    head, rows, fname = cio.read_csv(source, "--gold")
-    a = cio._column(head, cio.ITEM_ALIASES, "item", fname)
-    b = cio._column(head, ("label", "gold", "truth", "answer"), "label", fname)
-    return {r[a]: r[b] for r in rows if max(a, b) < len(r)}
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
 
-    gold = gold_map(args.gold) if args.gold else None
     with _open(args.db) as camp:
-        st = camp.status(gold=gold)
+        st = camp.status(gold=args.gold)
     if args.json:
         emit_json(st)
         return 0
@@ -172,7 +155,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(format_table(labeled[:args.top], ["item", "label", "confidence", "answers"]))
     ws = sorted(st["workers"], key=lambda r: -r["answers"])[:args.top]
     if ws:
-        print(f"\nworkers ({st['reliability_source']}):")
+        print(f"\nworkers; reliability: {st['reliability_source']}")
         cols = ["worker", "answers", "agreement"] + (["reliability"] if "reliability" in ws[0]
                                                     else [])
         print(format_table(ws, cols))
