@@ -6,8 +6,9 @@ policy object, checking that the policy reproduces every logged decision, and ev
 first catches up with the events other processes appended (event numbers are monotone).
 Nothing is pickled; a damaged or foreign log is refused (`Diverged`).
 
-Operations. `next`, `record` (and `status`, `export`) are each one transaction holding the
-write lock (`BEGIN IMMEDIATE`): catch up, decide or validate, write, commit. The in-memory state
+Operations. `next` and `record` are each one transaction holding the write lock
+(`BEGIN IMMEDIATE`): catch up, decide or validate, write, commit; `status`, `queries` and
+`answers` read one consistent snapshot (`BEGIN`). The in-memory state
 is a cache of the file: it changes only with what is committed, and any failure drops it (the
 next call rebuilds it from the file). So two processes calling `next`/`record` at once are
 serialized by SQLite: a query is handed to one caller at a time, an answer counts once, and
@@ -17,7 +18,8 @@ Leases. `next` hands out a query with a lease (`lease` seconds). A leased query 
 out again while its lease runs; an expired lease makes the query available again: the SAME
 query (same decision, same item, same worker when the policy chose one) goes to the next
 caller; the policy is not asked again and never sees the expiry. An answer is accepted for an
-open query whether its lease ran out or not; the first answer closes the query.
+open query whether its lease ran out or not, and an any-worker query (homogeneous Opt-KG) from
+any worker; the first answer closes the query.
 
 Answers. One answer per (item, worker). Recording the same (item, worker, label) again is a
 no-op; a different label for a recorded (item, worker), an answer to a query never handed out,
