@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import highspy
 import numpy as np
 import pyomo.environ as pyo
@@ -187,3 +189,22 @@ def test_row_wise_arrays_and_capture_replay():
     assert names.count("passModel") == 1 and names.count("run") == 1
     assert names.count("getSolution") == 1  # one read per run, however often crowdopt read it
     assert cap.replay() > 0
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_nothing_reaches_stdout_and_the_log_goes_to_stderr(capfd, verbose):
+    """highspy 1.16 prints a banner on fd 1 inside Highs(); HiGHS logs are C-level writes to
+    fd 1. The adapter sends both away from stdout: the log to stderr when asked for."""
+    print("before", flush=True)
+    r = solve_model(knapsack(8, 1), HighsOptions(verbose=verbose))
+    print("after", flush=True)
+    out, err = capfd.readouterr()
+    assert r.status is Status.OPTIMAL
+    assert out == "before\nafter\n"  # nothing in between, order kept
+    assert ("MIP" in err) == verbose  # the solver log, only when asked for
+
+
+def test_version_comes_from_the_highs_object_that_ran():
+    r = solve_model(knapsack(6, 2))
+    assert re.fullmatch(r"\d+\.\d+\.\d+", r.highs_version)
+    assert r.summary()["highs_version"] == r.highs_version

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..problems import olas_assign as P2
 from ..problems import olas_select as P
-from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
 from ..status import Status
 from .olas_assign import assign_sorted
 
@@ -85,11 +85,7 @@ INTEGRAL_TOL = 1e-7
 def _highs_options(opts: RunOptions, *, lp: bool) -> Any:
     # Model 10 is feasible by construction (y = 0), so an "infeasible" report is a HiGHS presolve
     # defect (digest 6.2): known_feasible makes the adapter retry without presolve.
-    from .highs import HighsOptions
-
-    return HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
-                        mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
-                        lp_solver="simplex" if lp else "choose")
+    return opts.highs(known_feasible=True, lp_solver="simplex" if lp else "choose")
 
 
 def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
@@ -99,15 +95,6 @@ def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
     from .highs import solve_model
 
     return solve_model(m, _highs_options(opts, lp=lp))
-
-
-def _from_ranks(inst: P.OlasSelectInstance, pairs: list[tuple[int, int]]) -> P.OlasSelectSolution:
-    """Solution from (labeler rank, point rank) pairs, in entropy order."""
-    pairs = sorted(pairs, key=lambda p: p[1])
-    ol, op = inst.labeler_order(), inst.point_order()
-    sel = np.array([op[j] for _, j in pairs], dtype=np.int64)
-    lab = np.array([ol[i] for i, _ in pairs], dtype=np.int64)
-    return P.OlasSelectSolution(sel, lab)
 
 
 def _empty() -> P.OlasSelectSolution:
@@ -134,7 +121,9 @@ def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source
     res = _solve(m, opts, lp=False)
     sol = None
     if res.x is not None:
-        sol = _from_ranks(inst, [(i, j) for (i, j), v in res.values(m.y).items() if v > 0.5])
+        from ..models.olas_select import decode
+
+        sol = decode(inst, m, res)
     return _outcome(res, sol, source, {"build_s": build_s})
 
 
@@ -236,8 +225,8 @@ TU_LP_SIMPLEX_STRATEGY = 4  # primal
 
 
 def _tu_arrays(make: Any, name: str) -> Any:
-    """Loader of an array-built TU LP: (HighsModel, point rank of each column, build_s)."""
-    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, np.ndarray, float]:
+    """Loader of an array-built TU LP: (HighsModel, selection of a solved result, build_s)."""
+    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, Any, float]:
         from .highs import HighsModel
 
         t0 = time.perf_counter()
@@ -248,25 +237,23 @@ def _tu_arrays(make: Any, name: str) -> Any:
             extra=(("simplex_strategy", TU_LP_SIMPLEX_STRATEGY),))
         hm = HighsModel.from_arrays(a["c"], a["A"], a["row_lo"], a["row_hi"], a["col_lo"],
                                     a["col_hi"], None, sense="max", options=hopts)
-        return hm, a["point_rank"], build_s
+        order, rank = inst.point_order(), np.asarray(a["point_rank"], dtype=np.int64)
+        return hm, (lambda res: order[rank[res.x > 0.5]]), build_s
     return load
 
 
-def _tu_pyomo(build: Any, var: str) -> Any:
-    """Loader of a Pyomo-built TU LP (the reference route), compiled once."""
-    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, np.ndarray, float]:
+def _tu_pyomo(build: Any) -> Any:
+    """Loader of a Pyomo-built TU LP (the reference route), compiled once; decoded by the
+    public `models.olas_select.decode`."""
+    def load(inst: P.OlasSelectInstance, opts: RunOptions) -> tuple[Any, Any, float]:
+        from ..models.olas_select import decode
         from .highs import HighsModel
 
         t0 = time.perf_counter()
         m = build(inst)
         build_s = time.perf_counter() - t0
         hm = HighsModel.from_pyomo(m, _highs_options(opts, lp=True))
-        rank = np.full(hm.num_col, -1, dtype=np.int64)
-        for k, v in getattr(m, var).items():
-            j = hm._columns.get(id(v))
-            if j is not None:
-                rank[j] = k[1] if isinstance(k, tuple) else k
-        return hm, rank, build_s
+        return hm, (lambda res: decode(inst, m, res).selected), build_s
     return load
 
 
@@ -279,14 +266,13 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, load: Any,
     """
     if inst.max_selected == 0 or not P.allowed(inst).any():
         return Outcome("optimal", _empty(), 0.0, "empty (no allowed pair or no capacity)", 0.0)
-    hm, rank, build_s = load(inst, opts)
+    hm, selection, build_s = load(inst, opts)
     res = hm.solve()
     details: dict[str, Any] = {"build_s": build_s, "compile_s": hm.compile_s}
     if res.x is None:
         return _outcome(res, None, source, details)
     x = res.x
-    used = rank >= 0
-    frac = float(np.max(np.abs(x[used] - np.round(x[used])), initial=0.0))
+    frac = float(np.max(np.abs(x - np.round(x)), initial=0.0))
     details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
                    lp_objective=res.objective)
     if frac > INTEGRAL_TOL:  # never expected (TU); flag it and fall back to the integer model
@@ -294,16 +280,14 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, load: Any,
                       RuntimeWarning, stacklevel=3)
         from .highs import HighsOptions
 
-        hm.set_integrality(np.flatnonzero(used), True)
+        hm.set_integrality(np.arange(hm.num_col), True)
         hm.options = hm.options.replace(lp_solver=HighsOptions().lp_solver, presolve=True,
                                         extra=())
         res = hm.solve()
         details.update(fallback="milp")
         if res.x is None:
             return _outcome(res, None, source, details)
-        x = res.x
-    ranks = rank[used & (x > 0.5)]
-    sol = assign_theorem1(inst, inst.point_order()[np.asarray(ranks, dtype=np.int64)])
+    sol = assign_theorem1(inst, selection(res))
     return _outcome(res, sol, source, details)
 
 
@@ -318,7 +302,7 @@ def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None, 
     if route == "pyomo":
         from ..models.olas_select import build_model10_prefix_lp
 
-        load = _tu_pyomo(build_model10_prefix_lp, "s")
+        load = _tu_pyomo(build_model10_prefix_lp)
     else:
         load = _tu_arrays(prefix_lp_arrays, "lp-prefix")
     return _solve_tu_lp(inst, opts or RunOptions(), load, "lp-prefix (TU, integral)")
@@ -334,7 +318,7 @@ def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = Non
     if route == "pyomo":
         from ..models.olas_select import build_model10_bmatching_lp
 
-        load = _tu_pyomo(build_model10_bmatching_lp, "y")
+        load = _tu_pyomo(build_model10_bmatching_lp)
     else:
         load = _tu_arrays(bmatching_lp_arrays, "lp-bmatching")
     return _solve_tu_lp(inst, opts or RunOptions(), load, "lp-bmatching (TU, integral)")
@@ -379,10 +363,10 @@ SPEC = ProblemSpec.from_module(
                "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
         Method("milp-compact", "exact", solve_compact,
                "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
-               applicable=_compact_size),
+               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
         Method("milp-literal", "exact", solve_literal,
                "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
-               applicable=_literal_size),
+               applicable=_literal_size, time_limit=MILP_DEFAULT_TIME),
         Method("lp-bmatching", "exact", solve_bmatching_lp,
                "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
     ),

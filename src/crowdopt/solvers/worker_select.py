@@ -24,7 +24,7 @@ import numpy as np
 
 from ..problems import worker_select as P
 from ..problems.worker_select import tie_tol
-from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
 
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
@@ -151,8 +151,8 @@ class LexModel:
     """A worker-selection MILP loaded into HiGHS, with what the two stages need.
 
     `value` and `size` are the coefficient vectors of F_hat and |S| over the model's columns,
-    `card[j]` the cardinality k a column belongs to (0 if none) and `decode(x)` the selected
-    worker indices of a solution vector.
+    `card[j]` the cardinality k a column belongs to (0 if none) and `decode(res)` the selected
+    worker indices (positions) of a solved `HighsResult`.
     """
 
     model: Any  # a live solvers.highs.HighsModel
@@ -160,7 +160,7 @@ class LexModel:
     value: np.ndarray
     size: np.ndarray
     card: np.ndarray
-    decode: Callable[[np.ndarray], np.ndarray]
+    decode: Callable[[Any], np.ndarray]
     kind: str
     build_s: float
     route: str
@@ -242,8 +242,9 @@ def _load_a_arrays(inst: P.WorkerSelectInstance, hopts: Any) -> LexModel:
                                 integ, sense="max", options=hopts)
     M, B = a["M"], a["B"]
 
-    def decode(x: np.ndarray) -> np.ndarray:
-        return np.flatnonzero(x[B:].reshape(B, M).max(axis=0, initial=0.0) > 0.5).astype(np.int64)
+    def decode(res: Any) -> np.ndarray:
+        z = res.x[B:].reshape(B, M)
+        return np.flatnonzero(z.max(axis=0, initial=0.0) > 0.5).astype(np.int64)
 
     return LexModel(hm, np.arange(hm.num_col), a["c"], a["size"], a["card"], decode,
                     "formulation-a", build_s, "arrays")
@@ -253,7 +254,7 @@ def _load_pyomo(inst: P.WorkerSelectInstance, hopts: Any, build: Callable) -> Le
     """A Pyomo builder of models/worker_select.py compiled once (the reference route)."""
     from pyomo.repn import generate_standard_repn
 
-    from ..models.worker_select import selected_workers
+    from ..models.worker_select import decode as decode_model
     from .highs import HighsModel
 
     t0 = time.perf_counter()
@@ -277,10 +278,9 @@ def _load_pyomo(inst: P.WorkerSelectInstance, hopts: Any, build: Callable) -> Le
         for (_, k), v in m.z.items():
             if id(v) in col:
                 card[col[id(v)]] = k
-    zcol = {idx: col[id(v)] for idx, v in m.z.items() if id(v) in col}
 
-    def decode(x: np.ndarray) -> np.ndarray:
-        return selected_workers(m, {idx: float(x[j]) for idx, j in zcol.items()})
+    def decode(res: Any) -> np.ndarray:
+        return decode_model(inst, m, res).selected
 
     return LexModel(hm, np.flatnonzero(hm._integrality), coefficients(m.value),
                     coefficients(m.size), card, decode, m.kind, build_s, "pyomo")
@@ -311,14 +311,13 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
     """
     import scipy.sparse as sp
 
-    from .highs import HighsOptions, Status
+    from .highs import Status
 
     opts = opts or RunOptions()
     t0 = time.perf_counter()
-    hopts = HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
-                         mip_rel_gap=opts.mip_rel_gap, presolve=presolve,
-                         known_feasible=not inst.has_costs,
-                         lp_solver="simplex" if integral_lp else "choose")
+    hopts = opts.highs(presolve=presolve, known_feasible=not inst.has_costs,
+                       lp_solver="simplex" if integral_lp else "choose")
+    presolve = hopts.presolve  # an explicit --presolve overrides the model's setting
     lm = load(hopts)
     hm = lm.model
     ints = np.flatnonzero(hm._integrality) if not integral_lp else lm.int_cols
@@ -341,12 +340,12 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
     if res1.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
     if res1.x is None:
-        return Outcome(str(res1.status), None, res1.bound, source, details=details)
+        return Outcome(res1.status, None, res1.bound, source, details=details)
     x1 = res1.x
-    sol = P.WorkerSelectSolution(lm.decode(x1))
+    sol = P.WorkerSelectSolution(lm.decode(res1))
     ev1 = P.evaluate(inst, sol)
     if res1.status is not Status.OPTIMAL or not ev1.feasible:
-        return Outcome(str(res1.status), sol, res1.bound, source, res1.objective, details)
+        return Outcome(res1.status, sol, res1.bound, source, res1.objective, details)
     floor = ev1.objective - tie_tol(ev1.objective)
     k1 = len(sol.selected)
     details["second_pass"] = "kept stage 1"
@@ -370,7 +369,7 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
             res2 = hm.solve()
             details["stage2"] = res2.summary()
             if res2.status is Status.OPTIMAL and res2.x is not None:
-                cand = P.WorkerSelectSolution(lm.decode(res2.x))
+                cand = P.WorkerSelectSolution(lm.decode(res2))
                 ev2 = P.evaluate(inst, cand)
                 if ev2.feasible and ev2.objective >= floor and len(cand.selected) <= k1:
                     best = cand
@@ -387,7 +386,7 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
             res2 = hm.solve()
             details["stage2"] = res2.summary()
             if res2.x is not None:
-                cand = P.WorkerSelectSolution(lm.decode(res2.x))
+                cand = P.WorkerSelectSolution(lm.decode(res2))
                 ev2 = P.evaluate(inst, cand)
                 if ev2.feasible and ev2.objective >= floor and \
                         len(cand.selected) <= len(best.selected):
@@ -467,10 +466,10 @@ SPEC = ProblemSpec.from_module(
                "with costs the exact integer-cost DP"),
         Method("milp-a", "exact", solve_formulation_a,
                "formulation A (per-cardinality selectors), HiGHS gap 0, then min |S| among optima",
-               applicable=_a_size),
+               applicable=_a_size, time_limit=MILP_DEFAULT_TIME),
         Method("milp-compact", "exact", solve_compact,
                "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
-               applicable=_compact_size),
+               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
         Method("cost-dp", "exact", solve_dp, "integer-cost DP over (worker, size, spend)",
                applicable=_dp_size),
     ),
