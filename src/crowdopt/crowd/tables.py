@@ -224,14 +224,50 @@ def from_arrays(tasks: Sequence[Hashable], workers: Sequence[Hashable],
 
 def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
                    duplicates: str = "error") -> LabelTable:
-    """LabelTable from a pandas DataFrame with columns task, worker, label (or `columns`)."""
+    """LabelTable from a pandas DataFrame with columns task, worker, label (or `columns`).
+
+    Same encoding as `from_arrays` (ids by first appearance, classes sorted when comparable);
+    a pandas DataFrame is encoded with `pandas.factorize`, any other object with `columns`
+    and column `tolist()` through `from_arrays`."""
+    if not hasattr(df, "columns"):
+        raise InputError("df", "a pandas DataFrame", type(df).__name__)
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
     cols = {"task": "task", "worker": "worker", "label": "label", **(columns or {})}
     for role, name in cols.items():
         if name not in df.columns:
             raise InputError(f"columns.{role}", f"a DataFrame column {name!r}",
                              list(map(str, df.columns)))
-    return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
-                       df[cols["label"]].tolist(), duplicates=duplicates)
+    if not hasattr(df, "iloc"):  # a DataFrame-like object without pandas
+        return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
+                           df[cols["label"]].tolist(), duplicates=duplicates)
+    if len(df) == 0:
+        raise InputError("labels", "at least one (task, worker, label) row", "no rows")
+    pd = _pandas()
+    # pandas.factorize numbers values in order of first appearance, as `from_arrays` does,
+    # in compiled code (no Python loop over rows); missing values get code -1.
+    codes = {}
+    for role in ("task", "worker", "label"):
+        code, uniq = pd.factorize(df[cols[role]], sort=False)
+        if np.any(code < 0):
+            i = int(np.flatnonzero(code < 0)[0])
+            raise InputError(f"{role}[{i}]", f"a {role} value", "a missing value (NaN/None)")
+        codes[role] = (code.astype(np.int64), _object_array(list(uniq)))
+    (t, t_ids), (w, w_ids), (lab, c_vals) = codes["task"], codes["worker"], codes["label"]
+    order = _sort_order(c_vals)
+    if order is not None:
+        inv = np.empty_like(order)
+        inv[order] = np.arange(len(order))
+        c_vals, lab = c_vals[order], inv[lab]
+    keep = _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
+    if keep is not None:
+        t, w, lab = t[keep], w[keep], lab[keep]
+    return LabelTable(t_ids, w_ids, c_vals, t, w, lab)
+
+
+def to_dataframe(table: LabelTable):
+    """pandas DataFrame with columns task, worker, label (the inverse of `from_dataframe`)."""
+    return table.to_dataframe()
 
 
 def gold_from_arrays(table: LabelTable, tasks: Sequence[Hashable],
