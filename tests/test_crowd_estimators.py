@@ -153,3 +153,16 @@ def test_rte_estimator_equals_cli(data_dir, capsys):
     assert main(["aggregate", "dataset:rte", "--method", "dawid-skene", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert acc == out["accuracy_tie_broken"] == pytest.approx(0.92875)
+
+
+def test_readme_aggregation_snippet_runs(capsys):
+    """The Python snippet of README.md's Aggregation section, executed as written."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text.split("<!-- section: aggregation")[1].split("<!-- end section")[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "{'t1': 'cat', 't2': 'dog'}" in out and "evidence lower bound" in out

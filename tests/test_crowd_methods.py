@@ -290,10 +290,15 @@ def test_kos_messages_match_the_edge_by_edge_equations():
     a = np.where(tb.label == 1, 1.0, -1.0)
     y0 = np.random.default_rng(0).normal(1, 1, tb.n_labels)
     for k in (1, 2, 5):
-        x, _, it, _ = kos_scores(tb.task, tb.worker, a, tb.n_tasks, tb.n_workers, init=y0,
-                                 tol=0.0, max_iter=k)
+        x, yw, it, _ = kos_scores(tb.task, tb.worker, a, tb.n_tasks, tb.n_workers, init=y0,
+                                  tol=0.0, max_iter=k, orient=False)
         np.testing.assert_allclose(x, _kos_reference(tb.task, tb.worker, a, y0, k), atol=1e-9)
         assert it == k
+        xo, ywo, _, _ = kos_scores(tb.task, tb.worker, a, tb.n_tasks, tb.n_workers, init=y0,
+                                   tol=0.0, max_iter=k)
+        sign = 1.0 if yw.sum() >= 0 else -1.0        # oriented: worker scores sum >= 0
+        np.testing.assert_allclose(xo, sign * x)
+        assert ywo.sum() >= 0
 
 
 def test_kos_recovers_a_regular_spammer_hammer_instance():
@@ -401,3 +406,58 @@ def test_bad_options_one_line(tiny, call, match):
     with pytest.raises(InputError, match=match) as e:
         call(tiny)
     assert "\n" not in str(e.value)
+
+
+# ----------------------------------------------------------------------------- auto
+def test_holdout_mask_keeps_a_label_per_task():
+    from crowdopt.crowd.auto import holdout_mask
+    tb, _ = planted(17, n_t=200, density=0.3)
+    rng = np.random.default_rng(0)
+    mask = holdout_mask(tb, 0.1, rng)
+    assert abs(mask.sum() - round(0.1 * tb.n_labels)) <= 1
+    kept = np.bincount(tb.task[~mask], minlength=tb.n_tasks)
+    assert np.all(kept >= 1)
+    big = holdout_mask(tb, 0.9, rng)   # more than can be hidden: every task keeps one
+    assert np.all(np.bincount(tb.task[~big], minlength=tb.n_tasks) >= 1)
+
+
+def test_auto_avoids_majority_vote_when_adversaries_mislead_it():
+    from crowdopt.crowd.auto import choose_method, heldout_score, holdout_mask
+    acc = [0.0, 0.0, 0.95, 0.9, 0.6, 0.6, 0.6]
+    tb, gold = planted(18, n_t=300, n_w=7, acc=acc, adversaries=2, density=0.9)
+    choice = choose_method(tb, seed=1)
+    assert choice.method not in ("mv", "wawa", "zbs")
+    picked = run_method(tb, choice.method)
+    assert accuracy(picked, gold) > accuracy(run_method(tb, "mv"), gold) + 0.1
+    d = choice.to_dict()
+    assert d["picked"] == choice.method and "held-out" in d["reason"]
+    # the score is the mean log predictive probability of the hidden labels
+    mask = holdout_mask(tb, 0.1, np.random.default_rng(1))
+    r = run_method(tb.subset(~mask), "dawid-skene", seed=1)
+    assert heldout_score(tb, mask, r) == pytest.approx(choice.scores["dawid-skene"])
+
+
+def test_auto_sets_aside_label_switched_solutions():
+    from crowdopt.crowd.auto import choose_method
+    # the held-out score cannot tell a labelling from its mirror image: Dawid-Skene started
+    # from inverted gold converges to the mirror image, which the chance-agreement guard skips
+    tb, gold = planted(19, n_t=200, n_w=6, acc=np.full(6, 0.8))
+    flipped = gold_from_arrays(tb, tb.task_ids[gold.task].tolist(), (1 - gold.label).tolist())
+    mirror = run_method(tb, "dawid-skene", init="gold", gold=flipped)
+    assert accuracy(mirror, gold) < 0.1
+    choice = choose_method(tb, candidates=("mv", "dawid-skene"), seed=1,
+                           options={"dawid-skene": {"init": "gold", "gold": flipped}})
+    assert choice.method == "mv" and list(choice.scores) == ["mv"]
+    assert choice.skipped["dawid-skene"].startswith("label-switched")
+
+
+def test_auto_skips_methods_that_cannot_run_and_rejects_bad_arguments():
+    from crowdopt.crowd.auto import choose_method
+    tb = from_arrays(["t1", "t1", "t2", "t2"], ["u", "v", "u", "v"], [0, 0, 1, 1])
+    with pytest.raises(InputError, match="holdout"):
+        choose_method(tb, holdout=0.0)
+    with pytest.raises(InputError, match="candidates"):
+        choose_method(tb, candidates=("wmv",))
+    single = from_arrays(["t1", "t2"], ["u", "u"], [0, 1])
+    with pytest.raises(InputError, match="at least two labels"):
+        choose_method(single)

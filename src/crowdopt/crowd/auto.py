@@ -9,8 +9,13 @@ the hidden labels:
 where C_m[w] is worker w's confusion matrix estimated from the visible labels and P_m (the
 Dawid-Skene M-step with one pseudo-count per cell, the same for every method, so that methods
 without a worker model are scored alike). The method with the highest mean score over
-`repeats` draws is picked; the final labels come from it fitted on all labels. A method that
-fails on the data (e.g. too few classes) is skipped and reported as such.
+`repeats` draws is picked; the final labels come from it fitted on all labels.
+
+The score cannot tell a labelling from the same labelling with the classes permuted (the
+confusion matrices permute with it), so a candidate whose labels agree with fewer than 1/L of
+the visible answers (workers worse than chance on average: a label-switched solution, e.g.
+KOS's messages settling on the opposite sign) is set aside, as is a method that fails on the
+data (e.g. too few classes); both are reported under `skipped`.
 """
 
 from __future__ import annotations
@@ -116,6 +121,11 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
                 res = run_method(train, m, seed=seed, **(options or {}).get(m, {}))
             except InputError as exc:
                 skipped[m] = str(exc)
+                continue
+            agree = float(np.mean(res.posteriors[train.task, train.label]))
+            if agree < 1.0 / table.n_classes:
+                skipped[m] = (f"label-switched: its labels agree with {agree:.3f} of the "
+                              f"answers, less than chance 1/{table.n_classes}")
                 continue
             scores[m].append(heldout_score(table, mask, res))
     mean = {m: float(np.mean(v)) for m, v in scores.items() if v and m not in skipped}

@@ -8,7 +8,12 @@ Algorithm "Iterative inference", digest 002 A12):
     y_{w->t} = sum_{t' in N(w) \\ t} A_{t'w} x_{t'->w}
     estimate  x_t = sum_{w in N(t)} A_{tw} y_{w->t};   label +1 if x_t > 0, -1 if x_t < 0
 
-started from y ~ N(1, 1) (seeded). On edge arrays this is x_e = S_t - A_e y_e with
+started from y ~ N(1, 1) (seeded): the positive start stands for the assumption that workers
+are better than random on average, without which a labelling and its mirror image explain
+the answers equally well. The messages need not keep that orientation (on small or irregular
+graphs they can settle on the mirror image: Opt-KG's Fig. 11 setting, K = 50 and M = 100,
+does so for some seeds), so at the end the estimate is oriented to it: when the worker scores
+y_w (below) sum to a negative number, every sign is flipped. On edge arrays this is x_e = S_t - A_e y_e with
 S_t = sum_{e in t} A_e y_e (one `np.bincount`), and likewise for y, so an iteration costs two
 bincounts over the labels. The messages are rescaled to unit root-mean-square after each
 iteration (digest A12: to avoid overflow; the signs, hence the estimate, do not change).
@@ -91,11 +96,11 @@ def kos(table: LabelTable, *, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER
 
 
 def kos_scores(task: np.ndarray, worker: np.ndarray, a: np.ndarray, n_t: int, n_w: int, *,
-               init: np.ndarray, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER
-               ) -> tuple[np.ndarray, np.ndarray, int, bool]:
+               init: np.ndarray, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER,
+               orient: bool = True) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """Binary KOS on edge arrays (task, worker, A = +-1, initial worker messages `init`):
     (task scores x_t, worker scores y_w, iterations, converged). Shared by `kos` and the
-    Opt-KG Fig. 11 baseline."""
+    Opt-KG Fig. 11 baseline. `orient`: flip both when the worker scores sum to < 0."""
     y = np.asarray(init, dtype=float).copy()
     y = _unit(y)
     it, converged = 0, False
@@ -113,6 +118,8 @@ def kos_scores(task: np.ndarray, worker: np.ndarray, a: np.ndarray, n_t: int, n_
     x_t = np.bincount(task, weights=a * y, minlength=n_t)
     st = x_t[task] - a * y
     y_w = np.bincount(worker, weights=a * st, minlength=n_w)
+    if orient and y_w.sum() < 0:  # workers better than random on average (module docstring)
+        x_t, y_w = -x_t, -y_w
     return x_t, y_w, it, converged
 
 

@@ -312,7 +312,8 @@ def _fig11_section(rep: Report, cfg: dict, by: dict, summary: dict) -> None:
              "Paper: Opt-KG outperforms all competitors whatever the prior. The digest could not "
              "reproduce this against KG(Random) (section 5.9). KOS (digest A12) is the "
              "non-adaptive baseline: for each T a fresh random (T/K, T/M)-biregular simple "
-             "graph, every pair labelled once, 20 KOS iterations from y ~ N(1,1), ties to +1. "
+             "graph, every pair labelled once, KOS messages from y ~ N(1,1) until they stop moving "
+             "(at most 200 iterations; 20 leave them rotating at this size), ties to +1. "
              "At T = 2K each worker answers T/M = 1 task, so every worker message is 0 and KOS "
              "labels every task +1 (its accuracy is then the share of positive tasks).")
     checks = []

@@ -3,8 +3,11 @@
 Karger, Oh & Shah (Operations Research 2014): spend the budget T up front on a random
 (l, r)-biregular simple bipartite graph between the K tasks and the M workers (l = T/K labels
 per task, r = T/M tasks per worker, distributed as floor/ceil when they are not integers), ask
-every edge once, then run KOS message passing (`crowd.messages.kos_scores`) for a fixed
-k_max iterations from y ~ N(1, 1); label +1 where x_t >= 0 (ties to +1, as H_T).
+every edge once, then run KOS message passing (`crowd.messages.kos_scores`) from
+y ~ N(1, 1) until the rescaled messages stop moving (change <= 1e-6, at most 200 iterations:
+`crowd.messages`' defaults); label +1 where x_t >= 0 (ties to +1, as H_T). The digest's
+"k_max = 10-20" is not enough at K = 50, M = 100: the messages still rotate there (one seed
+at T = 20K: accuracy 0.78 after 1 iteration, 0.24 after 19, 0.72 after 50).
 
 The graph: the configuration model (a random matching of task stubs to worker stubs), after
 which every repeated (task, worker) pair is repaired by swapping its worker with that of a
@@ -17,10 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..crowd.messages import kos_scores
+from ..crowd.messages import KOS_MAX_ITER, KOS_TOL, kos_scores
 from ..errors import InputError
-
-KOS_KMAX = 20
 
 
 def degrees(total: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -67,9 +68,11 @@ def biregular_graph(K: int, M: int, T: int, rng: np.random.Generator
 
 
 def kos_estimate(task: np.ndarray, worker: np.ndarray, z: np.ndarray, K: int, M: int,
-                 rng: np.random.Generator, k_max: int = KOS_KMAX) -> np.ndarray:
+                 rng: np.random.Generator, *, tol: float = KOS_TOL,
+                 max_iter: int = KOS_MAX_ITER) -> np.ndarray:
     """Boolean estimate (True = +1) of every task from answers z in {+1, -1} on the edges:
-    k_max KOS iterations from y ~ N(1, 1), ties to +1."""
+    KOS from y ~ N(1, 1) (module docstring), ties to +1."""
     x, _, _, _ = kos_scores(task, worker, np.asarray(z, dtype=float), K, M,
-                            init=rng.normal(1.0, 1.0, size=len(task)), tol=0.0, max_iter=k_max)
+                            init=rng.normal(1.0, 1.0, size=len(task)), tol=tol,
+                            max_iter=max_iter)
     return x >= 0
