@@ -122,6 +122,8 @@ def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
     assert (tmp_path / "rte_heterogeneous.png").exists() and (tmp_path / "fig10a.png").exists()
     assert out["failed_tasks"] == [] and "rte/homogeneous" in out["accuracy"]
     assert abs(out["dp"][0]["DP*"] - 0.78125) < 1e-12
+    assert "kos" in out["accuracy"]["fig11a"] and "Opt-KG - KOS at max T" in text
+    assert "KOS is not implemented" not in text
     with pytest.raises(InputError):
         rp.reproduce(tmp_path, only=["nothing"])
 

@@ -2,6 +2,9 @@
 
 LABELS is a label table file (CSV/TSV, `task,worker,label` or a header variant) or
 `dataset:NAME` for a real data set under $CROWDOPT_DATA (its gold is used unless --gold).
+The methods and their options come from `crowdopt.crowd.methods`; a model flag a method does
+not use is refused with one line (never silently ignored). JSON output carries `iterations`,
+`converged` and `objective` (name, final value, non_decreasing, trace) for every method.
 """
 
 from __future__ import annotations
@@ -77,11 +80,11 @@ def register(cli) -> None:
 def _add_model_opts(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model options (a method that does not use one refuses it)")
     g.add_argument("--smoothing", type=float, default=None, metavar="S",
-                   help="one-coin, dawid-skene, mace: Dirichlet/Beta pseudo-count per "
-                   "parameter cell (MAP EM; defaults 0.1, 0.1, 0.01)")
+                   help="one-coin, dawid-skene: Dirichlet/Beta pseudo-count per parameter "
+                   "cell, a prior that makes the EM a MAP EM (default 0.1)")
     g.add_argument("--priors", default=None, choices=("learn", "uniform"),
-                   help="class priors of the EM methods: learned or fixed uniform (defaults: "
-                   "dawid-skene learn; one-coin, glad, mace uniform)")
+                   help="class priors: learned or fixed uniform (defaults: dawid-skene and "
+                   "mace learn; one-coin and glad uniform)")
     g.add_argument("--tol", type=float, default=None, metavar="T",
                    help="iterative methods: stop when the objective rises by at most T*|F| in "
                    "an iteration (kos, mmsr: when the iterates move by at most T); default 1e-6")

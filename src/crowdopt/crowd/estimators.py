@@ -118,19 +118,19 @@ class _Aggregator:
 
     def _set(self, table: LabelTable, res: agg.AggregationResult) -> None:
         pd = _pandas()
-        tasks = pd.Index(table.task_ids.tolist(), name="task")
-        workers = pd.Index(table.worker_ids.tolist(), name="worker")
+        tasks = pd.Index(table.task_ids, name="task", dtype=object, copy=False)
+        workers = pd.Index(table.worker_ids, name="worker", dtype=object, copy=False)
         classes = pd.Index(table.classes.tolist(), name="label")
         self.table_ = table
         self.result_ = res
-        self.labels_ = pd.Series(res.label_values(table).tolist(), index=tasks, name="agg_label")
+        self.labels_ = pd.Series(classes[res.labels], index=tasks, name="agg_label")
         self.probas_ = pd.DataFrame(res.posteriors, index=tasks, columns=classes)
         self.skills_ = pd.Series(res.skills, index=workers, name="skill")
         self.priors_ = None if res.priors is None else pd.Series(res.priors, index=classes,
                                                                   name="prior")
-        conf, source = model_confusion(table, res)
-        self.errors_ = _errors_frame(conf, workers, classes) if source.startswith("model") \
-            else None
+        self.errors_ = None
+        if res.confusion is not None or res.method in ("mace", "glad"):
+            self.errors_ = _errors_frame(model_confusion(table, res)[0], workers, classes)
         self.log_likelihood_ = res.log_likelihood[-1] if res.log_likelihood else None
         self.objective_ = list(res.objective)
         self.n_iter_ = res.iterations

@@ -252,7 +252,7 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
         if np.any(code < 0):
             i = int(np.flatnonzero(code < 0)[0])
             raise InputError(f"{role}[{i}]", f"a {role} value", "a missing value (NaN/None)")
-        codes[role] = (code.astype(np.int64), _object_array(list(uniq)))
+        codes[role] = (code.astype(np.int64, copy=False), _object_values(uniq))
     (t, t_ids), (w, w_ids), (lab, c_vals) = codes["task"], codes["worker"], codes["label"]
     order = _sort_order(c_vals)
     if order is not None:
@@ -340,6 +340,16 @@ def _pandas():
 def _object_array(values: list) -> np.ndarray:
     arr = np.empty(len(values), dtype=object)
     arr[:] = values
+    return arr
+
+
+def _object_values(values) -> np.ndarray:
+    """Object array of Python scalars from a pandas Index / array (np.int64 -> int, arrow
+    strings -> str) without a Python-level loop over Arrow elements."""
+    arr = np.asarray(values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else values,
+                     dtype=object)
+    if arr.size and isinstance(arr[0], np.generic):
+        arr = _object_array(arr.tolist())
     return arr
 
 
