@@ -4,15 +4,18 @@ Used by `bench_aggregation.py --peer`, which starts one subprocess per (method, 
 that a crowd-kit failure (an exception, NaN, running out of memory) or a time limit costs that
 cell only. The data set is read by crowdopt's loader and handed to crowd-kit as the DataFrame
 `LabelTable.to_dataframe()` gives (columns task, worker, label), so both libraries see the same
-rows. Only crowd-kit's `fit_predict` is timed (no import, no data loading).
+rows. Only crowd-kit's `fit_predict` is timed (no import, no data loading): when the first
+call takes less than 5 s it is repeated REPEAT times and `time_s` is the median of those warm
+calls (the first call pays pandas' one-off set-up), else `time_s` is the first call.
 
-Usage: python benchmarks/peer_crowdkit.py METHOD DATASET
+Usage: python benchmarks/peer_crowdkit.py METHOD DATASET [REPEAT]
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 import sys
 import time
 import warnings
@@ -25,7 +28,8 @@ PEER_METHODS = ("MajorityVote", "Wawa", "ZeroBasedSkill", "OneCoinDawidSkene", "
 
 
 def main(argv: list[str]) -> int:
-    method, dataset = argv
+    method, dataset = argv[:2]
+    repeat = int(argv[2]) if len(argv) > 2 else 3
     warnings.filterwarnings("ignore")
     import crowdkit
     import crowdkit.aggregation as ck
@@ -54,7 +58,14 @@ def main(argv: list[str]) -> int:
         out["time_s"] = time.perf_counter() - t0
         print(json.dumps(out))
         return 0
-    out["time_s"] = time.perf_counter() - t0
+    out["time_s"] = out["time_first_s"] = time.perf_counter() - t0
+    if out["time_first_s"] < 5.0 and repeat > 0:
+        warm = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            getattr(ck, method)().fit_predict(df)
+            warm.append(time.perf_counter() - t0)
+        out["time_s"] = statistics.median(warm)
     pos = {v: i for i, v in enumerate(table.classes.tolist())}
     task_pos = {v: i for i, v in enumerate(table.task_ids.tolist())}
     pred = [-1] * table.n_tasks

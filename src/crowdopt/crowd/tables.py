@@ -259,9 +259,13 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
         inv = np.empty_like(order)
         inv[order] = np.arange(len(order))
         c_vals, lab = c_vals[order], inv[lab]
-    keep = _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
-    if keep is not None:
-        t, w, lab = t[keep], w[keep], lab[keep]
+    if duplicates != "all":  # hash-based check (O(n)); the sort-based one only to report
+        key = pd.Series(t * len(w_ids) + w)
+        dup = key.duplicated(keep="last" if duplicates == "last" else "first").to_numpy()
+        if dup.any():
+            if duplicates == "error":
+                _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
+            t, w, lab = t[~dup], w[~dup], lab[~dup]
     return LabelTable(t_ids, w_ids, c_vals, t, w, lab)
 
 
