@@ -188,7 +188,9 @@ def one_coin_em(table: LabelTable, *, gold: Gold | None = None, init: str = "mv"
 
     Class priors default to 'uniform' (fixed), as in ZenCrowd: with learned priors the one-coin
     likelihood on trec2010_relevance climbs to a degenerate fit that puts every task in one
-    class (accuracy 0.19 vs 0.48, benchmarks/bench_aggregation).
+    class (accuracy 0.19 vs 0.48), and over the 25 shared sets with gold the mean accuracy is
+    0.726 learned vs 0.768 uniform; learned priors (crowd-kit's choice) do better on the three
+    zencrowd sets (0.85, 0.79, 0.90 vs 0.83, 0.77, 0.86). benchmarks/bench_aggregation.py.
     """
     init_c = None
     if init_accuracy is not None:
