@@ -65,6 +65,7 @@ def test_mixed_case_labels_and_gold_are_folded(data_dir):
     assert np.bincount(gold.label).tolist() == [69, 31]   # SOURCE.md: 70 no, 31 yes, 1 no unlabelled
 
 
+@pytest.mark.slow
 def test_default_policy_keeps_first_of_repeated_pairs(data_dir):
     tb, _ = load_dataset("trec2010_relevance")
     assert tb.n_labels == 98453 - 1570 and tb.duplicate_count() == 0
