@@ -289,6 +289,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
             raise InputError(used[0], "a model method (not --method gold)", "gold")
         rel = from_gold(table, gold)
         conf, conf_source = gold_confusion(table, gold), "gold answer counts"
+        # counts, closed form: reported like every other method's fit
+        extra = {"iterations": 0, "converged": True, "objective": None}
     else:
         res = run_method(table, method, seed=args.seed, **opts)
         rel = from_em(table, res)
