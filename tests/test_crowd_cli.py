@@ -65,6 +65,22 @@ def test_estimate_writes_reliability_table(files, capsys):
     assert em["source"] == "dawid-skene" and len(em["workers"]) == 3
 
 
+@pytest.mark.parametrize("cmd,method", [
+    ("aggregate", m) for m in ["mv", "wmv", "wawa", "zbs", "one-coin", "dawid-skene", "glad",
+                               "mace", "kos", "mmsr", "auto"]] + [
+    ("estimate", m) for m in ["gold", "mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad",
+                              "mace", "kos", "mmsr"]])
+def test_every_output_reports_iterations_and_converged(files, capsys, cmd, method):
+    _, lab, gold = files
+    argv = [cmd, lab, "--gold", gold, "--method", method]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)          # stdout is one JSON document
+    assert isinstance(out["iterations"], int) and isinstance(out["converged"], bool)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "converged" in text and "iteration" in text
+
+
 @pytest.mark.parametrize("argv,match", [
     (["aggregate", "{tmp}/missing.csv"], "existing file"),
     (["aggregate", "{tmp}/empty.csv"], "empty file"),
