@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import numpy as np
-from common import emit, parse_args, timed
+from common import emit, interleaved, parse_args, timed, warm_up
 
 from crowdopt.problems import labeler_set as P
 from crowdopt.problems.vote_accuracy import pi_mv, pi_mv_enumerate, pi_wmv, pi_wmv_enumerate
@@ -29,12 +29,14 @@ def learner_rows(args) -> list[dict]:
     for M in Ms:
         p = np.random.default_rng(args.seed).uniform(0.3, 1.0, M)
         for T in Ts:
-            t_block, res = timed(lambda p=p, T=T: simulate_run(p, T, seed=args.seed), 1)
+            step_T = min(T, 10_000 if args.quick else 100_000)
+            timing = interleaved(
+                {"block": lambda p=p, T=T: simulate_run(p, T, seed=args.seed),
+                 "step": lambda p=p, T=step_T: simulate_run(p, T, seed=args.seed, block=False)},
+                1)
+            (t_block, res), (t_step, _) = timing["block"], timing["step"]
             row = {"M": M, "T": T, "explore_steps": res["explore_steps"],
                    "block_steps_per_s": T / t_block, "block_s": t_block}
-            step_T = min(T, 10_000 if args.quick else 100_000)
-            t_step, _ = timed(lambda p=p, T=step_T: simulate_run(p, T, seed=args.seed,
-                                                                 block=False), 1)
             row.update(step_T=step_T, step_steps_per_s=step_T / t_step,
                        block_vs_step=(T / t_block) / (step_T / t_step))
             rows.append(row)
@@ -47,10 +49,12 @@ def pi_rows(args) -> list[dict]:
     rng = np.random.default_rng(args.seed)
     for h in hs:
         p = rng.uniform(0.05, 0.95, h)
-        t_rec, a = timed(lambda p=p: pi_mv(p), args.repeat)
-        t_enum, b = timed(lambda p=p: pi_mv_enumerate(p), 1)
-        t_mitm, c = timed(lambda p=p: pi_wmv(p), args.repeat)
-        t_wenum, d = timed(lambda p=p: pi_wmv_enumerate(p), 1)
+        timing = interleaved({"rec": lambda p=p: pi_mv(p), "enum": lambda p=p: pi_mv_enumerate(p),
+                              "mitm": lambda p=p: pi_wmv(p),
+                              "wenum": lambda p=p: pi_wmv_enumerate(p)},
+                             args.repeat, {"enum": 1, "wenum": 1})
+        (t_rec, a), (t_enum, b) = timing["rec"], timing["enum"]
+        (t_mitm, c), (t_wenum, d) = timing["mitm"], timing["wenum"]
         assert close(a, b) and close(c, d), (a, b, c, d)
         rows.append({"h": h, "mv_recursion_s": t_rec, "mv_enumeration_s": t_enum,
                      "mv_enum/recursion": t_enum / t_rec, "wmv_mitm_s": t_mitm,
@@ -69,9 +73,12 @@ def selection_rows(args) -> list[dict]:
     for M in Ms:
         for costs in ("none", "random"):
             inst = P.generate(args.seed, labelers=M, costs=costs)
-            t_fast, sol = timed(lambda inst=inst: select_top_k(inst), args.repeat)
-            t_enum, en = timed(lambda inst=inst: solve_enumeration(inst), 1)
-            t_milp, mi = timed(lambda inst=inst: solve_milp(inst, RunOptions()), 1)
+            timing = interleaved({"fast": lambda inst=inst: select_top_k(inst),
+                                  "enum": lambda inst=inst: solve_enumeration(inst),
+                                  "milp": lambda inst=inst: solve_milp(inst, RunOptions())},
+                                 args.repeat, {"enum": 1, "milp": 1})
+            (t_fast, sol), (t_enum, en), (t_milp, mi) = (
+                timing["fast"], timing["enum"], timing["milp"])
             fast = P.evaluate(inst, sol).objective
             exact = P.evaluate(inst, mi.solution).objective
             assert close(exact, P.evaluate(inst, en.solution).objective)
@@ -86,6 +93,7 @@ def selection_rows(args) -> list[dict]:
 
 def main() -> None:
     args = parse_args(__doc__)
+    warm_up()
     rows = learner_rows(args)
     emit("lsol_learner", rows, list(rows[0]), args,
          note="block = exploitation runs simulated as numpy blocks (same trajectory as the "

@@ -14,10 +14,11 @@ A second table counts the HiGHS presolve defects (digest 6.2) on small random Mo
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 
 import numpy as np
-from common import emit, parse_args, timed
+from common import emit, interleaved, parse_args, warm_up
 
 from crowdopt.models.olas_select import build_model10_compact, build_model10_literal
 from crowdopt.problems import olas_select as P
@@ -48,8 +49,7 @@ QUICK = ["small", "heart", "mid", "spambase"]
 
 def fresh(inst: P.OlasSelectInstance) -> P.OlasSelectInstance:
     """The same validated instance with an empty eps/allowed cache."""
-    return P.OlasSelectInstance(inst.accuracies, inst.capacities, inst.entropies, inst.noise,
-                                inst.beta, inst.budget)
+    return dataclasses.replace(inst)
 
 
 def sig(x: float) -> float:
@@ -62,25 +62,30 @@ def main() -> None:
     compact_max_u = 216 if args.quick else 500
     limit = 10.0 if args.quick else 60.0
     opts = RunOptions(time_limit=limit)
+    warm_up()
     rows = []
     for noise, beta in (("linear", 0.1), ("superellipse", 0.05)):
         for name, u, m, c, budget in sizes:
             inst = P.generate(args.seed, points=u, labelers=m, capacity_min=c, capacity_max=c,
                               noise=noise, beta=beta, entropy_max=round(math.log(2), 6),
                               budget=-1 if budget is None else budget)
-            t_fast, sol = timed(lambda inst=inst: select_greedy(fresh(inst)), args.repeat)
+            fns = {"greedy": lambda inst=inst: select_greedy(fresh(inst)),
+                   "prefix": lambda inst=inst: solve_prefix_lp(fresh(inst), opts),
+                   "bmatch": lambda inst=inst: solve_bmatching_lp(fresh(inst), opts)}
+            if u <= compact_max_u:
+                fns["compact"] = lambda inst=inst: solve_compact(fresh(inst), opts)
+            timing = interleaved(fns, args.repeat, {"bmatch": 1, "compact": 1})
+            t_fast, sol = timing["greedy"]
             ev = P.evaluate(inst, sol)
             assert ev.feasible, ev.violations
             row = {"set": name, "noise": noise, "beta": beta, "u": u, "M": m, "c": c,
                    "B": budget if budget is not None else "-", "selected": len(sol.selected),
                    "objective": round(ev.objective, 6), "greedy_s": sig(t_fast)}
-            for key, fn, reps in (("prefix", solve_prefix_lp, args.repeat),
-                                  ("bmatch", solve_bmatching_lp, 1),
-                                  ("compact", solve_compact, 1)):
-                if key == "compact" and u > compact_max_u:
+            for key in ("prefix", "bmatch", "compact"):
+                if key not in timing:
                     row[f"{key}_s"], row[f"{key}/greedy"] = "skipped", "-"
                     continue
-                t, out = timed(lambda fn=fn, inst=inst: fn(fresh(inst), opts), reps)
+                t, out = timing[key]
                 row[f"{key}_s"] = sig(t)
                 row[f"{key}/greedy"] = round(t / t_fast, 1)
                 if out.status == "optimal":

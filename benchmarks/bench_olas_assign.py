@@ -6,7 +6,7 @@ Every row checks fast == exact objective, and reports times and the MILP/fast ti
 
 from __future__ import annotations
 
-from common import emit, parse_args, timed
+from common import emit, interleaved, parse_args, warm_up
 
 from crowdopt.problems.olas_assign import evaluate, generate
 from crowdopt.solvers.certify import close
@@ -17,15 +17,19 @@ def main() -> None:
     args = parse_args(__doc__)
     sizes = [(15, 3), (45, 5), (100, 9)] if args.quick else [
         (15, 3), (45, 5), (100, 9), (150, 12), (200, 15), (260, 17)]
+    warm_up()
     rows = []
     for noise in ("linear", "superellipse"):
         for n, m in sizes:
             inst = generate(args.seed, points=n, labelers=m, noise=noise, capacity_min=1,
                             capacity_max=max(2, 2 * n // m))
-            t_fast, sol = timed(lambda inst=inst: assign_sorted(inst), args.repeat)
+            timing = interleaved({"fast": lambda inst=inst: assign_sorted(inst),
+                                  "threshold": lambda inst=inst: solve_threshold(inst),
+                                  "milp": lambda inst=inst: solve_milp(inst)},
+                                 args.repeat, {"milp": 1})
+            (t_fast, sol), (t_thr, thr), (t_milp, milp) = (
+                timing["fast"], timing["threshold"], timing["milp"])
             fast = evaluate(inst, sol).objective
-            t_thr, thr = timed(lambda inst=inst: solve_threshold(inst), args.repeat)
-            t_milp, milp = timed(lambda inst=inst: solve_milp(inst), 1)
             exact = evaluate(inst, milp.solution).objective
             assert milp.status == "optimal" and close(fast, exact), (fast, exact, milp.status)
             assert close(thr.bound, exact)

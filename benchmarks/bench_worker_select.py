@@ -11,7 +11,7 @@ Every row checks the objective of the fast path against the exact one (1e-7).
 
 from __future__ import annotations
 
-from common import emit, parse_args, timed
+from common import emit, parse_args, timed, warm_up
 
 from crowdopt.problems import worker_select as P
 from crowdopt.registry import RunOptions
@@ -39,6 +39,7 @@ def _exact_row(inst, fast_value, fast_k, t_fast, time_limit):
 
 def main() -> None:
     args = parse_args(__doc__)
+    warm_up()
     quick = args.quick
     sizes = [(100, 20), (1000, 20)] if quick else [(100, 50), (1000, 50), (10000, 50)]
     limit = 20.0 if quick else 120.0

@@ -28,7 +28,7 @@ def parse_args(description: str) -> argparse.Namespace:
 
 
 def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
-    """Median wall time of `repeat` calls, and the last result."""
+    """Median wall time of `repeat` calls, and the last result (call `warm_up()` first)."""
     times, out = [], None
     for _ in range(max(1, repeat)):
         t0 = time.perf_counter()
@@ -37,10 +37,58 @@ def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
+def interleaved(fns: dict[str, Callable[[], Any]], repeat: int = 3,
+                repeats: dict[str, int] | None = None) -> dict[str, tuple[float, Any]]:
+    """Median wall time and last result of each function, timed in turn (A B C A B C ...).
+
+    Interleaving puts machine drift on every method alike, so the ratios measured in one run
+    hold. `repeats` lowers the count for expensive methods (e.g. an exact MILP: 1).
+    """
+    repeats = repeats or {}
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    out: dict[str, Any] = {}
+    for r in range(max([1, repeat, *repeats.values()])):
+        for name, fn in fns.items():
+            if r >= repeats.get(name, repeat):
+                continue
+            t0 = time.perf_counter()
+            out[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+    return {k: (statistics.median(v), out[k]) for k, v in times.items()}
+
+
+_WARM = False
+
+
+def warm_up() -> float:
+    """Pay the one-off costs once, outside every timed region: imports of Pyomo, scipy and
+    highspy, the first Highs object, Pyomo's compiler, numpy's first calls. It solves each
+    problem's built-in example with every fast and exact method once (a few seconds); without
+    it the first exact call timed in a process carries 1.3-1.6 s of imports. Returns seconds."""
+    global _WARM
+    if _WARM:
+        return 0.0
+    from crowdopt.api import run_method
+    from crowdopt.registry import RunOptions, get_problem, problem_names
+
+    t0 = time.perf_counter()
+    for name in problem_names():
+        spec = get_problem(name)
+        inst = spec.example()
+        for m in spec.methods:
+            if m.kind in ("fast", "exact") and m.applicable(inst) is None:
+                run_method(spec, inst, m, RunOptions(time_limit=30.0))
+    _WARM = True
+    return time.perf_counter() - t0
+
+
 def emit(topic: str, rows: list[dict], columns: list[str], args: argparse.Namespace,
          note: str = "") -> Path:
     """Print the table and write benchmarks/results/<topic>.json."""
     print(f"## {topic}" + (" (quick)" if getattr(args, "quick", False) else ""))
+    if _WARM:
+        print("(one warm-up of every method ran before the timings: imports and first-call "
+              "costs are not in them)")
     print(format_table(rows, columns))
     if note:
         print(note)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from crowdopt.api import certify, compare, run_method
+from crowdopt.cli import main
 from crowdopt.problems import olas_assign as P
 from crowdopt.registry import Evaluation, Outcome
 from crowdopt.solvers.certify import gap_ratio, lower_upper, make_certificate
@@ -86,3 +91,27 @@ def test_compare_falls_back_to_bound_methods_when_exact_is_skipped():
     cbp = kinds["cbp"]
     assert cbp.gap is not None and cbp.gap >= 0
     assert 0 < cbp.certificate["ratio"] <= 1
+
+
+FAST_PATH_SCRIPT = """
+import json, sys
+from crowdopt.cli import main
+rc = main(["solve", sys.argv[1], "--method", "fast", "--json"])
+heavy = sorted(m for m in ("pyomo", "highspy") if m in sys.modules)
+print(json.dumps({"rc": rc, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("problem", ["olas-assign", "olas-select", "cltap", "labeler-set",
+                                     "worker-select"])
+def test_fast_path_imports_no_solver_and_records_no_highs_version(tmp_path, problem):
+    """A fast solve loads neither Pyomo nor highspy; its certificate takes package versions from
+    the installed metadata and names no HiGHS version (HiGHS did not run)."""
+    inst = tmp_path / "i.json"
+    assert main(["generate", problem, "-o", str(inst)]) == 0
+    run = subprocess.run([sys.executable, "-c", FAST_PATH_SCRIPT, str(inst)],
+                         capture_output=True, text=True, timeout=120)
+    probe = json.loads(run.stderr.strip().splitlines()[-1])
+    assert probe == {"rc": 0, "heavy": []}, run.stderr
+    cert = json.loads(run.stdout)["certificate"]
+    assert "highs" not in cert["versions"] and cert["versions"]["highspy"]

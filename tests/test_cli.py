@@ -23,6 +23,7 @@ def instance(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_generate_pipe_compare_equal_objectives_gap_zero():
     gen = run("generate", "olas-assign", "--seed", "1")
     assert gen.returncode == 0
@@ -41,23 +42,27 @@ def test_generate_pipe_compare_equal_objectives_gap_zero():
     assert abs(res["sorted"]["objective"] - res["milp-epigraph"]["objective"]) <= 1e-7
 
 
+@pytest.mark.slow
 def test_compare_table_output(instance):
     r = run("compare", str(instance))
     assert r.returncode == 0
     assert "sorted" in r.stdout and "milp-epigraph" in r.stdout
 
 
+@pytest.mark.slow
 def test_solve_exact_json_and_output_file(instance, tmp_path):
     out = tmp_path / "res.json"
     r = run("solve", str(instance), "--method", "exact", "--json", "-o", str(out))
     assert r.returncode == 0
-    doc = json.loads(out.read_text())
-    res = doc["results"][0]
-    assert res["status"] == "optimal" and res["certificate"]["proven_optimal"]
+    res = json.loads(out.read_text())  # the Result's to_dict(), the same as stdout
+    assert json.loads(r.stdout) == res
+    assert res["problem"] == "olas-assign" and res["algorithm"] == "threshold"
+    assert res["status"] == "optimal" and res["certificate"]["proven_optimal"] is True
     assert res["certificate"]["versions"]["highspy"]
     assert len(res["solution"]["assignment"]) == 15
 
 
+@pytest.mark.slow
 def test_certify_file_and_given_solution(instance, tmp_path):
     r = run("certify", str(instance), "--json")
     assert r.returncode == 0
@@ -69,6 +74,7 @@ def test_certify_file_and_given_solution(instance, tmp_path):
     assert r2.returncode == 0 and json.loads(r2.stdout)["primal_source"] == "given"
 
 
+@pytest.mark.slow
 def test_certify_bad_solution_fails_with_exit_5(instance, tmp_path):
     doc = json.loads(instance.read_text())
     sol = tmp_path / "bad.json"
@@ -92,6 +98,7 @@ def test_bad_instance_gives_one_line_and_exit_2(text, needle):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_bad_arguments_exit_2():
     assert run("generate", "olas-assign", "--param", "bogus=1").returncode == 2
     assert run("generate", "nope").returncode == 2
@@ -107,12 +114,14 @@ def test_bad_solver_options_exit_2(instance, flag, value):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_infeasible_exit_3():
     inst = {"problem": "olas-assign", "accuracies": [0.9], "capacities": [1], "entropies": [0.1, 0.2]}
     r = run("solve", "-", "--method", "exact", stdin=json.dumps(inst))
     assert r.returncode == 3
 
 
+@pytest.mark.slow
 def test_demo_runs_every_problem():
     r = run("demo", "--json")
     assert r.returncode == 0, r.stderr
@@ -122,6 +131,7 @@ def test_demo_runs_every_problem():
         assert row["gap"] is not None
 
 
+@pytest.mark.slow
 def test_help_on_every_command():
     for args in (["--help"], ["solve", "--help"], ["compare", "--help"], ["certify", "--help"],
                  ["generate", "--help"], ["demo", "--help"]):

@@ -76,6 +76,7 @@ def test_local_search_fixes_the_counterexample():  # P20 + Sec. 4.3
     assert P.evaluate(inst, sol).objective == pytest.approx(6.0)
 
 
+@pytest.mark.slow
 def test_local_search_never_worse_and_feasible():  # P21
     rng = np.random.default_rng(31)
     for inst in _instances():
@@ -100,6 +101,7 @@ def test_local_search_reaches_optimum_on_tiny():
     assert hits >= 6
 
 
+@pytest.mark.slow
 def test_spec_certify_and_compare():
     cert = certify((SPEC, P.example()))
     assert cert["certified"] and cert["ratio"] == 1.0 and cert["lower"] == pytest.approx(0.569373,

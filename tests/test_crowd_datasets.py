@@ -42,6 +42,7 @@ def test_counts_match_source(data_dir, name):
     assert (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes, gold.n) == EXPECTED[name]
 
 
+@pytest.mark.slow
 def test_default_policy_keeps_first_of_repeated_pairs(data_dir):
     tb, _ = load_dataset("trec2010_relevance")
     assert tb.n_labels == 98453 - 1570 and tb.duplicate_count() == 0

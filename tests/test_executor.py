@@ -116,6 +116,7 @@ def test_without_resume_the_file_is_replaced(tmp_path):
 
 
 def test_pool_matches_in_process_and_workers_use_one_thread(tmp_path):
+    pytest.importorskip("threadpoolctl", reason="threadpoolctl comes with the al extra")
     tasks = _tasks(6) + [Task(f"{__name__}:thread_env_task", {}, seed=0)]
     local = run_tasks(tasks, jobs=1, show_progress=False)
     pool = run_tasks(tasks, jobs=2, results_path=tmp_path / "r.jsonl", show_progress=False)
@@ -169,6 +170,7 @@ def test_crowdopt_scheduler_environment_variable_sends_tasks_to_dask(monkeypatch
         assert run_tasks(task, show_progress=False)[0]["result"] == {"dask": True}
 
 
+@pytest.mark.slow
 def test_bad_scheduler_address_is_an_input_error(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr("crowdopt.experiments.executor.SCHEDULER_TIMEOUT_S", 1.0)
@@ -217,6 +219,7 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_path, sig):
     script, path = tmp_path / "run.py", tmp_path / "r.jsonl"
@@ -248,6 +251,7 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     assert len(latest_results(Path(path))) == 30
 
 
+@pytest.mark.slow
 def test_thousands_of_pool_tasks_do_not_block_the_workers():
     # regression: the started-task pipe was only read after the run and filled up at ~1500 tasks
     tasks = [Task(BUSY, {"work": 0}, seed=s) for s in range(2500)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import highspy
 import numpy as np
 import pyomo.environ as pyo
@@ -149,3 +151,22 @@ def test_empty_and_constant_models():
     m.o = pyo.Objective(expr=3 * m.x + 1)
     r = solve_model(m)
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_nothing_reaches_stdout_and_the_log_goes_to_stderr(capfd, verbose):
+    """highspy 1.16 prints a banner on fd 1 inside Highs(); HiGHS logs are C-level writes to
+    fd 1. The adapter sends both away from stdout: the log to stderr when asked for."""
+    print("before", flush=True)
+    r = solve_model(knapsack(8, 1), HighsOptions(verbose=verbose))
+    print("after", flush=True)
+    out, err = capfd.readouterr()
+    assert r.status is Status.OPTIMAL
+    assert out == "before\nafter\n"  # nothing in between, order kept
+    assert ("MIP" in err) == verbose  # the solver log, only when asked for
+
+
+def test_version_comes_from_the_highs_object_that_ran():
+    r = solve_model(knapsack(6, 2))
+    assert re.fullmatch(r"\d+\.\d+\.\d+", r.highs_version)
+    assert r.summary()["highs_version"] == r.highs_version

@@ -23,6 +23,7 @@ junk = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_n
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(key=st.sampled_from(sorted(BASE) + ["extra", "labeler_ids", "point_ids"]), value=junk,
        index=st.integers(0, 3), drop=st.booleans())
+@pytest.mark.slow
 def test_mutated_instances_fail_cleanly(key, value, index, drop):
     doc = json.loads(json.dumps(BASE))
     if drop and key in doc:

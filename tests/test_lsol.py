@@ -145,6 +145,7 @@ def test_exploitation_set_is_top_k_odd_of_estimates():
     assert sorted(s.tolist()) == sorted(optimal_set(P7)[0].tolist())
 
 
+@pytest.mark.slow
 def test_task_types_finite_and_continuous():
     lr = LSOL(3, contexts="finite", schedule=Schedule(1, 1), seed=0)
     p = {"a": np.array([0.9, 0.8, 0.2]), "b": np.array([0.2, 0.8, 0.9])}

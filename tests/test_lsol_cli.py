@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from crowdopt.cli import main
 
 
+@pytest.mark.slow
 def test_simulate_json_and_report(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     out = tmp_path / "sim"
     assert main(["simulate", "lsol", "--runs", "2", "--T", "500", "--rule", "both", "--json",
                  "-o", str(out)]) == 0
@@ -42,7 +46,9 @@ def test_replay_file_json_has_accuracy(tmp_path, capsys):
     assert doc["mv_all"]["labels"] == 300
 
 
+@pytest.mark.slow
 def test_reproduce_fig2_part(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     out = tmp_path / "rep"
     assert main(["reproduce", "lsol", "--parts", "fig2", "--quiet", "-o", str(out)]) == 0
     text = (out / "report.md").read_text()

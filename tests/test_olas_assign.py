@@ -54,6 +54,7 @@ def test_worked_example_figure2_nm1_and_nm2():
         assert solve_milp(inst).bound == pytest.approx(opt, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_fast_equals_milp_and_threshold_on_300_random_instances():
     rng = np.random.default_rng(2026)
     for _ in range(300):

@@ -213,6 +213,7 @@ def test_uci_presets_match_table_1(data_dir):
     assert load_uci("sonar", seed=1).y[:97].sum() > 0
 
 
+@pytest.mark.slow
 def test_loop_on_a_real_uci_set(data_dir):
     from crowdopt.sim.uci import preset_settings
 
@@ -263,6 +264,7 @@ def test_summarize_skips_failed_records():
     assert len(rows) == 5 and rows[0]["reps"] == 1 and rows[0]["diff"] == pytest.approx(0.5 - 0.344)
 
 
+@pytest.mark.slow
 def test_reproduce_writes_report_and_plot(tmp_path, data_dir):
     res = reproduce(tmp_path, scale="smoke", datasets=["sonar"], noises=["linear"], reps=1,
                     cycles=1, show_progress=False)

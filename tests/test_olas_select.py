@@ -127,6 +127,7 @@ def test_greedy_structure_t2_5_t2_6():
             assert m2 <= inst.beta + P.ALLOWED_TOL
 
 
+@pytest.mark.slow
 def test_monotone_in_beta_t2_7():
     rng = np.random.default_rng(7)
     for _ in range(300):

@@ -36,6 +36,7 @@ def check_exact(inst: P.OlasSelectInstance, out, greedy_value: float, name: str)
         assert out.details["lp_integral"] and "fallback" not in out.details
 
 
+@pytest.mark.slow
 def test_greedy_equals_prefix_lp_bmatching_lp_and_compact_milp():
     rng = np.random.default_rng(2026)
     for _ in range(250):
@@ -48,6 +49,7 @@ def test_greedy_equals_prefix_lp_bmatching_lp_and_compact_milp():
         assert P.policy_violations(inst, out.solution) == []
 
 
+@pytest.mark.slow
 def test_literal_equals_compact_equals_lps_on_small_pools():
     rng = np.random.default_rng(77)
     done = 0
@@ -71,19 +73,16 @@ def test_greedy_satisfies_every_row_of_the_literal_model_t2_2():
         inst = random_instance(rng, max_points=10)
         if inst.n_points == 0 or literal_rows(inst) > S.LITERAL_MAX_ROWS:
             continue
-        m = build_model10_literal(inst)
+        m = build_model10_literal(inst)  # indexed by labeler and point (no ids: positions)
         sol = S.select_greedy(inst)
-        rank_l = np.argsort(inst.labeler_order())
-        rank_p = np.argsort(inst.point_order())
         for v in m.y.values():
             if not v.fixed:
                 v.set_value(0)
         for i, j in zip(sol.assignment, sol.selected, strict=True):
-            m.y[int(rank_l[i]), int(rank_p[j])].set_value(1)
-        loads = np.bincount(rank_l[sol.assignment], minlength=inst.n_labelers)
-        caps = inst.capacities[inst.labeler_order()]
+            m.y[int(i), int(j)].set_value(1)
+        loads = np.bincount(sol.assignment, minlength=inst.n_labelers)
         for i in range(inst.n_labelers):
-            m.z[i].set_value(int(caps[i] - loads[i] > 0))  # eq. (17)
+            m.z[i].set_value(int(inst.capacities[i] - loads[i] > 0))  # eq. (17)
         for con in m.component_data_objects(pyo.Constraint, active=True):
             body = pyo.value(con.body)
             assert con.lower is None or body >= pyo.value(con.lower) - 1e-9, con.name
@@ -129,6 +128,7 @@ def test_highs_presolve_defect_is_retried_without_presolve(case, optimum, raw):
             assert res.objective == pytest.approx(optimum)
 
 
+@pytest.mark.slow
 def test_full_size_pool_lps_equal_greedy():
     """Spambase scale (u = 3680, M = 17, c = 16, B = 258): both TU LPs integral and equal."""
     for noise, beta, budget in (("linear", 0.1, 258), ("superellipse", 0.05, None)):

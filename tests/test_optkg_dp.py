@@ -100,6 +100,7 @@ def test_dp_regressions_and_dominance():
                 solve_dp(K, T, exact=True).value
 
 
+@pytest.mark.slow
 def test_gittins_index_reference_values_and_dp_value():
     for delta, want in ((0.9, (0.04327, 0.04136, 0.01293, 0.00438)),
                         (0.99, (0.046523, 0.044323, 0.016038, 0.006884))):
@@ -116,6 +117,7 @@ def test_gittins_index_reference_values_and_dp_value():
         gittins_index(2, 1)
 
 
+@pytest.mark.slow
 def test_monte_carlo_matches_dp_value_t17():
     # tower property: theta from the prior, real policy code; mean accuracy -> DP value
     rng = np.random.default_rng(11)

@@ -69,6 +69,7 @@ def _assert_counts_grow(pol, oracle, marks):
     return counts
 
 
+@pytest.mark.slow
 def test_thm42_optkg_label_counts_grow_and_ambiguous_item_gets_most():
     theta = np.array([0.3, 0.6, 0.45, 0.7, 0.2])
     counts = _assert_counts_grow(make_policy("optkg", 5, seed=0), _labels(theta, 5, 4000),
@@ -211,6 +212,7 @@ def test_heterogeneous_pair_decomposition_and_restricted_pairs():
         pol.observe((0, 0), 1)
 
 
+@pytest.mark.slow
 def test_dirichlet_policy_updates_and_estimate():
     pol = DirichletPolicy(3, 3, "optkg", seed=0)
     for _ in range(30):

@@ -14,6 +14,7 @@ from crowdopt.sim.optkg_replay import load_table, replay
 from crowdopt.sim.optkg_sim import heterogeneous_replication, homogeneous_replication, mean_curves
 
 
+@pytest.mark.slow
 def test_homogeneous_replication_seeded_and_prefix_budgets():
     kw = {"theta_dist": [2, 2], "K": 20, "budgets": [40, 100],
           "policies": ["optkg", "uniform", "kg", "nlu", "cvar", "gittins"]}
@@ -54,6 +55,7 @@ def _toy_table(seed=0, K=30, per=5):
     return table, gold
 
 
+@pytest.mark.slow
 def test_replay_invariant_all_labels_gives_majority_vote_ties_positive():
     table, gold = _toy_table()
     votes = table.vote_counts()
@@ -73,6 +75,7 @@ def test_replay_invariant_all_labels_gives_majority_vote_ties_positive():
         replay(table, gold, policy="nlu", budgets=[10], mode="heterogeneous")
 
 
+@pytest.mark.slow
 def test_replay_on_rte(data_dir):
     table, gold = load_table("rte")
     assert (table.n_tasks, table.n_labels) == (800, 8000)
@@ -108,7 +111,9 @@ def test_cli_simulate_replay_json_and_errors(tmp_path, capsys):
     assert main(["simulate", "optkg", "--prior", "0,1", "--reps", "1"]) == 2
 
 
+@pytest.mark.slow
 def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     from crowdopt.experiments import optkg_repro as rp
 
     tiny = {"K": 10, "mults": [2, 4], "reps": 2, "sim_gittins": False, "replay_mults": [1, 2],
@@ -124,3 +129,16 @@ def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
     assert abs(out["dp"][0]["DP*"] - 0.78125) < 1e-12
     with pytest.raises(InputError):
         rp.reproduce(tmp_path, only=["nothing"])
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_replay_rejects_a_budget_below_one(tmp_path, capsys, budget):
+    labels = tmp_path / "l.csv"
+    labels.write_text("task,worker,label\n1,a,1\n1,b,0\n2,a,1\n")
+    gold = tmp_path / "g.csv"
+    gold.write_text("task,label\n1,1\n2,1\n")
+    from crowdopt.cli import main
+
+    assert main(["replay", "optkg", str(labels), "--gold", str(gold), "--budget", budget]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--budget" in err[0] and budget in err[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from crowdopt.experiments.report import Report, line_plot, markdown_table
 
 
@@ -13,6 +15,7 @@ def test_markdown_table_cells():
 
 
 def test_report_writes_tables_figures_command_and_seeds(tmp_path):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     rep = Report(tmp_path / "r", "Title", command="crowdopt reproduce x --scale smoke",
                  seeds=[0, 1, 2])
     rep.table("T", [{"k": 1, "v": 0.5}], note="ours vs paper")

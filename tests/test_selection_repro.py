@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from crowdopt.experiments.selection_repro import (
     METHODS,
@@ -41,6 +42,7 @@ def test_grid_and_tasks():
 
 
 def test_smoke_report(tmp_path):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     res = reproduce(tmp_path, sources=["sim"], trials=1, workers=9, items=80,
                     show_progress=False)
     assert res["failed"] == 0 and (tmp_path / "report.md").exists()
@@ -51,6 +53,7 @@ def test_smoke_report(tmp_path):
 
 def test_fig2_sweeps_report(tmp_path):
     """Fig. 2(a)/(b): one row per swept value at K = 20, WMV methods only, and a PNG each."""
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     from crowdopt.experiments.selection_repro import SWEEPS, reproduce
 
     res = reproduce(tmp_path, sources=["fig2a", "fig2b"], trials=1, show_progress=False)

@@ -78,6 +78,7 @@ def test_grid_cases_and_seeds_expand_in_order():
 
 
 def test_problem_sweep_writes_results_summary_csv_and_markdown(tmp_path):
+    pytest.importorskip("matplotlib", reason="report plots need the plot extra")
     cfg = parse_config({**SMALL, "plot": {"x": "points", "y": ["fast_time_s", "exact_time_s"]}})
     run = run_sweep(cfg, tmp_path, jobs=1, show_progress=False, command="crowdopt sweep x")
     assert len(run.records) == 4 and not run.errors
@@ -115,6 +116,7 @@ def test_every_registered_problem_sweeps(problem, tmp_path):
             assert abs(spec.evaluate(inst, sol.solution).objective - objective) <= 1e-7
 
 
+@pytest.mark.slow
 def test_jobs_and_dask_give_identical_results(tmp_path):
     distributed = pytest.importorskip("distributed")
     cfg = parse_config(SMALL)
@@ -152,6 +154,7 @@ def test_example_configs_are_valid():
 
 
 def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys):
+    pytest.importorskip("tqdm", reason="the progress bar needs the progress extra")
     cfg = tmp_path / "b.toml"
     cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 3\n'
                    "[grid]\nwork = [1000, 2000]\n")
@@ -169,6 +172,7 @@ def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys
     assert err == "" and json.loads(out)["tasks"] == 6
 
 
+@pytest.mark.slow
 def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     cfg = tmp_path / "slow.toml"
     cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 16\n'
@@ -193,6 +197,7 @@ def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     assert lines[: len(kept)] == kept
 
 
+@pytest.mark.slow
 def test_certify_dir_jobs_2_json(tmp_path):
     for seed in (1, 2, 3):
         assert main(["generate", "olas-assign", "--seed", str(seed), "--param", "points=10",

@@ -154,6 +154,7 @@ def test_exact_models_on_the_digest_fixtures(x):
         assert abs(v - fast.value) <= TOL and k == fast.k
 
 
+@pytest.mark.slow
 def test_fast_equals_formulation_a_equals_compact_equals_brute_force():
     rng = np.random.default_rng(77)
     for t in range(30):

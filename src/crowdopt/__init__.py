@@ -3,51 +3,80 @@
 Quick use::
 
     import crowdopt
-    inst = crowdopt.generate("olas-assign", seed=1)
-    fast = crowdopt.solve(inst, "fast")       # Theorem 1 sorted assignment
-    exact = crowdopt.solve(inst, "exact")     # epigraph MILP solved by HiGHS, gap 0
-    assert abs(fast.objective - exact.objective) < 1e-7
+    from crowdopt import OlasSelectInstance
+
+    inst = OlasSelectInstance.from_arrays([0.9, 0.7], [2, 3], [0.6, 0.5, 0.4, 0.2], beta=0.2,
+                                          labeler_ids=["ann", "bob"])
+    r = crowdopt.solve(inst, "exact")      # a frozen Result; print(r) is one line
+    cert = crowdopt.certify(inst, r.solution)
+    print(cert.to_json())                  # = `crowdopt certify --json`
+
+`solve`, `compare`, `certify`, `generate`, `load`, `build_model`, `solve_model`, `decode` and the
+result and instance classes load on first use, so `import crowdopt` stays light.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 from .errors import CrowdoptError, InputError, InstanceError, SolverError  # noqa: E402
 
+# public name -> module that defines it (imported on first access, PEP 562)
+_LAZY = {
+    "solve": "crowdopt.api",
+    "compare": "crowdopt.api",
+    "certify": "crowdopt.api",
+    "generate": "crowdopt.api",
+    "load": "crowdopt.api",
+    "build_model": "crowdopt.api",
+    "solve_model": "crowdopt.api",
+    "decode": "crowdopt.api",
+    "Result": "crowdopt.results",
+    "Certificate": "crowdopt.results",
+    "Comparison": "crowdopt.results",
+    "Status": "crowdopt.status",
+    "MILP_DEFAULT_TIME": "crowdopt.registry",
+    "OlasAssignInstance": "crowdopt.problems.olas_assign",
+    "OlasSelectInstance": "crowdopt.problems.olas_select",
+    "LabelerSetInstance": "crowdopt.problems.labeler_set",
+    "WorkerSelectInstance": "crowdopt.problems.worker_select",
+    "CltapInstance": "crowdopt.problems.cltap",
+    "problem_names": "crowdopt.registry",
+    "get_problem": "crowdopt.registry",
+}
 
-def generate(problem: str, seed: int = 0, **params):
-    """A random instance of a registered problem (see `crowdopt generate --help`)."""
-    from .registry import get_problem
-
-    spec = get_problem(problem)
-    return spec, spec.generate(seed, **params)
-
-
-def load(source):
-    """Load and validate an instance file (path, '-', or dict): returns (spec, instance)."""
-    from .instances import load_instance
-
-    return load_instance(source)
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from .api import build_model, certify, compare, decode, generate, load, solve, solve_model
+    from .problems.cltap import CltapInstance
+    from .problems.labeler_set import LabelerSetInstance
+    from .problems.olas_assign import OlasAssignInstance
+    from .problems.olas_select import OlasSelectInstance
+    from .problems.worker_select import WorkerSelectInstance
+    from .registry import MILP_DEFAULT_TIME, get_problem, problem_names
+    from .results import Certificate, Comparison, Result
+    from .status import Status
 
 
-def solve(instance, method: str = "fast", **kw):
-    from .api import solve as _solve
-
-    return _solve(instance, method, **kw)
-
-
-def compare(instance, **kw):
-    from .api import compare as _compare
-
-    return _compare(instance, **kw)
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crowdopt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
-def certify(instance, solution=None, **kw):
-    from .api import certify as _certify
-
-    return _certify(instance, solution, **kw)
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
-__all__ = ["CrowdoptError", "InputError", "InstanceError", "SolverError", "__version__",
-           "certify", "compare", "generate", "load", "solve"]
+__all__ = [
+    "MILP_DEFAULT_TIME", "Certificate", "CltapInstance", "Comparison", "CrowdoptError",
+    "InputError", "InstanceError", "LabelerSetInstance", "OlasAssignInstance",
+    "OlasSelectInstance", "Result", "SolverError", "Status", "WorkerSelectInstance",
+    "__version__", "build_model", "certify", "compare", "decode", "generate", "get_problem",
+    "load", "problem_names", "solve", "solve_model",
+]

@@ -1,117 +1,176 @@
-"""Solve, compare and certify any registered problem: the functions behind the CLI.
+"""The Python API: solve, compare and certify any registered problem; build, extend and solve
+its exact Pyomo models. The CLI calls these same functions and prints their `to_dict()`.
 
-`solve(instance)` runs one method and returns a `MethodResult` whose objective is recomputed by
-the problem's evaluator and which carries a certificate. `compare` runs every fast path and the
-exact model and measures each against the best bound found in the same run. `certify` combines
-the best primal solution with the tightest valid bound.
+- `solve(instance, method)` runs one method; the objective is recomputed by the problem's
+  evaluator and the `Result` carries a `Certificate` (bound, gap, checks).
+- `compare(instance)` runs every fast path and exact model (after one untimed warm-up) and
+  measures each against the best bound of the run.
+- `certify(instance, solution=None)` pairs the given (or best found) solution with the
+  tightest valid bound.
+- `build_model(instance, method)` returns the Pyomo model of an exact method, indexed by the
+  instance's ids; `solve_model(instance, model)` solves a (modified) model through the one
+  HiGHS adapter and certifies it against the model's own bound; `decode` reads a solution.
+
+An instance is an instance object (e.g. `OlasSelectInstance.from_arrays(...)`, or what
+`generate`/`load` return), a path or '-', an instance document (dict), or the `(spec, instance)`
+pair of crowdopt 0.1.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import CrowdoptError, InputError, SolverError
 from .instances import load_instance
-from .registry import Evaluation, Method, ProblemSpec, RunOptions
-from .solvers.certify import gap_ratio, lower_upper, make_certificate
+from .registry import (
+    MILP_DEFAULT_TIME,
+    Method,
+    ProblemInstance,
+    ProblemSpec,
+    RunOptions,
+    get_problem,
+)
+from .results import Certificate, Comparison, Result
+from .solvers.certify import gap_ratio, lower_upper, make_certificate, with_bound
+from .status import Status
+
+MethodResult = Result  # the name of crowdopt 0.1
+
+__all__ = ["MethodResult", "build_model", "certify", "compare", "decode", "generate", "load",
+           "run_method", "solve", "solve_model"]
+
+MODEL_FEASIBILITY_TOL = 1e-6  # max violation of a user model's rows at the returned point
 
 
-@dataclass
-class MethodResult:
-    problem: str
-    method: str  # fast | exact | bound
-    algorithm: str
-    status: str  # optimal | feasible | infeasible | time_limit | error | skipped
-    objective: float | None
-    bound: float | None
-    bound_source: str | None
-    gap: float | None
-    time_s: float
-    solution: Any = None
-    evaluation: Evaluation | None = None
-    certificate: dict[str, Any] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
-    message: str = ""
-
-    def to_json(self, spec: ProblemSpec | None = None, instance: Any = None) -> dict[str, Any]:
-        out = {
-            "method": self.method,
-            "algorithm": self.algorithm,
-            "status": self.status,
-            "objective": self.objective,
-            "bound": self.bound,
-            "bound_source": self.bound_source,
-            "gap": self.gap,
-            "time_s": self.time_s,
-            "message": self.message,
-            "certificate": self.certificate,
-        }
-        if spec is not None and self.solution is not None:
-            out["solution"] = spec.solution_to_dict(instance, self.solution)
-        return out
-
-
-def _as_spec_instance(instance: Any, problem: str | None = None) -> tuple[ProblemSpec, Any]:
+# ----------------------------------------------------------------------------- instances
+def spec_and_instance(instance: Any) -> tuple[ProblemSpec, Any]:
+    """(spec, typed instance) of anything the API accepts as an instance."""
     if isinstance(instance, tuple) and len(instance) == 2 and isinstance(instance[0], ProblemSpec):
         return instance
     if isinstance(instance, str | dict) or hasattr(instance, "__fspath__"):
-        return load_instance(str(instance) if not isinstance(instance, dict) else instance)
-    spec = getattr(instance, "SPEC", None)
-    if spec is None and problem is not None:
-        from .registry import get_problem
-        spec = get_problem(problem)
-    if spec is None:
-        from .registry import get_problem
-        spec = get_problem(getattr(instance, "problem", None))
-    return spec, instance
+        return load_instance(instance if isinstance(instance, dict) else str(instance))
+    if isinstance(instance, ProblemInstance):
+        return get_problem(type(instance).problem), instance
+    raise InputError("instance", "a crowdopt instance (e.g. OlasSelectInstance.from_arrays(...) "
+                     "or crowdopt.generate(...)), an instance file path or document",
+                     type(instance).__name__)
 
 
+def generate(problem: str, seed: int = 0, **params: Any) -> ProblemInstance:
+    """A random instance of `problem` (olas-assign, olas-select, labeler-set, worker-select,
+    cltap); `params` are the generator's parameters (`crowdopt generate PROBLEM --show-params`).
+    The instance knows its problem: `instance.spec`, `instance.to_dict()`."""
+    spec = get_problem(problem)
+    unknown = sorted(set(params) - set(spec.generator_params))
+    if unknown:
+        raise InputError(unknown[0], "a generator parameter of " + spec.name + " (" +
+                         ", ".join(sorted(spec.generator_params)) + ")", "an unknown name")
+    return spec.generate(seed, **params)
+
+
+def load(source: Any) -> ProblemInstance:
+    """Read and validate an instance: a file path, '-' (standard input), JSON text's parsed
+    document (dict). Any bad field raises a one-line InputError."""
+    return load_instance(source)[1]
+
+
+def _solution_of(spec: ProblemSpec, inst: Any, solution: Any) -> Any:
+    """A typed solution from a typed one, a `Result`, or its JSON form (ids or indices)."""
+    if isinstance(solution, Result):
+        solution = solution.solution
+    if isinstance(solution, dict):
+        return spec.solution_from_dict(inst, solution)
+    return solution
+
+
+# ----------------------------------------------------------------------------- one method
 def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
-               options: RunOptions | None = None) -> MethodResult:
-    """Run one method; evaluate its solution with the problem's evaluator; certify it."""
+               options: RunOptions | None = None) -> Result:
+    """Run one method as named (a method that does not apply is `skipped`, with the reason);
+    evaluate its solution with the problem's evaluator; certify it."""
     options = options or RunOptions()
     m = spec.method(method) if isinstance(method, str) else method
     reason = m.applicable(instance)
     if reason:
-        return MethodResult(spec.name, m.kind, m.algorithm, "skipped", None, None, None, None,
-                            0.0, message=reason)
+        return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                      status=Status.SKIPPED, message=reason, instance=instance)
+    if options.time_limit is None and m.time_limit is not None:
+        options = dataclasses.replace(options, time_limit=m.time_limit)
     t0 = time.perf_counter()
     try:
         out = m.run(instance, options)
     except InputError:
         raise
     except (SolverError, CrowdoptError) as exc:
-        return MethodResult(spec.name, m.kind, m.algorithm, "error", None, None, None, None,
-                            time.perf_counter() - t0, message=str(exc))
+        return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                      status=Status.ERROR, time_s=time.perf_counter() - t0, message=str(exc),
+                      instance=instance)
     elapsed = time.perf_counter() - t0
     evaluation = spec.evaluate(instance, out.solution) if out.solution is not None else None
     objective = evaluation.objective if evaluation is not None else None
     incumbent = objective if evaluation is not None and evaluation.feasible else None
     lower, upper = lower_upper(spec.sense, incumbent, out.bound)
     gap = gap_ratio(lower, upper)[0]
+    status = out.status
+    message = str(out.details.get("message", ""))
+    if status is Status.TIME_LIMIT and not message:
+        message = (f"stopped by the time limit ({options.time_limit:g} s): "
+                   + ("best solution found and the bound so far" if out.solution is not None
+                      else "no solution found"))
+    if status is Status.OPTIMAL and gap not in (None, 0.0) and options.mip_rel_gap > 0:
+        # HiGHS calls a solution within mip_rel_gap 'optimal'; without gap 0 it is not proven
+        status = Status.FEASIBLE
+        message = message or f"stopped at mip_rel_gap {options.mip_rel_gap:g}"
     times = {"total_s": elapsed, **{k: v for k, v in out.details.items() if k.endswith("_s")}}
-    cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=out.status,
+    details = dict(out.details)
+    if options.time_limit is not None:
+        details.setdefault("time_limit_s", options.time_limit)
+    cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=status,
                             evaluation=evaluation, bound=out.bound, bound_source=out.bound_source,
                             times=times, reported_objective=out.reported_objective,
-                            seed=options.seed, details=out.details)
-    return MethodResult(spec.name, m.kind, m.algorithm, out.status, objective, out.bound,
-                        out.bound_source, gap, elapsed, out.solution, evaluation, cert,
-                        out.details, out.details.get("message", ""))
+                            seed=options.seed, details=details,
+                            problem_size=spec.size(instance))
+    return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm, status=status,
+                  objective=objective, bound=out.bound, bound_source=out.bound_source, gap=gap,
+                  time_s=elapsed, message=message, solution=out.solution, certificate=cert,
+                  evaluation=evaluation, details=out.details, instance=instance)
 
 
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
-          threads: int = 1, seed: int = 0) -> MethodResult:
-    """Solve an instance (object, dict, or path) with 'fast', 'exact', or an algorithm name."""
-    spec, inst = _as_spec_instance(instance)
-    return run_method(spec, inst, method, RunOptions(time_limit, threads, seed))
+          threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
+          presolve: bool | None = None) -> Result:
+    """Solve an instance with one method and certify the answer.
+
+    instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
+        problems' constructors, `generate`, `load`), a file path or '-', an instance document
+        (dict), or the (spec, instance) pair of crowdopt 0.1.
+    method: 'fast' (the paper's fast path), 'exact' (the first exact method that applies to
+        the instance: past one method's size guard the next one runs; none left is an
+        InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
+        `[m.algorithm for m in instance.spec.methods]`).
+    time_limit: seconds per solve; None = the method's default (MILP_DEFAULT_TIME = 120 s for
+        MILPs, none for the others). A MILP stopped by it returns status 'time_limit' with its
+        incumbent and bound.
+    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
+        (0 = proofs; a run stopped at a larger gap is 'feasible', not 'optimal').
+    presolve: force HiGHS presolve on/off (None = each model's own setting).
+
+    Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
+    bound, gap, solution (typed, indices into the instance's arrays), certificate;
+    `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
+    """
+    spec, inst = spec_and_instance(instance)
+    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
+    return run_method(spec, inst, spec.resolve(method, inst), opts)
 
 
-def _best_bound(spec: ProblemSpec, results: list[MethodResult]) -> tuple[float | None, str | None]:
+# ----------------------------------------------------------------------------- side by side
+def _best_bound(spec: ProblemSpec, results: list[Result]) -> tuple[float | None, str | None]:
     best, source = None, None
     for r in results:
-        if r.bound is None or r.status in ("error", "skipped"):
+        if r.bound is None or r.status in (Status.ERROR, Status.SKIPPED):
             continue
         better = best is None or (r.bound > best if spec.sense == "min" else r.bound < best)
         if better:
@@ -119,7 +178,7 @@ def _best_bound(spec: ProblemSpec, results: list[MethodResult]) -> tuple[float |
     return best, source
 
 
-def _best_primal(spec: ProblemSpec, results: list[MethodResult]) -> MethodResult | None:
+def _best_primal(spec: ProblemSpec, results: list[Result]) -> Result | None:
     best = None
     for r in results:
         if r.evaluation is None or not r.evaluation.feasible:
@@ -130,41 +189,107 @@ def _best_primal(spec: ProblemSpec, results: list[MethodResult]) -> MethodResult
     return best
 
 
-def compare(instance: Any, *, time_limit: float | None = None, threads: int = 1,
-            seed: int = 0, algorithms: list[str] | None = None) -> list[MethodResult]:
-    """Every fast path and exact model side by side; each gap against the run's best bound
-    (the bound methods join in when no exact model gives a bound)."""
-    spec, inst = _as_spec_instance(instance)
-    opts = RunOptions(time_limit, threads, seed)
-    methods = [spec.method(a) for a in algorithms] if algorithms else [
+def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method]) -> float:
+    """Pay the one-off costs before anything is timed; returns the seconds spent.
+
+    Runs the first applicable fast method once (module imports, numpy's first calls, the
+    instance's cached matrices) and, when an exact or bound method will run, solves a
+    one-variable model through the HiGHS adapter (Pyomo, its compiler and HiGHS loaded).
+    """
+    t0 = time.perf_counter()
+    runnable = [m for m in methods if m.applicable(instance) is None]
+    fast = [m for m in runnable if m.kind == "fast"]
+    if fast:
+        try:
+            fast[0].run(instance, RunOptions())
+        except CrowdoptError:
+            pass  # the timed run reports it
+    if any(m.kind in ("exact", "bound") for m in runnable):
+        import pyomo.environ as pyo
+
+        from .solvers.highs import solve_model as adapter_solve
+
+        m = pyo.ConcreteModel()
+        m.x = pyo.Var(domain=pyo.Binary)
+        m.c = pyo.Constraint(expr=m.x <= 1)
+        m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+        adapter_solve(m)
+    return time.perf_counter() - t0
+
+
+def _pick(spec: ProblemSpec, inst: Any, name: str) -> Method:
+    """The method `name` stands for in a comparison: a kind falls through size guards like in
+    `solve`; a method that does not apply is kept (and reported 'skipped', not an error)."""
+    try:
+        return spec.resolve(name, inst)
+    except InputError:
+        return spec.method(name)
+
+
+def compare(instance: Any, *, algorithms: list[str] | None = None,
+            time_limit: float | None = None, threads: int = 1, seed: int = 0,
+            mip_rel_gap: float = 0.0, presolve: bool | None = None,
+            warmup: bool = True) -> Comparison:
+    """Every fast path and exact model side by side (or only `algorithms`), each measured
+    against the best bound found in the run; when no exact model gives a bound (all too
+    large), the bound methods join in.
+
+    instance: as in `solve` (an instance object, a path, a document).
+    algorithms: only these algorithm names (default: every fast and exact method).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
+        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
+    warmup: pay one-off costs (imports, the first HiGHS solve, the instance's cached
+        matrices) before timing, reported apart as `warmup_s`.
+    Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
+    and `to_dict()` (the CLI's JSON).
+    """
+    spec, inst = spec_and_instance(instance)
+    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
+    methods = [_pick(spec, inst, a) for a in algorithms] if algorithms else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
+    warm = warm_up(spec, inst, methods) if warmup else 0.0
     results = [run_method(spec, inst, m, opts) for m in methods]
     best, source = _best_bound(spec, results)
     if best is None and not algorithms:
         # every exact model skipped (too large) or failed: fall back to the bound methods
-        results += [run_method(spec, inst, m, opts) for m in spec.methods if m.kind == "bound"]
+        bounds = [m for m in spec.methods if m.kind == "bound"]
+        if warmup and bounds:
+            warm += warm_up(spec, inst, bounds)
+        results += [run_method(spec, inst, m, opts) for m in bounds]
         best, source = _best_bound(spec, results)
+    out = []
     for r in results:
         if r.evaluation is not None and r.evaluation.feasible and best is not None:
             lower, upper = lower_upper(spec.sense, r.objective, best)
-            gap, rel, ratio = gap_ratio(lower, upper)
-            r.gap = gap
-            r.certificate.update(bound=best, bound_source=source, lower=lower, upper=upper,
-                                 gap=gap, rel_gap=rel, ratio=ratio,
-                                 proven_optimal=gap == 0.0 and r.certificate["certified"])
-            if gap is not None and gap < 0:
-                r.certificate["certified"] = False
-                r.certificate["failures"].append("objective beats a valid bound")
-    return results
+            r = r.replace(gap=gap_ratio(lower, upper)[0],
+                          certificate=with_bound(r.certificate, best, source))
+        out.append(r)
+    return Comparison(problem=spec.name, size=spec.size(inst), results=tuple(out), bound=best,
+                      bound_source=source, warmup_s=warm)
 
 
 def certify(instance: Any, solution: Any = None, *, time_limit: float | None = None,
-            threads: int = 1, seed: int = 0) -> dict[str, Any]:
-    """Best primal (given solution, else best fast path / exact incumbent) vs tightest bound."""
-    spec, inst = _as_spec_instance(instance)
-    opts = RunOptions(time_limit, threads, seed)
+            threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
+            presolve: bool | None = None) -> Certificate:
+    """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
+    ratio, feasibility, and every check that failed.
+
+    instance: as in `solve` (an instance object, a path, a document).
+    solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
+        solution the fast paths and exact models find. The bound is the tightest one among the
+        exact and bound methods.
+    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
+        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
+    Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
+    `ratio`, `bound_source`, `failures`, ...); `to_dict()` is `crowdopt certify --json`.
+    """
+    spec, inst = spec_and_instance(instance)
+    solution = _solution_of(spec, inst, solution)
+    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
     t0 = time.perf_counter()
-    runs: list[MethodResult] = []
+    runs: list[Result] = []
     if solution is None:
         runs += [run_method(spec, inst, m, opts) for m in spec.methods if m.kind == "fast"]
     runs += [run_method(spec, inst, m, opts) for m in spec.methods if m.kind in ("exact", "bound")]
@@ -172,30 +297,132 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     if solution is not None:
         evaluation = spec.evaluate(inst, solution)
         primal_source = "given"
-        status = "feasible"
+        status = Status.FEASIBLE
         algorithm = "given"
     else:
         best = _best_primal(spec, runs)
         evaluation = best.evaluation if best else None
         primal_source = best.algorithm if best else None
         algorithm = primal_source or "none"
-        status = "feasible" if best else "no_solution"
+        status = Status.FEASIBLE if best else Status.NO_SOLUTION
         solution = best.solution if best else None
-    any_time_limit = any(r.status == "time_limit" for r in runs)
-    cert = make_certificate(spec, method="certify", algorithm=algorithm, status=status,
-                            evaluation=evaluation, bound=bound, bound_source=bound_source,
-                            times={"total_s": time.perf_counter() - t0,
-                                   **{r.algorithm + "_s": r.time_s for r in runs}},
-                            primal_source=primal_source, seed=seed,
-                            details={"runs": [r.to_json() for r in runs],
-                                     "time_limit_hit": any_time_limit})
-    if any(r.status == "error" for r in runs):
-        cert["failures"].append("a method failed: " + "; ".join(
-            f"{r.algorithm}: {r.message}" for r in runs if r.status == "error"))
-        cert["certified"] = False
-    if any(r.status == "infeasible" for r in runs) and evaluation is not None and evaluation.feasible:
-        cert["failures"].append("a method reported infeasible but a feasible solution exists")
-        cert["certified"] = False
-    cert["problem_size"] = spec.size(inst)
-    cert["_solution"] = solution
-    return cert
+    failures = []
+    errors = [r for r in runs if r.status is Status.ERROR]
+    if errors:
+        failures.append("a method failed: " + "; ".join(f"{r.algorithm}: {r.message}"
+                                                      for r in errors))
+    if (any(r.status is Status.INFEASIBLE for r in runs) and evaluation is not None
+            and evaluation.feasible):
+        failures.append("a method reported infeasible but a feasible solution exists")
+    return make_certificate(
+        spec, method="certify", algorithm=algorithm, status=status, evaluation=evaluation,
+        bound=bound, bound_source=bound_source,
+        times={"total_s": time.perf_counter() - t0, **{r.algorithm + "_s": r.time_s for r in runs}},
+        primal_source=primal_source, seed=seed, failures=failures,
+        details={"runs": [r.to_dict(solution=False) for r in runs],
+                 "time_limit_hit": any(r.status is Status.TIME_LIMIT for r in runs)},
+        problem_size=spec.size(inst),
+        solution=spec.solution_to_dict(inst, solution) if solution is not None else None)
+
+
+# ----------------------------------------------------------------------------- Pyomo models
+def build_model(instance: Any, method: str | None = None) -> Any:
+    """The Pyomo `ConcreteModel` of an exact method, indexed by the instance's ids (its
+    integer positions where it has none), ready to extend with your own constraints.
+
+    method: an exact method with a model (`instance.spec.builders()` lists them); None = the
+    first one that applies. Solve the (modified) model with `solve_model`. Imports Pyomo.
+    """
+    spec, inst = spec_and_instance(instance)
+    builders = spec.builders()
+    if method is None:
+        method = next((a for a in builders if spec.method(a).applicable(inst) is None), None)
+        if method is None:
+            raise InputError("method", "an exact model that applies to this instance",
+                             "none", note="; ".join(f"{a}: {spec.method(a).applicable(inst)}"
+                                                    for a in builders))
+    if method not in builders:
+        raise InputError("method", "an exact method with a Pyomo model (" +
+                         ", ".join(builders) + ")", method)
+    reason = spec.method(method).applicable(inst)
+    if reason:
+        raise InputError("method", f"a model that fits this instance ({spec.size(inst)})",
+                         method, note=reason)
+    return builders[method](inst)
+
+
+def decode(instance: Any, model: Any, result: Any) -> Any:
+    """The typed solution that a solved model of this instance (built by `build_model` or a
+    problem's builder, possibly extended) holds; `result` is the adapter's `HighsResult`."""
+    spec, inst = spec_and_instance(instance)
+    return spec.decode(inst, model, result)
+
+
+def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
+                threads: int = 1, mip_rel_gap: float = 0.0,
+                presolve: bool | None = None) -> Result:
+    """Solve a (user-modified) Pyomo model of this instance through the one HiGHS adapter,
+    decode its solution and certify it against the MODEL'S OWN bound.
+
+    What the certificate claims, and checks:
+    - objective: the problem's evaluator on the decoded solution (never the solver's number);
+    - bound: the model's own MIP dual bound (its LP optimum for an LP), so `gap == 0` proves
+      the solution optimal FOR THE MODEL AS GIVEN (with your constraints), not for the
+      original problem; `details.scope` says so;
+    - feasibility: for the model's rows, bounds and integrality (the adapter's max violation
+      of the returned point, <= 1e-6) AND for the original problem (the evaluator): added
+      constraints only restrict, so a point infeasible for the original problem means the
+      model was relaxed or decoded wrongly, and the certificate fails;
+    - the model's objective at the point must equal the evaluator's (within 1e-6) and have
+      the problem's sense: the bound is a bound on the model's objective, and transfers to the
+      problem's only where the two agree. A model with a changed objective (e.g. a penalty
+      term) is solved but not certified; certify such a model yourself.
+    time_limit None = MILP_DEFAULT_TIME; presolve None = the model's `presolve_hint` (the
+    builders set it where presolve hurts), else on. Returns a `Result` (method 'model').
+    """
+    from .solvers.highs import HighsModel, HighsOptions
+
+    spec, inst = spec_and_instance(instance)
+    limit = time_limit if time_limit is not None else MILP_DEFAULT_TIME
+    if presolve is None:
+        presolve = bool(getattr(model, "presolve_hint", True))
+    opts = HighsOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
+                        presolve=presolve)
+    t0 = time.perf_counter()
+    hm = HighsModel.from_pyomo(model, opts)
+    res = hm.solve()
+    algorithm = str(model.name)
+    scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "
+             f"not for the original {spec.name} problem")
+    details = {**res.summary(), "scope": scope, "time_limit_s": limit,
+               "model": {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
+                         "is_mip": hm.is_mip, "sense": hm.sense}}
+    solution = spec.decode(inst, model, res) if res.x is not None else None
+    elapsed = time.perf_counter() - t0
+    evaluation = spec.evaluate(inst, solution) if solution is not None else None
+    status = res.status
+    failures: list[str] = []
+    if hm.sense != spec.sense and res.objective is not None:
+        failures.append(f"the model {hm.sense}imizes but {spec.name} {spec.sense}imizes: its "
+                        "bound does not bound the problem's objective")
+    if res.max_violation is not None and res.max_violation > MODEL_FEASIBILITY_TOL:
+        failures.append(f"the returned point violates the model's rows by {res.max_violation:.3g}")
+    if status is Status.OPTIMAL and mip_rel_gap > 0 and res.abs_gap:
+        status = Status.FEASIBLE
+    bound_source = (f"model {model.name!r}: " +
+                    ("MIP dual bound" if hm.is_mip else "LP optimum (its own bound)"))
+    cert = make_certificate(spec, method="model", algorithm=algorithm, status=status,
+                            evaluation=evaluation, bound=res.bound, bound_source=bound_source,
+                            times={"total_s": elapsed, "compile_s": res.compile_s,
+                                   "solve_s": res.solve_s},
+                            reported_objective=res.objective, details=details,
+                            failures=failures, problem_size=spec.size(inst),
+                            objective_must_match=True)
+    objective = evaluation.objective if evaluation is not None else None
+    message = res.message
+    if status is Status.INFEASIBLE:
+        message = message or "the model has no feasible point (your constraints contradict)"
+    return Result(problem=spec.name, method="model", algorithm=algorithm, status=status,
+                  objective=objective, bound=res.bound, bound_source=bound_source, gap=cert.gap,
+                  time_s=elapsed, message=message, solution=solution, certificate=cert,
+                  evaluation=evaluation, details=details, instance=inst)

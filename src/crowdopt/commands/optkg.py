@@ -108,7 +108,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     gcols = {k: v for k, v in (("task", args.gold_task_col), ("label", args.gold_label_col))
              if v}
     table, gold = load_table(args.labels, args.gold, cols, gcols)
-    budgets = [args.budget] if args.budget else [table.n_labels]
+    if args.budget is not None and args.budget < 1:
+        raise InputError("--budget", "an integer >= 1 (labels to buy)", args.budget)
+    budgets = [args.budget] if args.budget is not None else [table.n_labels]
     if args.reps < 1:
         raise InputError("--reps", "an integer >= 1", args.reps)
     rows, accs = [], []

@@ -89,11 +89,14 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
                            w_hat=rel.accuracy[eligible], n=rel.n[eligible], estimator=estimator,
                            costs=None if costs is None else costs[eligible], budget=budget,
                            worker_ids=ids)
-    res = run_method(SPEC, inst, method, RunOptions(time_limit=time_limit, seed=seed))
+    # a kind ('exact') runs its first method that applies (one-line InputError when none does)
+    res = run_method(SPEC, inst, SPEC.resolve(method, inst),
+                     RunOptions(time_limit=time_limit, seed=seed))
     out: dict[str, Any] = {
         "accuracy": None, "accuracies": {}, "status": res.status, "method": res.method,
         "algorithm": res.algorithm, "objective": res.objective, "bound": res.bound,
-        "gap": res.gap, "time_s": res.time_s, "certificate": res.certificate,
+        "gap": res.gap, "time_s": res.time_s,
+        "certificate": res.certificate.to_dict() if res.certificate is not None else None,
         "message": res.message, "estimator": estimator, "classes": table.n_classes,
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),

@@ -9,12 +9,13 @@ model is the multiple-choice knapsack of digest 2.4 (one iteration per annotator
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
-from ..problems.cltap import CltapInstance, Workplan
+from ..problems.cltap import CltapInstance, CltapSolution, Workplan
 from ..problems.cltap import linear_correctness as workplan_cost
 
 
@@ -141,3 +142,16 @@ def build_pricing(reward: np.ndarray, b: int, *, tight: bool = True) -> pyo.Conc
                                             for j in range(a) for k in range(K)) <= int(b))
     m.choice = pyo.Constraint(m.A, rule=lambda m, j: quicksum(m.w[j, k] for k in range(K)) <= 1)
     return m
+
+
+def decode(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
+    """task_of[j, k] = i where x[i, j, k] > 1/2 in a solved (possibly extended) compact model
+    (tasks i, annotators j and iterations k are the instance's 0-based indices)."""
+    z = np.full((inst.a, inst.K), -1, dtype=np.int64)
+    for (i, j, k), v in res.values(m.x).items():
+        if v > 0.5:
+            z[j, k] = i
+    return CltapSolution(z)
+
+
+BUILDERS = {"milp-compact": build_compact}

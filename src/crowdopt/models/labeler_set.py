@@ -7,32 +7,49 @@
 - `build_wmv_pattern_model` (P2): one binary y (WMV right) and tau (tie) per correctness pattern
   of all M labelers; unselected labelers marginalize out of P(pattern) by themselves.
 Both accept heterogeneous costs with a weight lambda, a budget and a size cap; they are for small
-M (P1: M <= ~14; P2: 2^(M+1) binaries, M <= ~10).
+M (P1: M <= ~14; P2: 2^(M+1) binaries, M <= ~10). The selection x is indexed by the instance's
+labeler ids (positions 0.. without ids): `x[labeler_id]`; `build_milp` picks the model of the
+instance's rule, `decode` reads the selected set of a solved (possibly extended) model.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
-from ..problems.labeler_set import LabelerSetInstance
+from ..problems.labeler_set import LabelerSetInstance, LabelerSetSolution
 from ..problems.vote_accuracy import TIE_TOL
 
 PATTERN_SLACK = 1e-6  # P2 strictness margin: above HiGHS feasibility tolerance (set to 1e-9)
 
 
-def _side_constraints(m: pyo.ConcreteModel, inst: LabelerSetInstance, order: list[int]) -> None:
+def labeler_keys(inst: LabelerSetInstance) -> list:
+    """The model index of each labeler: its id, else its position."""
+    return list(inst.labeler_ids) if inst.labeler_ids else list(range(inst.n_labelers))
+
+
+def _selection(m: pyo.ConcreteModel, inst: LabelerSetInstance, order: list[int]) -> list:
+    """m.x[labeler id] binary; returns the x of each labeler in `order`."""
+    keys = labeler_keys(inst)
+    m.L = pyo.Set(initialize=keys, ordered=True)
+    m.x = pyo.Var(m.L, domain=pyo.Binary)
+    return [m.x[keys[i]] for i in order]
+
+
+def _side_constraints(m: pyo.ConcreteModel, inst: LabelerSetInstance, order: list[int],
+                      xs: list) -> None:
     M = len(order)
     c = [float(inst.cost_vector[i]) for i in order]
-    m.nonempty = pyo.Constraint(expr=quicksum(m.x[k] for k in range(M)) >= 1)
+    m.nonempty = pyo.Constraint(expr=quicksum(xs) >= 1)
     if inst.budget is not None:
-        m.budget = pyo.Constraint(expr=quicksum(c[k] * m.x[k] for k in range(M) if c[k])
+        m.budget = pyo.Constraint(expr=quicksum(c[k] * xs[k] for k in range(M) if c[k])
                                   <= float(inst.budget))
     if inst.max_size is not None:
-        m.size_cap = pyo.Constraint(expr=quicksum(m.x[k] for k in range(M))
-                                    <= int(inst.max_size))
-    m.cost_term = quicksum(float(inst.cost_weight) * c[k] * m.x[k] for k in range(M)
+        m.size_cap = pyo.Constraint(expr=quicksum(xs) <= int(inst.max_size))
+    m.cost_term = quicksum(float(inst.cost_weight) * c[k] * xs[k] for k in range(M)
                            if c[k] and inst.cost_weight)
 
 
@@ -41,14 +58,14 @@ def quality_order(inst: LabelerSetInstance) -> list[int]:
     return [int(i) for i in np.argsort(-inst.qualities, kind="stable")]
 
 
-def build_mv_margin_model(inst: LabelerSetInstance) -> tuple[pyo.ConcreteModel, list[int]]:
-    """P1: vote-margin DP MILP. Returns (model, order); model.x[k] is labeler order[k]."""
+def build_mv_margin_model(inst: LabelerSetInstance) -> pyo.ConcreteModel:
+    """P1: vote-margin DP MILP over x[labeler id]; the DP stage i is the i-th labeler in
+    quality order (`quality_order`)."""
     order = quality_order(inst)
     p = [float(inst.qualities[i]) for i in order]
     M = len(order)
     m = pyo.ConcreteModel(name="labeler_set_mv_margin")
-    m.K = pyo.RangeSet(0, M - 1)
-    m.x = pyo.Var(m.K, domain=pyo.Binary)
+    xs = _selection(m, inst, order)
     qidx = [(i, d) for i in range(M + 1) for d in range(-i, i + 1)]
     zidx = [(i, d) for i in range(1, M + 1) for d in range(-i, i + 1)]
     m.q = pyo.Var(qidx, bounds=(0.0, 1.0))
@@ -62,7 +79,7 @@ def build_mv_margin_model(inst: LabelerSetInstance) -> tuple[pyo.ConcreteModel, 
     m.link = pyo.ConstraintList()
     m.total = pyo.ConstraintList()
     for i in range(1, M + 1):
-        pi, xi = p[i - 1], m.x[i - 1]
+        pi, xi = p[i - 1], xs[i - 1]
         for d in range(-i, i + 1):
             g = pi * q(i - 1, d - 1) + (1.0 - pi) * q(i - 1, d + 1) - q(i - 1, d)
             z = m.z[i, d]
@@ -72,14 +89,14 @@ def build_mv_margin_model(inst: LabelerSetInstance) -> tuple[pyo.ConcreteModel, 
             m.link.add(z <= g + (1 - xi))
             m.link.add(z >= g - (1 - xi))
         m.total.add(quicksum(m.q[i, d] for d in range(-i, i + 1)) == 1.0)
-    _side_constraints(m, inst, order)
+    _side_constraints(m, inst, order, xs)
     acc = quicksum(m.q[M, d] for d in range(1, M + 1)) + 0.5 * m.q[M, 0]
     m.obj = pyo.Objective(expr=acc - m.cost_term, sense=pyo.maximize)
-    return m, order
+    return m
 
 
-def build_wmv_pattern_model(inst: LabelerSetInstance) -> tuple[pyo.ConcreteModel, list[int]]:
-    """P2: pattern MILP for WMV. Returns (model, order); model.x[k] is labeler order[k]."""
+def build_wmv_pattern_model(inst: LabelerSetInstance) -> pyo.ConcreteModel:
+    """P2: pattern MILP for WMV over x[labeler id] (patterns over labelers in input order)."""
     order = list(range(inst.n_labelers))
     p = inst.qualities
     w = [float(v) for v in inst.weights]
@@ -91,18 +108,32 @@ def build_wmv_pattern_model(inst: LabelerSetInstance) -> tuple[pyo.ConcreteModel
     tie_at = -e + PATTERN_SLACK / 2  # margin > -e
     big = float(sum(abs(v) for v in w) + e + 1.0)
     m = pyo.ConcreteModel(name="labeler_set_wmv_pattern")
-    m.K = pyo.RangeSet(0, M - 1)
+    xs = _selection(m, inst, order)
     m.W = pyo.RangeSet(0, (1 << M) - 1)
-    m.x = pyo.Var(m.K, domain=pyo.Binary)
     m.y = pyo.Var(m.W, domain=pyo.Binary)
     m.tau = pyo.Var(m.W, domain=pyo.Binary)
     m.win = pyo.ConstraintList()
     for om in range(1 << M):
-        margin = quicksum((w[k] if bits[om, k] else -w[k]) * m.x[k] for k in range(M) if w[k])
+        margin = quicksum((w[k] if bits[om, k] else -w[k]) * xs[k] for k in range(M) if w[k])
         m.win.add(margin >= win_at - big * (1 - m.y[om]))
         m.win.add(margin >= tie_at - big * (1 - m.tau[om]))
         m.win.add(m.y[om] + m.tau[om] <= 1)
-    _side_constraints(m, inst, order)
+    _side_constraints(m, inst, order, xs)
     acc = quicksum(float(prob[om]) * (m.y[om] + 0.5 * m.tau[om]) for om in range(1 << M))
     m.obj = pyo.Objective(expr=acc - m.cost_term, sense=pyo.maximize)
-    return m, order
+    return m
+
+
+def build_milp(inst: LabelerSetInstance) -> pyo.ConcreteModel:
+    """The exact MILP of the instance's vote rule: P1 (MV) or P2 (WMV)."""
+    return build_mv_margin_model(inst) if inst.rule == "mv" else build_wmv_pattern_model(inst)
+
+
+def decode(inst: LabelerSetInstance, m: pyo.ConcreteModel, res: Any) -> LabelerSetSolution:
+    """The selected set x[labeler] > 1/2 of a solved (possibly extended) model."""
+    pos = {k: i for i, k in enumerate(labeler_keys(inst))}
+    sel = sorted(pos[k] for k, v in res.values(m.x).items() if v > 0.5)
+    return LabelerSetSolution(np.array(sel, dtype=np.int64))
+
+
+BUILDERS = {"milp": build_milp}

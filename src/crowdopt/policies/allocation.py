@@ -80,6 +80,28 @@ class TieArgmax:
             lst[p] = last
             self.pos[last] = p
 
+    def top_key(self) -> int | None:
+        """The maximal key of an id present (None when empty), without drawing a tie."""
+        while self.heap:
+            k = -self.heap[0]
+            if self.buckets.get(k):
+                return k
+            heapq.heappop(self.heap)
+            self.in_heap.discard(k)
+            self.buckets.pop(k, None)
+            self.first.pop(k, None)
+        return None
+
+    def copy(self, rng: np.random.Generator) -> TieArgmax:
+        """An independent copy drawing its ties from `rng` (same buckets, same order)."""
+        new = TieArgmax.__new__(TieArgmax)
+        new.key, new.pos = list(self.key), list(self.pos)
+        new.buckets = {k: list(v) for k, v in self.buckets.items()}
+        new.heap, new.in_heap = list(self.heap), set(self.in_heap)
+        new.first = {k: list(v) for k, v in self.first.items()}
+        new.tie, new.rng = self.tie, rng
+        return new
+
     def top(self) -> int | None:
         """An id of maximal key (uniform among ties, or the smallest id), None when empty."""
         while self.heap:
@@ -168,6 +190,30 @@ class BetaIndexPolicy:
     def exclude(self, i: int) -> None:
         self.arg.remove(i)
 
+    def include(self, i: int) -> None:
+        """Make an excluded instance available again (a live campaign holds an instance out
+        while its query is open, then puts it back with its current posterior)."""
+        self.arg.set(i, self._keys(self.a[i:i + 1], self.b[i:i + 1])[0])
+
+    def outcome_keys(self, i: int) -> tuple[int, int]:
+        """Tie keys instance i would have after a +1 and after a -1 label."""
+        a, b = float(self.a[i]), float(self.b[i])
+        kp, km = self._keys(np.array([a + 1.0, a]), np.array([b, b + 1.0]))
+        return kp, km
+
+    def clone(self) -> BetaIndexPolicy:
+        """An independent copy of the decision state (posterior, argmax buckets, generator
+        state) for what-if runs; the memo of index values is shared (a pure function)."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.a, new.b = self.a.copy(), self.b.copy()
+        new.rng = np.random.default_rng()
+        new.rng.bit_generator.state = self.rng.bit_generator.state
+        new.arg = self.arg.copy(new.rng)
+        if hasattr(self, "available"):
+            new.available = self.available.copy()
+        return new
+
     def estimate(self) -> np.ndarray:
         """H_T = {i : a_i >= b_i} (Cor. 3.2; ties positive)."""
         return self.a >= self.b
@@ -210,6 +256,9 @@ class FiniteGittinsPolicy(BetaIndexPolicy):
 
     def exclude(self, i: int) -> None:
         self.available[i] = False
+
+    def include(self, i: int) -> None:
+        self.available[i] = True
 
 
 HOMOGENEOUS = ("optkg", "kg", "pessimistic", "cvar", "nlu", "uniform", "gittins",
@@ -356,6 +405,16 @@ class WorkerPolicy:
 
     def reliability(self) -> np.ndarray:
         return self.c / (self.c + self.d)
+
+    def clone(self) -> WorkerPolicy:
+        """An independent copy of the decision state; the pair structure is shared (fixed)."""
+        new = WorkerPolicy.__new__(WorkerPolicy)
+        new.__dict__.update(self.__dict__)
+        for f in ("a", "b", "c", "d", "active", "keys"):
+            setattr(new, f, getattr(self, f).copy())
+        new.rng = np.random.default_rng()
+        new.rng.bit_generator.state = self.rng.bit_generator.state
+        return new
 
 
 # ----------------------------------------------------------------------------- multi-class

@@ -14,12 +14,12 @@ A solution is `task_of[j, k]`: the task annotator j labels at her iteration k (0
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation
+from ..registry import Evaluation, ProblemInstance
 from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
 
 Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based (Sec. 5)
@@ -39,13 +39,27 @@ def weight(p: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class CltapInstance:
+class CltapInstance(ProblemInstance):
+    """CL-TAP (Sec. 3.3): t identical tasks, budget b, accuracies p[j, k] of annotator j at her
+    k-th label. Annotators and tasks are 0-based indices (tasks are interchangeable)."""
+
+    problem: ClassVar[str] = "cltap"
+
     t: int  # tasks
     b: int  # budget (labels)
     p: np.ndarray  # accuracies, shape (a, K), K <= t iterations per annotator
     p_max: float = P_MAX
     meta: dict = field(default_factory=dict)
     _phi: np.ndarray | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_arrays(cls, p: Any, t: Any, b: Any, *, p_max: Any = P_MAX,
+                    meta: dict | None = None) -> CltapInstance:
+        """CL-TAP (eqs. 11-17) from plain data: the a x K accuracy matrix p (row j = annotator
+        j, column k = her (k+1)-th label, K <= t), t tasks, a budget of b labels; p is clipped
+        to [1 - p_max, p_max] (digest A3). Validated like an instance file (one-line
+        InputError)."""
+        return make_instance(p, t, b, p_max, meta)
 
     @property
     def a(self) -> int:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation
+from ..registry import Evaluation, ProblemInstance
 from ..validate import (
     MAX_ITEMS,
     choice,
@@ -35,7 +35,12 @@ COST_TOL = 1e-9  # budget slack for float sums
 
 
 @dataclass(frozen=True, eq=False)
-class LabelerSetInstance:
+class LabelerSetInstance(ProblemInstance):
+    """Eq. 4: labeler qualities p_i, the vote rule, optional costs (weight lambda, budget)
+    and size cap."""
+
+    problem: ClassVar[str] = "labeler-set"
+
     qualities: np.ndarray  # p_i, shape (M,)
     costs: np.ndarray | None = None  # c_i >= 0, shape (M,), or None (no costs)
     cost_weight: float = 0.0  # lambda in pi(S) - lambda C(S)
@@ -44,6 +49,17 @@ class LabelerSetInstance:
     rule: str = "mv"
     wmv_eps: float = 0.0  # WMV tie tolerance (Sec. 4.1)
     labeler_ids: list | None = None
+
+    @classmethod
+    def from_arrays(cls, qualities: Any, *, costs: Any = None, cost_weight: Any = 0.0,
+                    budget: Any = None, max_size: Any = None, rule: Any = "mv",
+                    wmv_eps: Any = 0.0, labeler_ids: Any = None) -> LabelerSetInstance:
+        """Eq. 4 from plain data: qualities p_i in [0, 1] ((0, 1) for rule 'wmv'), optional
+        costs c_i >= 0 with weight lambda (pi(S) - lambda C(S)) and/or a budget C(S) <= B, an
+        optional size cap |S| <= K, the vote rule ('mv' or 'wmv') and optional labeler ids.
+        Validated like an instance file (one-line InputError)."""
+        return make_instance(qualities, costs, cost_weight, budget, max_size, rule, wmv_eps,
+                             labeler_ids)
 
     @property
     def n_labelers(self) -> int:

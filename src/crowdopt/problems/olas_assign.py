@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation
+from ..registry import Evaluation, ProblemInstance
 from ..validate import (
     id_indices,
     ids,
@@ -28,7 +28,7 @@ from .olas_noise import NoiseFunction, noise_from_spec
 
 
 @dataclass(frozen=True, eq=False)
-class OlasPool:
+class OlasPool(ProblemInstance):
     """What both OLAS models share: labelers (accuracy a_i, capacity c_i), points (entropy
     e_j), the noise function, and the sorted orders of Theorems 1-2 (cached, read-only)."""
 
@@ -89,6 +89,18 @@ class OlasPool:
 @dataclass(frozen=True, eq=False)
 class OlasAssignInstance(OlasPool):
     """Model 2: assign every point (query set) to a labeler."""
+
+    problem: ClassVar[str] = "olas-assign"
+
+    @classmethod
+    def from_arrays(cls, accuracies: Any, capacities: Any, entropies: Any, *,
+                    noise: Any = "linear", labeler_ids: Any = None,
+                    point_ids: Any = None) -> OlasAssignInstance:
+        """Model 2 (eqs. 2a-2d) from plain data: labeler accuracies a_i in [0, 1] and integer
+        capacities c_i >= 0, point entropies e_j >= 0, a noise model (name, spec dict or
+        NoiseFunction) and optional ids (strings or integers) that solutions and models use.
+        Validated like an instance file: a bad value raises a one-line InputError."""
+        return make_instance(accuracies, capacities, entropies, noise, labeler_ids, point_ids)
 
     @property
     def feasible(self) -> bool:

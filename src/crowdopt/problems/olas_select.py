@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -46,6 +46,19 @@ class OlasSelectInstance(OlasPool):
 
     beta: float = 0.2
     budget: int | None = None
+
+    problem: ClassVar[str] = "olas-select"
+
+    @classmethod
+    def from_arrays(cls, accuracies: Any, capacities: Any, entropies: Any, *,
+                    beta: Any = 0.2, budget: Any = None, noise: Any = "linear",
+                    labeler_ids: Any = None, point_ids: Any = None) -> OlasSelectInstance:
+        """Model 10 (eqs. 10a-10i) from plain data: labeler accuracies and integer capacities,
+        pool entropies, the noise bound beta of (10d), an optional cap B on the selection,
+        a noise model and optional ids (strings or integers). Validated like an instance file
+        (one-line InputError; the noise model must be monotone on these values)."""
+        return make_instance(accuracies, capacities, entropies, noise, beta, budget,
+                             labeler_ids, point_ids)
 
     @property
     def max_selected(self) -> int:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation
+from ..registry import Evaluation, ProblemInstance
 from ..validate import (
     MAX_ITEMS,
     choice,
@@ -43,7 +43,11 @@ def tie_tol(best: float) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class WorkerSelectInstance:
+class WorkerSelectInstance(ProblemInstance):
+    """Eq. 11: scores G_i, K, the number of classes L; optional costs and budget (digest 2.6)."""
+
+    problem: ClassVar[str] = "worker-select"
+
     scores: np.ndarray  # G_i, shape (M,); may be negative
     classes: int  # L >= 2
     max_workers: int  # K >= 1
@@ -53,6 +57,20 @@ class WorkerSelectInstance:
     costs: np.ndarray | None = None  # integer costs >= 0 (extension, digest 2.6)
     budget: int | None = None
     worker_ids: list | None = None
+
+    @classmethod
+    def from_arrays(cls, max_workers: Any, *, scores: Any = None, w_hat: Any = None,
+                    n: Any = None, classes: Any = 2, estimator: Any = "unbiased",
+                    costs: Any = None, budget: Any = None,
+                    worker_ids: Any = None) -> WorkerSelectInstance:
+        """Eq. 11 from plain data: the cap K = max_workers and either the scores G_i
+        (`scores`) or estimated reliabilities `w_hat` with `n` gold questions (one integer or
+        one per worker), from which G_i is computed by `estimator` (Theorem 3 'unbiased' or
+        'plugin'); optional integer costs with a budget, optional worker ids. Validated like
+        an instance file (one-line InputError)."""
+        return make_instance(max_workers=max_workers, classes=classes, scores_=scores,
+                             w_hat=w_hat, n=n, estimator=estimator, costs=costs,
+                             budget=budget, worker_ids=worker_ids)
 
     @property
     def n_workers(self) -> int:

@@ -82,12 +82,27 @@ def replay(table, gold, *, policy: str = "optkg", budgets: Sequence[int] = (800,
             "accuracy": [acc[t] for t in budgets], "time_s": [secs[t] for t in budgets]}
 
 
+def label_queues(table, rng: np.random.Generator, mode: str = "homogeneous"):
+    """The order in which a replay reveals the table's labels: row indices per item
+    (homogeneous) or per (item, worker) pair (heterogeneous), revealed by `pop()` (from the
+    end) after one seeded permutation of all rows (uniform without replacement). A live
+    campaign driven from the table (crowdopt.campaign.TableOracle) answers from the same
+    queues, so it sees the replay's labels in the replay's order."""
+    order = rng.permutation(table.n_labels)
+    if mode == "homogeneous":
+        rows_by_item: list[list[int]] = [[] for _ in range(table.n_tasks)]
+        for r in order.tolist():
+            rows_by_item[int(table.task[r])].append(r)
+        return rows_by_item
+    queue: dict[tuple[int, int], list[int]] = {}
+    for r in order.tolist():
+        queue.setdefault((int(table.task[r]), int(table.worker[r])), []).append(r)
+    return queue
+
+
 def _run_homogeneous(table, policy, marks, prior, alpha, rng, seed) -> dict:
     K = table.n_tasks
-    order = rng.permutation(table.n_labels)  # uniform without replacement within each item
-    rows_by_item = [[] for _ in range(K)]
-    for r in order.tolist():
-        rows_by_item[int(table.task[r])].append(r)
+    rows_by_item = label_queues(table, rng, "homogeneous")
     signs = np.where(table.label == 1, 1, -1)
     t0 = time.perf_counter()
     pol = make_policy(policy, K, prior=prior, seed=[seed, 1], budget=marks[-1], alpha=alpha)
@@ -109,10 +124,7 @@ def _run_homogeneous(table, policy, marks, prior, alpha, rng, seed) -> dict:
 
 def _run_heterogeneous(table, rule, tie, marks, prior, worker_prior, rng, seed) -> dict:
     pairs = np.stack([table.task, table.worker], axis=1)
-    order = rng.permutation(table.n_labels)
-    queue: dict[tuple[int, int], list[int]] = {}
-    for r in order.tolist():
-        queue.setdefault((int(table.task[r]), int(table.worker[r])), []).append(r)
+    queue = label_queues(table, rng, "heterogeneous")
     signs = np.where(table.label == 1, 1, -1)
     t0 = time.perf_counter()
     pol = WorkerPolicy(table.n_tasks, table.n_workers, rule, prior=prior,

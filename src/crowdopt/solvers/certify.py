@@ -13,8 +13,11 @@ import platform
 from typing import Any
 
 from ..registry import Evaluation, ProblemSpec
+from ..results import SCHEMA_VERSION, Certificate, jsonable
+from ..status import Status
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "TOL", "Certificate", "add_failures", "close", "gap_ratio",
+           "lower_upper", "make_certificate", "versions", "with_bound"]
 TOL = 1e-7  # absolute + relative tolerance of every "equal" claim
 
 
@@ -96,50 +99,91 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
                      evaluation: Evaluation | None, bound: float | None,
                      bound_source: str | None, times: dict[str, float],
                      reported_objective: float | None = None, primal_source: str | None = None,
-                     seed: int | None = None, details: dict | None = None) -> dict[str, Any]:
-    """Build the JSON certificate of one solution (+ bound) and check it for consistency."""
-    objective = evaluation.objective if evaluation is not None else None
+                     seed: int | None = None, details: dict | None = None,
+                     failures: list[str] | None = None, notes: list[str] | None = None,
+                     problem_size: str | None = None, solution: dict | None = None,
+                     objective_must_match: bool = False) -> Certificate:
+    """The certificate of one solution (+ bound), checked for consistency.
+
+    Failures: the solution is infeasible for the evaluator; the solver's own objective claims
+    a better value than the recomputed one (a solver's number is never trusted); the bound
+    crosses the objective; 'optimal' without a closed gap. A solver objective WORSE than the
+    recomputed one is only a note (an epigraph variable above the max at a time-limited
+    incumbent: the recomputed value stands), unless `objective_must_match` (a user's model,
+    whose objective may not be the problem's: any difference at the point voids the transfer
+    of its bound). `failures`/`notes` add the caller's checks.
+    """
+    objective = float(evaluation.objective) if evaluation is not None else None
     feasible = bool(evaluation.feasible) if evaluation is not None else None
     incumbent = objective if feasible else None
     lower, upper = lower_upper(spec.sense, incumbent, bound)
     gap, rel_gap, ratio = gap_ratio(lower, upper)
-    failures: list[str] = []
+    fails: list[str] = []
+    notes = list(notes or [])
     if evaluation is not None and not evaluation.feasible:
-        failures.append("solution infeasible: " + "; ".join(evaluation.violations[:3]))
-    if reported_objective is not None and objective is not None and not close(reported_objective, objective, 1e-6):
-        failures.append(f"reported objective {reported_objective!r} != recomputed {objective!r}")
+        fails.append("solution infeasible: " + "; ".join(evaluation.violations[:3]))
+    if (reported_objective is not None and objective is not None
+            and not close(reported_objective, objective, 1e-6)):
+        better_claimed = (reported_objective < objective if spec.sense == "min"
+                          else reported_objective > objective)
+        if better_claimed:
+            fails.append(f"reported objective {reported_objective!r} != recomputed {objective!r}")
+        elif objective_must_match:
+            fails.append(f"the model's objective {reported_objective!r} differs from the "
+                         f"problem's {objective!r} at the returned point: its bound does not "
+                         "bound the problem's objective (a changed objective, or an epigraph "
+                         "variable left loose at a time-limited point)")
+        else:
+            notes.append(f"the solver's objective {reported_objective!r} is worse than the "
+                         f"recomputed {objective!r} (a loose epigraph at a non-optimal point); "
+                         "the recomputed value is used")
     if gap is not None and gap < 0:
-        failures.append(f"bound crosses the incumbent (lower {lower!r} > upper {upper!r})")
-    if status == "optimal" and (gap is None or gap != 0.0):
-        failures.append("status 'optimal' without a bound that closes the gap")
-    proven = gap is not None and gap == 0.0 and not failures
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "problem": spec.name,
-        "sense": spec.sense,
-        "method": method,
-        "algorithm": algorithm,
-        "status": status,
-        "objective": objective,
-        "reported_objective": reported_objective,
-        "primal_source": primal_source or algorithm,
-        "bound": bound,
-        "bound_source": bound_source,
-        "lower": lower,
-        "upper": upper,
-        "gap": gap,
-        "rel_gap": rel_gap,
-        "ratio": ratio,
-        "proven_optimal": proven,
-        "feasible": feasible,
-        "max_violation": evaluation.max_violation if evaluation is not None else None,
-        "certified": not failures,
-        "failures": failures,
-        "times": times,
-        "seed": seed,
-        "details": details or {},
-        "versions": _with_highs(cached_versions(), details),
-    }
+        fails.append(f"bound crosses the incumbent (lower {lower!r} > upper {upper!r})")
+    if Status(status) is Status.OPTIMAL and (gap is None or gap != 0.0):
+        fails.append("status 'optimal' without a bound that closes the gap")
+    fails += list(failures or [])
+    return Certificate(
+        problem=spec.name, sense=spec.sense, method=method, algorithm=algorithm,
+        status=Status(status), objective=objective,
+        reported_objective=_num(reported_objective), primal_source=primal_source or algorithm,
+        bound=_num(bound), bound_source=bound_source, lower=_num(lower), upper=_num(upper),
+        gap=_num(gap), rel_gap=_num(rel_gap), ratio=_num(ratio),
+        proven_optimal=gap is not None and gap == 0.0 and not fails, feasible=feasible,
+        max_violation=_num(evaluation.max_violation) if evaluation is not None else None,
+        certified=not fails, failures=tuple(fails), notes=tuple(notes),
+        times=jsonable(times), seed=seed, details=dict(details or {}),
+        versions=_with_highs(cached_versions(), details), problem_size=problem_size,
+        solution=solution)
+
+
+def _num(v: Any) -> float | None:
+    """A plain float (numpy scalars converted here, at the source) or None."""
+    return None if v is None else float(v)
+
+
+def with_bound(cert: Certificate, bound: float | None, bound_source: str | None) -> Certificate:
+    """The certificate measured against another valid bound (compare: the run's best bound);
+    a bound that crosses the objective is a failure."""
+    if bound is None or not cert.feasible or cert.objective is None:
+        return cert
+    lower, upper = lower_upper(cert.sense, cert.objective, bound)
+    gap, rel, ratio = gap_ratio(lower, upper)
+    fails = list(cert.failures)
+    if gap is not None and gap < 0:
+        fails.append("objective beats a valid bound")
+    certified = not fails
+    return cert.replace(bound=_num(bound), bound_source=bound_source, lower=_num(lower),
+                        upper=_num(upper), gap=_num(gap), rel_gap=_num(rel), ratio=_num(ratio),
+                        proven_optimal=gap == 0.0 and certified, certified=certified,
+                        failures=tuple(fails))
+
+
+def add_failures(cert: Certificate, failures: list[str]) -> Certificate:
+    """The certificate with more failed checks (no longer certified, nor proven)."""
+    if not failures:
+        return cert
+    return cert.replace(failures=(*cert.failures, *failures), certified=False,
+                        proven_optimal=False)
 
 
 def _with_highs(vers: dict[str, str], details: Any) -> dict[str, str]:

@@ -43,7 +43,8 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
     m = build_compact(inst, symmetry_break=symmetry_break)
     build_s = time.perf_counter() - t0
     res = solve_model(m, HighsOptions(time_limit=limit, threads=opts.threads,
-                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True))
+                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
+                                      presolve=opts.presolve is not False))
     details = {**res.summary(), "build_s": build_s}
     if res.x is None:
         return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
@@ -178,7 +179,7 @@ SPEC = ProblemSpec.from_module(
         Method("rnd", "fast", _baseline("rnd"), "random baseline (seeded)"),
         Method("milp-compact", "exact", solve_milp,
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
-               applicable=_milp_size),
+               applicable=_milp_size, time_limit=MILP_DEFAULT_TIME),
         Method("brute-force", "exact", _brute, "exhaustive enumeration (t <= 4, a <= 3)",
                applicable=_brute_size),
         Method("lp-closed-form", "bound", _closed_form,

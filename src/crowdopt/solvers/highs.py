@@ -64,7 +64,8 @@ class HighsOptions:
     feasibility_tol: float = 1e-9
     # LP only: which algorithm ("choose", "simplex", "ipm"); column generation wants simplex.
     lp_solver: str = "choose"
-    verbose: bool = False
+    # HiGHS log on stderr; None = the process-wide switch (CLI --verbose sets CROWDOPT_VERBOSE)
+    verbose: bool | None = None
     extra: tuple[tuple[str, Any], ...] = ()  # raw HiGHS options as (name, value) pairs
 
     def __post_init__(self) -> None:
@@ -74,6 +75,13 @@ class HighsOptions:
             raise InputError("time_limit", "a number > 0 (seconds) or none", self.time_limit)
         if self.threads < 1:
             raise InputError("threads", "an integer >= 1", self.threads)
+
+    @property
+    def log(self) -> bool:
+        """Whether HiGHS writes its log (always to stderr, never to stdout)."""
+        if self.verbose is not None:
+            return bool(self.verbose)
+        return os.environ.get("CROWDOPT_VERBOSE", "") not in ("", "0")
 
     def replace(self, **kw: Any) -> HighsOptions:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -161,8 +169,8 @@ class HighsResult:
 
 
 @contextlib.contextmanager
-def stdout_to_stderr() -> Iterator[None]:
-    """Point file descriptor 1 at stderr for the duration (restored after, even on error).
+def stdout_to_stderr(target: str = "stderr") -> Iterator[None]:
+    """Point file descriptor 1 at stderr (or /dev/null) for the duration, restored after.
 
     highspy 1.16 prints its banner on stdout inside `Highs()`, before any option can apply, and
     HiGHS logs (when asked for) are C-level writes to fd 1: both must never reach stdout, which
@@ -178,17 +186,21 @@ def stdout_to_stderr() -> Iterator[None]:
     except OSError:  # no fd 1 at all (daemonized): nothing to protect
         yield
         return
+    sink = os.open(os.devnull, os.O_WRONLY) if target == "devnull" else None
     try:
-        os.dup2(2, 1)
+        os.dup2(2 if sink is None else sink, 1)
         yield
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+        if sink is not None:
+            os.close(sink)
 
 
-def new_highs() -> highspy.Highs:
-    """A `highspy.Highs` created with fd 1 pointed at stderr: the ONE way to make one."""
-    with stdout_to_stderr():
+def new_highs(verbose: bool = False) -> highspy.Highs:
+    """A `highspy.Highs` made with fd 1 redirected: the ONE way to make one. Its start-up
+    banner goes to stderr when the caller asked for solver logs, else nowhere."""
+    with stdout_to_stderr("stderr" if verbose else "devnull"):
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
     return h
@@ -244,7 +256,7 @@ class HighsModel:
         self._integrality = (np.asarray(integrality, dtype=np.int32)
                              if integrality is not None else np.zeros(self.num_col, np.int32))
         _ensure_threads(self.options.threads)
-        self.h = new_highs()
+        self.h = new_highs(self.options.log)
         self._apply_options(self.options)
         lp = highspy.HighsLp()
         lp.num_col_ = self.num_col
@@ -361,7 +373,7 @@ class HighsModel:
     # ------------------------------------------------------------------ solving
     def _apply_options(self, opt: HighsOptions) -> None:
         h = self.h
-        h.setOptionValue("output_flag", bool(opt.verbose))
+        h.setOptionValue("output_flag", opt.log)
         h.setOptionValue("threads", int(opt.threads))
         h.setOptionValue("mip_rel_gap", float(opt.mip_rel_gap))
         h.setOptionValue("mip_abs_gap", float(opt.mip_abs_gap))

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..problems import labeler_set as P
 from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
-from ..registry import Evaluation, Method, Outcome, ProblemSpec, RunOptions
+from ..registry import MILP_DEFAULT_TIME, Evaluation, Method, Outcome, ProblemSpec, RunOptions
 
 ENUM_MAX = {"mv": 16, "wmv": 12}
 MILP_MAX = {"mv": 14, "wmv": 10}
@@ -172,24 +172,20 @@ def _enum_size(inst: P.LabelerSetInstance) -> str | None:
 def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0."""
     # Pyomo and HiGHS load only here, so the fast path and the learner stay light to import.
-    from ..models.labeler_set import build_mv_margin_model, build_wmv_pattern_model
-    from .highs import HighsOptions, Status, solve_model
+    from ..models.labeler_set import build_milp, decode
+    from .highs import Status, solve_model
 
     opts = opts or RunOptions()
-    build = build_mv_margin_model if inst.rule == "mv" else build_wmv_pattern_model
-    m, order = build(inst)
+    m = build_milp(inst)
     # the adapter's default feasibility tolerance (1e-9) keeps the pattern model's bound exact
-    res = solve_model(m, HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
-                                      mip_rel_gap=opts.mip_rel_gap))
+    res = solve_model(m, opts.highs())
     details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern"}
     if res.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
     if res.x is None:
-        return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
-    x = res.values(m.x)
-    sel = sorted(order[k] for k, v in x.items() if v > 0.5)
-    return Outcome(str(res.status), P.LabelerSetSolution(np.array(sel, dtype=np.int64)),
-                   res.bound, "milp-dual-bound", res.objective, details)
+        return Outcome(res.status, None, res.bound, "milp-dual-bound", details=details)
+    return Outcome(res.status, decode(inst, m, res), res.bound, "milp-dual-bound",
+                   res.objective, details)
 
 
 def _milp_size(inst: P.LabelerSetInstance) -> str | None:
@@ -211,7 +207,7 @@ SPEC = ProblemSpec.from_module(
                applicable=_local_size),
         Method("milp", "exact", solve_milp,
                "vote-margin MILP (MV) or pattern MILP (WMV), HiGHS, gap 0",
-               applicable=_milp_size),
+               applicable=_milp_size, time_limit=MILP_DEFAULT_TIME),
         Method("enumeration", "exact", solve_enumeration, "all 2^M - 1 non-empty sets",
                applicable=_enum_size),
     ),

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..problems import olas_assign as P2
 from ..problems import olas_select as P
-from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
 from ..status import Status
 from .olas_assign import assign_sorted
 
@@ -85,11 +85,7 @@ INTEGRAL_TOL = 1e-7
 def _highs_options(opts: RunOptions, *, lp: bool) -> Any:
     # Model 10 is feasible by construction (y = 0), so an "infeasible" report is a HiGHS presolve
     # defect (digest 6.2): known_feasible makes the adapter retry without presolve.
-    from .highs import HighsOptions
-
-    return HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
-                        mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
-                        lp_solver="simplex" if lp else "choose")
+    return opts.highs(known_feasible=True, lp_solver="simplex" if lp else "choose")
 
 
 def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
@@ -99,15 +95,6 @@ def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
     from .highs import solve_model
 
     return solve_model(m, _highs_options(opts, lp=lp))
-
-
-def _from_ranks(inst: P.OlasSelectInstance, pairs: list[tuple[int, int]]) -> P.OlasSelectSolution:
-    """Solution from (labeler rank, point rank) pairs, in entropy order."""
-    pairs = sorted(pairs, key=lambda p: p[1])
-    ol, op = inst.labeler_order(), inst.point_order()
-    sel = np.array([op[j] for _, j in pairs], dtype=np.int64)
-    lab = np.array([ol[i] for i, _ in pairs], dtype=np.int64)
-    return P.OlasSelectSolution(sel, lab)
 
 
 def _empty() -> P.OlasSelectSolution:
@@ -134,7 +121,9 @@ def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source
     res = _solve(m, opts, lp=False)
     sol = None
     if res.x is not None:
-        sol = _from_ranks(inst, [(i, j) for (i, j), v in res.values(m.y).items() if v > 0.5])
+        from ..models.olas_select import decode
+
+        sol = decode(inst, m, res)
     return _outcome(res, sol, source, {"build_s": build_s})
 
 
@@ -184,9 +173,9 @@ def _solve_tu_lp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, var: 
         if res.x is None:
             return _outcome(res, None, source, details)
         vals = res.values(comp)
-    chosen = [k for k, v in vals.items() if v > 0.5]
-    ranks = [k[1] if isinstance(k, tuple) else k for k in chosen]
-    sol = assign_theorem1(inst, inst.point_order()[np.array(ranks, dtype=np.int64)])
+    from ..models.olas_select import decode
+
+    sol = assign_theorem1(inst, decode(inst, m, res).selected)
     return _outcome(res, sol, source, details)
 
 
@@ -245,10 +234,10 @@ SPEC = ProblemSpec.from_module(
                "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
         Method("milp-compact", "exact", solve_compact,
                "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
-               applicable=_compact_size),
+               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
         Method("milp-literal", "exact", solve_literal,
                "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
-               applicable=_literal_size),
+               applicable=_literal_size, time_limit=MILP_DEFAULT_TIME),
         Method("lp-bmatching", "exact", solve_bmatching_lp,
                "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
     ),

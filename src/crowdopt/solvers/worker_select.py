@@ -22,7 +22,7 @@ import numpy as np
 
 from ..problems import worker_select as P
 from ..problems.worker_select import tie_tol
-from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
 
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
@@ -142,28 +142,26 @@ def solve_dp(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) -> Ou
 def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
                          build) -> Outcome:
     """Stage 1: max F_hat at gap 0; stage 2: min |S| s.t. F_hat >= F* - tol (digest 2.5)."""
-    from ..models.worker_select import PRESOLVE, add_second_pass, selected_workers
-    from .highs import HighsOptions, Status, solve_model
+    from ..models.worker_select import PRESOLVE, add_second_pass, decode
+    from .highs import Status, solve_model
 
     opts = opts or RunOptions()
     t0 = time.perf_counter()
     m = build(inst)
     build_s = time.perf_counter() - t0
-    presolve = PRESOLVE[m.kind]
-    hopts = HighsOptions(time_limit=opts.time_limit, threads=opts.threads,
-                         mip_rel_gap=opts.mip_rel_gap, presolve=presolve,
-                         known_feasible=not inst.has_costs)
+    hopts = opts.highs(presolve=PRESOLVE[m.kind], known_feasible=not inst.has_costs)
+    presolve = hopts.presolve
     res1 = solve_model(m, hopts)
     details = {"model": m.kind, "presolve": presolve, "build_s": build_s,
                "stage1": res1.summary(), "nodes": res1.nodes}
     if res1.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
     if res1.x is None:
-        return Outcome(str(res1.status), None, res1.bound, "milp-dual-bound", details=details)
-    sol = P.WorkerSelectSolution(selected_workers(m, res1.values(m.z)))
+        return Outcome(res1.status, None, res1.bound, "milp-dual-bound", details=details)
+    sol = decode(inst, m, res1)
     ev1 = P.evaluate(inst, sol)
     if res1.status is not Status.OPTIMAL or not ev1.feasible:
-        return Outcome(str(res1.status), sol, res1.bound, "milp-dual-bound", res1.objective,
+        return Outcome(res1.status, sol, res1.bound, "milp-dual-bound", res1.objective,
                        details)
     floor = ev1.objective - tie_tol(ev1.objective)
     add_second_pass(m, floor)
@@ -175,7 +173,7 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
     details["stage2"] = res2.summary()
     details["second_pass"] = "kept stage 1"
     if res2.x is not None:
-        sol2 = P.WorkerSelectSolution(selected_workers(m, res2.values(m.z)))
+        sol2 = decode(inst, m, res2)
         ev2 = P.evaluate(inst, sol2)
         if ev2.feasible and ev2.objective >= floor and len(sol2.selected) <= len(sol.selected):
             sol = sol2
@@ -233,10 +231,10 @@ SPEC = ProblemSpec.from_module(
                "with costs the exact integer-cost DP"),
         Method("milp-a", "exact", solve_formulation_a,
                "formulation A (per-cardinality selectors), HiGHS gap 0, then min |S| among optima",
-               applicable=_a_size),
+               applicable=_a_size, time_limit=MILP_DEFAULT_TIME),
         Method("milp-compact", "exact", solve_compact,
                "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
-               applicable=_compact_size),
+               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
         Method("cost-dp", "exact", solve_dp, "integer-cost DP over (worker, size, spend)",
                applicable=_dp_size),
     ),

@@ -1,0 +1,21 @@
+"""Live labeling campaigns: Opt-KG, LS_OL and CL-TAP on a real job, state in a SQLite file.
+
+    from crowdopt.campaign import Campaign
+    c = Campaign.create("job.db", policy="optkg", items="items.csv", budget=3200, seed=0)
+    for q in c.next(50):          # leased queries: q.item (and q.worker when the policy chose)
+        ...                       # send to the crowd platform
+    c.record([(item, worker, label), ...])   # idempotent, all-or-nothing
+    c.status()                    # budget, labels with confidence, worker reliabilities
+
+The same policy objects as `simulate` / `replay` decide (see `drivers`); the file is the state
+(see `store`, `core`); `crowdopt campaign serve` exposes it over HTTP (`http`).
+"""
+
+from __future__ import annotations
+
+from .core import DEFAULT_LEASE, Campaign, Query, StoreError
+from .drivers import BATCHING, POLICIES, Diverged
+from .oracle import TableOracle
+
+__all__ = ["Campaign", "Query", "TableOracle", "Diverged", "StoreError", "POLICIES", "BATCHING",
+           "DEFAULT_LEASE"]

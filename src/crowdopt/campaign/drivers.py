@@ -1,0 +1,380 @@
+"""Drivers: how a campaign's log becomes calls on the policy objects of simulate / replay.
+
+A driver wraps ONE policy object (`BetaIndexPolicy` / `FiniteGittinsPolicy` from
+`make_policy`, `WorkerPolicy`, `LSOL`, or the CBP plan of CL-TAP) and offers the campaign:
+
+- `propose()`: the policy's next decision (it draws the policy's ties, like `next()` does);
+- `apply(p, labels)`: the answers of a decision, as the policy observes them;
+- `pend(p)` / `determined()`: a what-if copy (`clone()`) in which some decisions still wait
+  for answers, and whether the next decision is the same whatever those answers will be;
+- `hold(p)`: batching 'fill' only, the decision is out (its item is held out of the argmax).
+
+Timelines. With batching 'exact' the committed policy sees exactly the one-at-a-time run:
+propose d1, apply its answer, propose d2, ... (answers in decision order, whatever order they
+arrived in). That is the replay's loop, so decisions equal `replay optkg` / `replay lsol` label
+for label. A decision is handed out before earlier answers are in only when `determined()`
+proves that no outcome of those answers can change it (see `IndexDriver`). With batching
+'fill' decisions are made on the answers in so far, items with an open query held out.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import CrowdoptError, InputError
+from ..policies.allocation import (
+    _GONE,
+    BetaIndexPolicy,
+    FiniteGittinsPolicy,
+    WorkerPolicy,
+    make_policy,
+    parse_policy,
+)
+from ..policies.lsol import LSOL, Action, DisagreementFilter, Schedule
+
+POLICIES = ("optkg", "optkg-het", "lsol", "cltap")
+BATCHING = ("exact", "fill")
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One policy decision: the item, and one query per entry of `workers` (None = any)."""
+
+    kind: str
+    item: int
+    workers: tuple
+    data: dict = field(default_factory=dict, compare=True, hash=False)
+
+
+class Diverged(CrowdoptError):
+    """The policy does not reproduce a decision of the log (wrong code or a damaged file)."""
+
+
+class Driver:
+    speculative = False  # can decide while answers are pending (exact batching)
+
+    def __init__(self, fill: bool):
+        self.fill = fill
+        self.pending = 0
+
+    def clone(self) -> Driver:  # pragma: no cover - every driver overrides
+        raise NotImplementedError
+
+    def determined(self) -> bool:
+        """True when the next proposal does not depend on any pending answer."""
+        return self.pending == 0
+
+    def size(self) -> int:
+        """Queries of the next proposal (call after `determined()`)."""
+        return 1
+
+    def pend(self, p: Proposal) -> None:
+        self.pending += 1
+
+    def hold(self, p: Proposal) -> None:
+        pass
+
+
+# ----------------------------------------------------------------------------- Opt-KG
+class IndexDriver(Driver):
+    """Homogeneous Opt-KG (and the other index rules of `make_policy`).
+
+    The exact timeline is the replay's loop: i = next(); observe(i, y); exclude(i) once the
+    item has had `max_labels` labels. Speculation (index policies with a `TieArgmax`): a
+    pending decision on item p is taken out of the what-if copy and remembers
+    bound_p = max(key after a +1, key after a -1) (-inf when p reaches its cap, as it is then
+    excluded in every outcome). The next decision is determined when the top key of the copy
+    is strictly above every bound: then no outcome of the pending answers can put p in (or
+    reorder) the top bucket, and the tie draw sees the same bucket in every outcome. Proof
+    sketch: observe(p) only moves p out of its bucket (the same swap in every outcome, as
+    both outcome keys differ from the old one, which is >= the top) into a lower bucket."""
+
+    def __init__(self, pol, caps: list[int | None], fill: bool):
+        super().__init__(fill)
+        self.pol = pol
+        self.caps = caps
+        self.count = [0] * len(caps)  # decisions proposed per item
+        self.speculative = isinstance(pol, BetaIndexPolicy) and \
+            not isinstance(pol, FiniteGittinsPolicy)
+        self.bound = -math.inf
+        self.alive = 0  # pending items that may come back
+        for i, c in enumerate(caps):
+            if c is not None and c <= 0:
+                pol.exclude(i)
+
+    def clone(self) -> IndexDriver:
+        new = copy.copy(self)
+        new.pol = self.pol.clone()
+        new.count = list(self.count)
+        return new
+
+    def _empty(self) -> bool:
+        if isinstance(self.pol, FiniteGittinsPolicy):
+            return not self.pol.available.any()
+        return self.pol.arg.top_key() is None
+
+    def determined(self) -> bool:
+        if self.pending == 0:
+            return True
+        if not self.speculative:
+            return False
+        k = self.pol.arg.top_key()
+        if k is None:
+            return self.alive == 0
+        return k > self.bound
+
+    def propose(self) -> Proposal | None:
+        if self._empty():
+            return None
+        i = int(self.pol.next())
+        self.count[i] += 1
+        return Proposal("label", i, (None,))
+
+    def _capped(self, i: int) -> bool:
+        c = self.caps[i]
+        return c is not None and self.count[i] >= c
+
+    def apply(self, p: Proposal, labels: list[int]) -> None:
+        i = p.item
+        self.pol.observe(i, 1 if labels[0] == 1 else -1)
+        if self.fill:
+            if not self._capped(i):
+                self.pol.include(i)
+        elif self._capped(i):
+            self.pol.exclude(i)
+
+    def hold(self, p: Proposal) -> None:
+        self.pol.exclude(p.item)
+
+    def pend(self, p: Proposal) -> None:
+        self.pending += 1
+        if self.speculative:
+            if not self._capped(p.item):
+                self.bound = max(self.bound, *self.pol.outcome_keys(p.item))
+                self.alive += 1
+            self.pol.exclude(p.item)
+
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Current class index per item (1 = positive, ties positive) and P(label right)."""
+        pos = self.pol.estimate()
+        pp = self.pol.posterior()
+        return pos.astype(np.int64), np.where(pos, pp, 1.0 - pp)
+
+
+class PairDriver(Driver):
+    """Heterogeneous Opt-KG (`WorkerPolicy`): the policy picks (item, worker). Each pair is
+    bought once: excluded after its answer (exact, as the replay does when a pair's recorded
+    label is used) or when handed out (fill). No speculation: one answer changes a whole item
+    row and worker column."""
+
+    def __init__(self, pol: WorkerPolicy, fill: bool):
+        super().__init__(fill)
+        self.pol = pol
+
+    def clone(self) -> PairDriver:
+        new = copy.copy(self)
+        new.pol = self.pol.clone()
+        return new
+
+    def propose(self) -> Proposal | None:
+        if self.pol.keys.max() == _GONE:
+            return None
+        i, j = self.pol.next()
+        return Proposal("pair", int(i), (int(j),))
+
+    def apply(self, p: Proposal, labels: list[int]) -> None:
+        act = (p.item, p.workers[0])
+        self.pol.observe(act, 1 if labels[0] == 1 else -1)
+        if not self.fill:
+            self.pol.exclude(act)
+
+    def hold(self, p: Proposal) -> None:
+        self.pol.exclude((p.item, p.workers[0]))
+
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        from ..policies import beta_posterior as bp
+
+        pos = self.pol.estimate()
+        pp = bp.prob_positive(self.pol.a, self.pol.b)
+        return pos.astype(np.int64), np.where(pos, pp, 1.0 - pp)
+
+
+# ----------------------------------------------------------------------------- LS_OL
+class LsolDriver(Driver):
+    """LS_OL: item t of the items file is the arrival of step t; its decision is the labeler
+    set of `select(t)` (every active labeler when exploring), one query per labeler; the
+    arrival is observed once all its answers are in (`observe(action, labels)`, the replay's
+    call). As in the replay, testers are not re-assigned (D2 = 0: a worker labels an item
+    once). Speculation: an exploitation step's answers change no selection state, so later
+    arrivals are determined; after a pending exploration only a new exploration is (its
+    labeler set is every active labeler; not with the disagreement filter)."""
+
+    speculative = True
+
+    def __init__(self, learner: LSOL, n_items: int, fill: bool):
+        super().__init__(fill)
+        self.learner = learner
+        self.n_items = n_items
+        self.t = 1
+        self.outputs: dict[int, int] = {}
+        self.dirty = False  # a pending exploration (p_hat unknown)
+        self._next: Action | None = None
+
+    def clone(self) -> LsolDriver:
+        new = copy.copy(self)
+        new.learner = copy.deepcopy(self.learner)
+        new.outputs = dict(self.outputs)
+        return new
+
+    def _action(self) -> Action | None:
+        if self.t > self.n_items:
+            return None
+        if self._next is None or self._next.t != self.t:
+            self._next = self.learner.select(self.t)
+        return self._next
+
+    def determined(self) -> bool:
+        a = self._action()
+        if a is None or not self.dirty:
+            return True
+        return a.kind == "explore_new" and self.learner.filter is None
+
+    def size(self) -> int:
+        a = self._action()
+        return 0 if a is None else len(a.labelers)
+
+    def propose(self) -> Proposal | None:
+        a = self._action()
+        if a is None:
+            return None
+        self._next = None
+        self.t += 1
+        return Proposal(a.kind, a.t - 1, tuple(int(j) for j in a.labelers),
+                        {"tester": int(a.tester)})
+
+    def _act(self, p: Proposal) -> Action:
+        return Action(p.kind, np.asarray(p.workers, dtype=np.int64), p.data["tester"],
+                      p.item + 1)
+
+    def apply(self, p: Proposal, labels: list[int]) -> None:
+        self._next = None
+        lab = np.asarray(labels, dtype=np.int64)
+        if p.kind == "exploit":  # the replay's exploitation step: vote of the queried set
+            L = self.learner
+            who = np.asarray(p.workers, dtype=np.int64)
+            w = L._weights(L.p_hat())[who] if L.rule == "wmv" else None
+            self.outputs[p.item] = int(L.vote(lab, w))
+            L.steps["exploit"] += 1
+        else:
+            self.outputs[p.item] = int(self.learner.observe(self._act(p), lab))
+
+    def pend(self, p: Proposal) -> None:
+        self.pending += 1
+        if p.kind != "exploit":
+            # advance the tester count (label-independent) with a placeholder observation;
+            # p_hat is then unknown, which `determined` accounts for
+            self.learner.observe(self._act(p), [-1] * len(p.workers))
+            self._next = None
+            self.dirty = True
+
+
+# ----------------------------------------------------------------------------- CL-TAP
+class PlanDriver(Driver):
+    """CL-TAP: CBP decides the whole assignment offline (paper 003): annotator j's k-th label
+    goes to task task_of[j, k]. Decisions follow the plan by iteration, then annotator (each
+    annotator's labels in her iteration order, as the prefix rule requires); answers change
+    no decision, so every decision is determined. Labels are aggregated by the logit-weighted
+    vote with the forecast accuracies (Prop. 1)."""
+
+    speculative = True
+
+    def __init__(self, plan: list[tuple[int, int, int]], logits: np.ndarray, n_items: int,
+                 fill: bool):
+        super().__init__(fill)
+        self.plan = plan  # (annotator, iteration, task) in hand-out order
+        self.logits = logits
+        self.pos = 0
+        self.score = np.zeros(n_items)
+
+    def clone(self) -> PlanDriver:
+        new = copy.copy(self)
+        new.score = self.score.copy()
+        return new
+
+    def determined(self) -> bool:
+        return True
+
+    def propose(self) -> Proposal | None:
+        if self.pos >= len(self.plan):
+            return None
+        j, k, task = self.plan[self.pos]
+        self.pos += 1
+        return Proposal("plan", task, (j,), {"iteration": k})
+
+    def apply(self, p: Proposal, labels: list[int]) -> None:
+        s = self.logits[p.workers[0], p.data["iteration"]]
+        self.score[p.item] += s if labels[0] == 1 else -s
+
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        mu = 1.0 / (1.0 + np.exp(-self.score))  # posterior P(positive), prior 1/2
+        pos = mu >= 0.5
+        return pos.astype(np.int64), np.where(pos, mu, 1.0 - mu)
+
+
+# ----------------------------------------------------------------------------- factory
+def cltap_plan(accuracy: np.ndarray, n_items: int, budget: int, p_max: float
+               ) -> tuple[list[tuple[int, int, int]], np.ndarray]:
+    """CBP's assignment as (annotator, iteration, task) by iteration then annotator, and the
+    logits of the (clipped) forecast accuracies."""
+    from ..problems.cltap import make_instance
+    from ..solvers.cltap_cbp import cbp
+
+    inst = make_instance(accuracy, n_items, budget, p_max)
+    z = cbp(inst).task_of
+    plan = [(int(j), int(k), int(z[j, k])) for k in range(z.shape[1]) for j in range(z.shape[0])
+            if z[j, k] >= 0]
+    return plan, inst.logits
+
+
+def build(policy: str, params: dict, seed: int, budget: int, n_items: int, n_workers: int,
+          caps: list[int | None], pairs: np.ndarray | None, accuracy: np.ndarray | None,
+          fill: bool) -> Driver:
+    """The driver of a campaign, around a fresh policy object (same seeds as the replays:
+    Opt-KG's generator [seed, 1], LS_OL's seed)."""
+    if policy == "optkg":
+        pol = make_policy(params["rule"], n_items, prior=params["prior"], seed=[seed, 1],
+                          budget=budget, alpha=params["alpha"])
+        return IndexDriver(pol, caps, fill)
+    if policy == "optkg-het":
+        base, tie = parse_policy(params["rule"])
+        pol = WorkerPolicy(n_items, n_workers, base, prior=params["prior"],
+                           worker_prior=params["worker_prior"], pairs=pairs, tie=tie,
+                           seed=[seed, 1])
+        return PairDriver(pol, fill)
+    if policy == "lsol":
+        flt = DisagreementFilter(delta_rank=params["delta_rank"]) if params["filter"] else None
+        learner = LSOL(n_workers, n_classes=params["n_classes"], rule=params["rule"],
+                       estimator=params["estimator"], schedule=Schedule(params["G1"], 0.0),
+                       filter=flt, costs=np.ones(n_workers), cost_weight=params["price"],
+                       prior=params["prior"], seed=seed)
+        return LsolDriver(learner, n_items, fill)
+    if policy == "cltap":
+        if accuracy is None:
+            raise InputError("workers", "an accuracy curve per worker for cltap", None)
+        plan, logits = cltap_plan(accuracy, n_items, budget, params["p_max"])
+        return PlanDriver(plan, logits, n_items, fill)
+    raise InputError("policy", f"one of {', '.join(POLICIES)}", policy)
+
+
+def check(p: Proposal | None, want: Proposal, k: int) -> None:
+    if p is None or p.item != want.item or p.workers != want.workers or p.kind != want.kind:
+        got = None if p is None else (p.kind, p.item, p.workers)
+        raise Diverged(f"campaign log: decision {k} is {(want.kind, want.item, want.workers)} "
+                       f"but the policy now decides {got} (a different crowdopt version or a "
+                       "damaged file)")
+
+

@@ -1,0 +1,173 @@
+"""The campaign's SQLite file: schema, migrations, connection settings, transactions.
+
+One file holds a whole campaign (stdlib `sqlite3`, WAL journal):
+
+- `schema_version` (one row) and `campaign` (one row): policy, parameters, seed, budget,
+  batching, class labels, the HTTP bearer token, and `seq`, the last event number;
+- `items`, `workers` (ids as text, in input order: the policy's indices), `pairs` (the
+  (item, worker) pairs a heterogeneous policy may buy, when restricted);
+- `decisions`: every policy decision, numbered k = 1, 2, ... and stamped with its event
+  number `seq`; `queries`: the labels each decision asks for (one per worker slot) with the
+  lease bookkeeping (`handed`, `lease_until`, `leased_to`, `open`);
+- `answers`: every recorded answer, stamped with its event number, unique per query and per
+  (item, worker).
+
+Decisions and answers share one increasing event counter, so the ordered log of both is a
+query away: the policy state is rebuilt (or caught up) from it, never read from a pickle.
+
+Every operation is one `BEGIN IMMEDIATE ... COMMIT` transaction (writers queue on the lock,
+`busy_timeout` 60 s). WAL with `synchronous=NORMAL` keeps every committed transaction through
+a crash of the process (kill -9): a commit is in the WAL file before `COMMIT` returns; only a
+power loss can drop the last commits (set CROWDOPT_CAMPAIGN_SYNC=FULL to fsync each commit).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import InputError
+
+SCHEMA_VERSION = 1
+
+
+def _script(conn: sqlite3.Connection, sql: str) -> None:
+    """Run `;`-terminated statements one by one (inside the caller's transaction:
+    `executescript` would commit it first)."""
+    stmt = ""
+    for line in sql.splitlines(keepends=True):
+        stmt += line
+        if sqlite3.complete_statement(stmt):
+            conn.execute(stmt)
+            stmt = ""
+    if stmt.strip():
+        raise ValueError(f"incomplete SQL statement: {stmt!r}")
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    _script(conn, """
+    CREATE TABLE campaign (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        policy TEXT NOT NULL,
+        params TEXT NOT NULL,            -- JSON, validated at init
+        seed INTEGER NOT NULL,
+        budget INTEGER NOT NULL,
+        batching TEXT NOT NULL,
+        classes TEXT NOT NULL,           -- JSON list of label values (text)
+        open_workers INTEGER NOT NULL,   -- 1: workers are registered on their first answer
+        token TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        crowdopt_version TEXT NOT NULL,
+        seq INTEGER NOT NULL DEFAULT 0   -- last event number (decisions and answers)
+    );
+    CREATE TABLE items (
+        idx INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        max_labels INTEGER               -- NULL: no cap
+    );
+    CREATE TABLE workers (
+        idx INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        data TEXT                        -- JSON (e.g. a CL-TAP accuracy curve)
+    );
+    CREATE TABLE pairs (
+        item INTEGER NOT NULL REFERENCES items(idx),
+        worker INTEGER NOT NULL REFERENCES workers(idx),
+        PRIMARY KEY (item, worker)
+    ) WITHOUT ROWID;
+    CREATE TABLE decisions (
+        k INTEGER PRIMARY KEY,           -- 1, 2, ... in decision order
+        seq INTEGER NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        item INTEGER NOT NULL REFERENCES items(idx),
+        data TEXT,                       -- JSON (LS_OL tester, CL-TAP iteration)
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE queries (
+        id INTEGER PRIMARY KEY,
+        k INTEGER NOT NULL REFERENCES decisions(k),
+        pos INTEGER NOT NULL,            -- slot within the decision
+        item INTEGER NOT NULL REFERENCES items(idx),
+        worker INTEGER REFERENCES workers(idx),   -- NULL: any worker (homogeneous Opt-KG)
+        round INTEGER NOT NULL,          -- earlier queries on the same item
+        handed INTEGER NOT NULL DEFAULT 0,
+        lease_until REAL,
+        leased_to TEXT,
+        open INTEGER NOT NULL DEFAULT 1,
+        UNIQUE (k, pos)
+    );
+    CREATE INDEX queries_open ON queries(id) WHERE open = 1;
+    CREATE TABLE answers (
+        seq INTEGER PRIMARY KEY,
+        query INTEGER NOT NULL UNIQUE REFERENCES queries(id),
+        item INTEGER NOT NULL REFERENCES items(idx),
+        worker INTEGER NOT NULL REFERENCES workers(idx),
+        label INTEGER NOT NULL,          -- class index
+        recorded_at REAL NOT NULL,
+        UNIQUE (item, worker)
+    );
+    """)
+
+
+# MIGRATIONS[v - 1] brings a database from version v - 1 to v (index 0 creates the schema).
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+
+
+def connect(path: str | Path) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on."""
+    conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None,
+                           check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 60000")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if mode.lower() != "wal":
+        conn.close()
+        raise InputError("DB", "a file system where SQLite can use WAL", mode)
+    sync = os.environ.get("CROWDOPT_CAMPAIGN_SYNC", "NORMAL").upper()
+    if sync not in ("NORMAL", "FULL"):
+        sync = "NORMAL"
+    conn.execute(f"PRAGMA synchronous = {sync}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def version(conn: sqlite3.Connection) -> int:
+    """Schema version of an open database (0: no crowdopt schema)."""
+    has = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = "
+                       "'schema_version'").fetchone()
+    if not has:
+        return 0
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(conn: sqlite3.Connection, path: str | Path = "DB", *, create: bool = False) -> int:
+    """Bring the schema to the newest version, one transaction per step; returns the version.
+    A database written by a newer crowdopt (higher version) is refused, not touched; a file
+    without the schema is created only when `create` (init), else it is not a campaign."""
+    target = len(MIGRATIONS)
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            v = version(conn)
+            if v > target:
+                raise InputError("DB", f"a campaign of schema version <= {target}",
+                                 f"version {v} in {path}",
+                                 note="written by a newer crowdopt; upgrade crowdopt")
+            if v == target:
+                conn.execute("COMMIT")
+                return v
+            if v == 0 and not create:
+                raise InputError("DB", "a campaign file (crowdopt campaign init)", str(path))
+            MIGRATIONS[v](conn)
+            if v == 0:
+                conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                conn.execute("INSERT INTO schema_version VALUES (1)")
+            else:
+                conn.execute("UPDATE schema_version SET version = ?", (v + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise

@@ -1,0 +1,309 @@
+"""`crowdopt campaign init|next|record|status|export|serve`: a live labeling campaign.
+
+The campaign is one SQLite file (DB). `init` fixes the items, workers, budget, policy,
+parameters and seed; `next` hands out leased queries; `record` stores answers (idempotent, all
+or nothing); `status` reports; `export` writes the answers; `serve` is the HTTP service
+(optional extra `serve`). Exit codes: 0 ok, 2 bad input (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import os
+import sys
+from pathlib import Path
+
+from ..errors import InputError
+
+BATCHING_HELP = ("exact (default): decisions equal the one-at-a-time policy and `replay`, label "
+                 "for label; `next --n N` then hands out only queries that no pending answer "
+                 "can change (fewer than N while the policy needs answers). fill: `next --n N` "
+                 "hands out N queries decided on the answers in so far (an item with an open "
+                 "query is held out)")
+
+
+def _open(db: str):
+    from ..campaign import Campaign
+
+    return Campaign.open(db)
+
+
+def _iso(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t).isoformat(timespec="seconds")
+
+
+# ----------------------------------------------------------------------------- init
+def cmd_init(args: argparse.Namespace) -> int:
+    from ..campaign import Campaign
+    from ..cli import emit_json
+
+    keys = {"optkg": ("rule", "prior", "alpha"),
+            "optkg-het": ("rule", "prior", "worker_prior"),
+            "lsol": ("rule", "prior", "estimator", "G1", "price", "filter", "delta_rank"),
+            "cltap": ("p_max",)}.get(args.policy, ())
+    given = {k: getattr(args, k) for k in ("rule", "prior", "alpha", "worker_prior",
+                                           "estimator", "G1", "price", "delta_rank", "p_max")
+             if getattr(args, k) is not None}
+    if args.filter:
+        given["filter"] = True
+    wrong = sorted(set(given) - set(keys))
+    if wrong:
+        raise InputError("--" + wrong[0].replace("_", "-"),
+                         f"an option of policy {args.policy} ({', '.join(keys) or 'none'})",
+                         given[wrong[0]])
+    camp = Campaign.create(args.db, policy=args.policy, items=args.items, budget=args.budget,
+                           workers=args.workers, seed=args.seed, batching=args.batching,
+                           labels=args.labels, pairs=args.pairs, params=given)
+    token_file = Path(str(args.db) + ".token")
+    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(camp.token + "\n")
+    doc = {"campaign": str(args.db), "policy": camp.policy, "params": camp.params,
+           "items": len(camp.item_ids), "workers": len(camp.worker_ids),
+           "budget": camp.budget, "seed": camp.seed, "batching": camp.batching,
+           "classes": camp.classes, "token_file": str(token_file)}
+    camp.close()
+    if args.json:
+        emit_json(doc)
+    else:
+        who = f", {doc['workers']} workers" if doc["workers"] else ""
+        print(f"campaign {args.db}: {camp.policy} on {doc['items']} items{who}, budget "
+              f"{camp.budget}, seed {camp.seed}, batching {camp.batching}")
+        print(f"HTTP bearer token written to {token_file}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- next
+def cmd_next(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+
+    with _open(args.db) as camp:
+        qs = camp.next(args.n, worker=args.worker, lease=args.lease)
+        note = None
+        if not qs:
+            st = camp.status()
+            if st["done"]:
+                note = f"campaign done: {st['answers']} answers, budget {st['budget']}"
+            elif st["left"] <= 0 and not st["open"]["expired"]:
+                note = (f"budget handed out: waiting for {st['issued'] - st['answers']} "
+                        "answers to open queries")
+            else:
+                o = st["open"]
+                note = (f"no query now: {o['leased'] + o['expired'] + o['not_handed_out']} open "
+                        f"queries ({o['leased']} leased, {o['not_handed_out']} for other workers)"
+                        " must be answered before the policy decides more")
+    if args.json:
+        doc = {"queries": [q.to_dict() for q in qs], "count": len(qs)}
+        if note:
+            doc["note"] = note
+        emit_json(doc)
+        return 0
+    if qs:
+        rows = [{"query": q.id, "item": q.item, "worker": q.worker or "any", "round": q.round,
+                 "lease_until": _iso(q.lease_until)} for q in qs]
+        print(format_table(rows, ["query", "item", "worker", "round", "lease_until"]))
+    else:
+        print(note)
+    return 0
+
+
+# ----------------------------------------------------------------------------- record
+def cmd_record(args: argparse.Namespace) -> int:
+    from ..campaign import io as cio
+    from ..cli import emit_json
+
+    rows = cio.read_answers(args.answers)
+    with _open(args.db) as camp:
+        res = camp.record(rows)
+    if args.json:
+        emit_json(res)
+    else:
+        print(f"recorded {res['recorded']} answers ({res['duplicates']} already recorded) "
+              f"from {res['rows']} rows")
+    return 0
+
+
+# ----------------------------------------------------------------------------- status
+def cmd_status(args: argparse.Namespace) -> int:
+    from ..cli import emit_json, format_table
+
+    with _open(args.db) as camp:
+        st = camp.status(gold=args.gold)
+    if args.json:
+        emit_json(st)
+        return 0
+    o = st["open"]
+    print(f"campaign {st['campaign']}: {st['policy']} (batching {st['batching']}, seed "
+          f"{st['seed']}){'  DONE' if st['done'] else ''}")
+    print(f"budget {st['budget']}: {st['spent']} answers recorded, {st['issued']} queries "
+          f"decided, {st['left']} left")
+    print(f"open queries: {o['leased']} leased, {o['expired']} expired leases, "
+          f"{o['not_handed_out']} not handed out yet")
+    if st.get("answers_waiting"):
+        print(f"{st['answers_waiting']} answers wait for earlier ones (applied in decision "
+              "order)")
+    if "accuracy" in st:
+        acc = st["accuracy"]
+        print(f"accuracy against gold: {'-' if acc is None else f'{acc:.4f}'} "
+              f"({st['gold_items']} items)")
+    labeled = [r for r in st["labels"] if r["label"] is not None]
+    labeled.sort(key=lambda r: (r["confidence"] if r["confidence"] is not None else 2.0))
+    print(f"\nleast confident labels ({len(labeled)} items labeled; all with --json):")
+    if labeled:
+        print(format_table(labeled[:args.top], ["item", "label", "confidence", "answers"]))
+    ws = sorted(st["workers"], key=lambda r: -r["answers"])[:args.top]
+    if ws:
+        print(f"\nworkers; reliability: {st['reliability_source']}")
+        cols = ["worker", "answers", "agreement"] + (["reliability"] if "reliability" in ws[0]
+                                                    else [])
+        print(format_table(ws, cols))
+    if st["expired_leases"]:
+        print("\nexpired leases (handed out again by `next`):")
+        print(format_table([{**e, "lease_until": _iso(e["lease_until"])}
+                            for e in st["expired_leases"][:args.top]],
+                           ["query", "item", "worker", "leased_to", "lease_until"]))
+    return 0
+
+
+# ----------------------------------------------------------------------------- export
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open(args.db) as camp:
+        if args.what == "answers":
+            header = ["task", "worker", "label"]
+            rows = [list(r) for r in camp.answers()]
+        else:
+            header = ["task", "label", "confidence", "answers"]
+            rows = [[r["item"], r["label"] if r["label"] is not None else "",
+                     "" if r["confidence"] is None else f"{r['confidence']:.6g}", r["answers"]]
+                    for r in camp.status()["labels"]]
+    out = open(args.output, "w", newline="") if args.output else sys.stdout
+    try:
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    finally:
+        if args.output:
+            out.close()
+    if args.output:
+        print(f"wrote {len(rows)} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..campaign.http import serve
+
+    serve(args.db, host=args.host, port=args.port)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    from ..cli import positive_int
+
+    return positive_int(text)
+
+
+def register(cli) -> None:
+    from ..cli import _Parser, positive_float
+
+    top = cli.top.add_parser(
+        "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP) in a SQLite file",
+        description="A live campaign: the policy decides which labels to buy while answers "
+                    "arrive; all state is in the DB file (survives kill -9, safe for several "
+                    "processes). See README 'Run a live campaign'.")
+    sub = top.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+
+    def missing(args: argparse.Namespace) -> int:
+        top.print_help()
+        return 2
+    top.set_defaults(func=missing)
+
+    p = sub.add_parser("init", help="create a campaign file",
+                       description="Create DB for one policy: optkg (homogeneous Opt-KG, paper "
+                       "002), optkg-het (Opt-KG choosing the worker too), lsol (LS_OL labeler "
+                       "selection, paper 001), cltap (CBP task assignment, paper 003). Files: "
+                       "items.csv (column item; optional max_labels, optkg), workers.csv "
+                       "(column worker; accuracy for cltap: one number or ';'-separated per "
+                       "iteration), pairs.csv (item,worker). dataset:NAME works for each.")
+    p.add_argument("db", metavar="DB", help="the campaign file to create (must not exist)")
+    p.add_argument("--policy", required=True, choices=("optkg", "optkg-het", "lsol", "cltap"))
+    p.add_argument("--items", required=True, metavar="ITEMS",
+                   help="items CSV (item[,max_labels]) or dataset:NAME (LS_OL: arrival order)")
+    p.add_argument("--workers", default=None, metavar="WORKERS",
+                   help="workers CSV (worker[,accuracy]) or dataset:NAME; required except for "
+                   "optkg (where workers are registered by their first answer)")
+    p.add_argument("--budget", required=True, type=_positive_int, help="labels to buy")
+    p.add_argument("--seed", type=int, default=0, help="seed of the policy's random choices")
+    p.add_argument("--batching", choices=("exact", "fill"), default="exact", help=BATCHING_HELP)
+    p.add_argument("--labels", default=None, metavar="NEG,POS",
+                   help="class values (binary policies: negative,positive; default 0,1)")
+    p.add_argument("--pairs", default=None, metavar="PAIRS",
+                   help="optkg-het: allowed (item, worker) pairs (CSV or dataset:NAME)")
+    g = p.add_argument_group("policy options")
+    g.add_argument("--rule", default=None, help="optkg: optkg|kg|pessimistic|cvar|nlu|uniform|"
+                   "gittins|gittins-finite (+ -det: ties to the smallest index); optkg-het: "
+                   "optkg|kg|uniform; lsol: mv|wmv")
+    g.add_argument("--prior", default=None, help="optkg/optkg-het: Beta prior a,b of each item "
+                   "(1,1); lsol: pseudo-counts on p_hat (1)")
+    g.add_argument("--alpha", type=float, default=None, help="optkg cvar level (0.5)")
+    g.add_argument("--worker-prior", default=None, help="optkg-het: Beta prior c,d of worker "
+                   "reliability (4,1)")
+    g.add_argument("--estimator", choices=("first", "pooled"), default=None, help="lsol")
+    g.add_argument("--G1", type=float, default=None, help="lsol: testers D1(t) = G1 log t (2)")
+    g.add_argument("--price", type=float, default=None,
+                   help="lsol: cost per label in the set choice, pi(S) - price |S| (0.01)")
+    g.add_argument("--filter", action="store_true", help="lsol: disagreement filter")
+    g.add_argument("--delta-rank", type=float, default=None, help="lsol filter level (0.1)")
+    g.add_argument("--p-max", type=float, default=None, help="cltap: accuracy clip (0.999)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("next", help="hand out the next queries (leased)",
+                       description="The next queries: item, and worker where the policy "
+                       "chooses one. Expired leases are handed out again first.")
+    p.add_argument("db", metavar="DB")
+    p.add_argument("--n", type=_positive_int, default=1, help="at most N queries (default 1)")
+    p.add_argument("--worker", default=None, help="only queries this worker may answer")
+    p.add_argument("--lease", type=positive_float, default=600.0,
+                   help="lease in seconds (default 600); expired: handed out again")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_next)
+
+    p = sub.add_parser("record", help="record answers (idempotent, all or nothing)",
+                       description="ANSWERS: CSV with columns item, worker, label ('-' = "
+                       "stdin). The same (item, worker, label) twice is one answer; a "
+                       "conflicting label or an answer to a query never handed out rejects "
+                       "the whole file (exit 2).")
+    p.add_argument("db", metavar="DB")
+    p.add_argument("answers", metavar="ANSWERS")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("status", help="budget, labels with confidence, worker reliabilities",
+                       description="Budget spent/left, open and expired leases, current labels "
+                       "with posterior confidence, worker reliabilities.")
+    p.add_argument("db", metavar="DB")
+    p.add_argument("--gold", default=None, metavar="GOLD",
+                   help="gold CSV (item,label) or a data set name: adds accuracy")
+    p.add_argument("--top", type=_positive_int, default=10, help="rows per table (text)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("export", help="write the answers (task,worker,label) or the labels")
+    p.add_argument("db", metavar="DB")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout")
+    p.add_argument("--what", choices=("answers", "labels"), default="answers",
+                   help="answers: task,worker,label rows (default); labels: task,label,"
+                   "confidence,answers")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("serve", help="HTTP service: next/record/status/export (extra: serve)",
+                       description="JSON endpoints POST /next, POST /record, GET /status, "
+                       "GET /export; every request needs 'Authorization: Bearer TOKEN' (the "
+                       "token init wrote to DB.token). Needs pip install 'crowdopt[serve]'.")
+    p.add_argument("db", metavar="DB")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.set_defaults(func=cmd_serve)

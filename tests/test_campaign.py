@@ -1,0 +1,533 @@
+"""Live campaigns (crowdopt.campaign): decisions equal the replays', the store's guarantees
+(idempotent all-or-nothing record, leases, rebuild from the log, migrations), CL-TAP plans and
+the CLI. Real-data equivalence, kill -9, processes and HTTP: test_campaign_*.py."""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+
+import numpy as np
+import pytest
+
+import crowdopt.sim.lsol_replay as lrp
+import crowdopt.sim.optkg_replay as orp
+from crowdopt.campaign import Campaign, Diverged, TableOracle, core, store
+from crowdopt.cli import main
+from crowdopt.crowd.tables import from_arrays, gold_from_arrays
+from crowdopt.errors import CrowdoptError, InputError
+
+
+# ----------------------------------------------------------------------------- helpers
+def binary_table(seed: int, K: int = 30, W: int = 25, lo: int = 1, hi: int = 7, dense=False):
+    """A random binary table: item i has lo..hi labels from distinct workers; ids are text."""
+    rng = np.random.default_rng(seed)
+    theta = rng.random(K)
+    t, w, y = [], [], []
+    for i in range(K):
+        n = W if dense else int(rng.integers(lo, hi + 1))
+        for j in rng.choice(W, size=n, replace=False):
+            t.append(f"i{i}")
+            w.append(f"w{j}")
+            y.append(int(rng.random() < theta[i]))
+    table = from_arrays(t, w, y, classes=[0, 1])
+    gold = gold_from_arrays(table, [f"i{i}" for i in range(K)], (theta >= 0.5).astype(int))
+    return table, gold
+
+
+def caps_of(table) -> dict:
+    return {str(t): int(c) for t, c in zip(table.task_ids, table.labels_per_task())}
+
+
+def replay_trace(monkeypatch, table, gold, *, policy="optkg", budget, seed, mode="homogeneous"):
+    """The replay's decisions (items, or (item, worker) pairs) and its accuracy."""
+    trace: list = []
+    real_make, real_worker = orp.make_policy, orp.WorkerPolicy
+
+    def make(*a, **k):
+        pol = real_make(*a, **k)
+        nxt = pol.next
+
+        def rec():
+            i = nxt()
+            trace.append(int(i))
+            return i
+        pol.next = rec
+        return pol
+
+    class Rec(real_worker):
+        def next(self):
+            a = super().next()
+            trace.append(tuple(int(x) for x in a))
+            return a
+
+    monkeypatch.setattr(orp, "make_policy", make)
+    monkeypatch.setattr(orp, "WorkerPolicy", Rec)
+    res = orp.replay(table, gold, policy=policy, budgets=[budget], mode=mode, seed=seed)
+    monkeypatch.setattr(orp, "make_policy", real_make)
+    monkeypatch.setattr(orp, "WorkerPolicy", real_worker)
+    return trace, res["accuracy"][0]
+
+
+def drive(camp: Campaign, oracle: TableOracle, rng: random.Random, max_n: int = 20,
+          dup_every: int = 3, calls: int = 10**6) -> int:
+    """next(random n) -> answers shuffled, recorded in one or two calls, some re-recorded."""
+    done = 0
+    for c in range(calls):
+        qs = camp.next(rng.randint(1, max_n))
+        if not qs:
+            break
+        ans = [oracle.answer(q) for q in qs]
+        rng.shuffle(ans)
+        cut = rng.randint(0, len(ans))
+        camp.record(ans[:cut])
+        camp.record(ans[cut:])
+        if c % dup_every == 0:
+            assert camp.record(ans)["recorded"] == 0  # idempotent
+        done += len(ans)
+    return done
+
+
+def gold_dict(table, gold) -> dict:
+    return {str(table.task_ids[t]): str(table.classes[y])
+            for t, y in zip(gold.task.tolist(), gold.label.tolist())}
+
+
+def decided_items(camp: Campaign) -> list[int]:
+    return [camp.item_index[q.item] for q in camp.queries()]
+
+
+# ----------------------------------------------------------------------------- equivalence
+@pytest.mark.parametrize("seed,rule", [(0, "optkg"), (1, "optkg"), (2, "optkg-det"),
+                                       (3, "kg"), (4, "uniform"), (5, "nlu-det")])
+def test_exact_batching_makes_the_replays_decisions(tmp_path, monkeypatch, seed, rule):
+    """Random batch sizes, answers in random order (split, re-recorded): the decisions are the
+    replay's one-at-a-time decisions, item for item, with items running out (max_labels)."""
+    table, gold = binary_table(seed)
+    budget = int(table.n_labels * 0.8)
+    trace, acc = replay_trace(monkeypatch, table, gold, policy=rule, budget=budget, seed=seed)
+    camp = Campaign.create(tmp_path / "c.db", policy="optkg", items=caps_of(table),
+                           budget=budget, seed=seed, params={"rule": rule})
+    drive(camp, TableOracle(table, seed=seed), random.Random(seed))
+    assert decided_items(camp) == trace
+    st = camp.status(gold=gold_dict(table, gold))
+    assert st["answers"] == budget and st["done"] and st["accuracy"] == acc
+
+
+def test_exact_batching_with_answers_held_back_across_calls(tmp_path, monkeypatch):
+    """A pool of unanswered queries: each step asks for more or answers a random subset
+    (gaps in the decision order). Over many small tables with caps and ties, the decisions
+    stay the replay's; and decisions were handed out ahead of pending answers."""
+    ahead = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        table, gold = binary_table(100 + seed, K=rng.randint(3, 12), W=6, lo=1, hi=4)
+        rule = rng.choice(["optkg", "optkg-det", "kg", "uniform", "pessimistic"])
+        budget = rng.randint(1, table.n_labels)
+        trace, acc = replay_trace(monkeypatch, table, gold, policy=rule, budget=budget,
+                                  seed=seed)
+        camp = Campaign.create(tmp_path / f"c{seed}.db", policy="optkg", items=caps_of(table),
+                               budget=budget, seed=seed, params={"rule": rule})
+        oracle, pool = TableOracle(table, seed=seed), []
+        for _ in range(10 * budget + 20):
+            if not pool or rng.random() < 0.5:
+                qs = camp.next(rng.randint(1, 4))
+                ahead += len(qs) if pool else max(0, len(qs) - 1)
+                pool += [oracle.answer(q) for q in qs]
+            if pool and rng.random() < 0.6:
+                pick = rng.sample(range(len(pool)), rng.randint(1, len(pool)))
+                camp.record([pool[i] for i in pick])
+                pool = [a for i, a in enumerate(pool) if i not in pick]
+        camp.record(pool)
+        while qs := camp.next(5):
+            camp.record([oracle.answer(q) for q in qs])
+        assert decided_items(camp) == trace, (seed, rule)
+        assert camp.status(gold=gold_dict(table, gold))["accuracy"] == acc
+        camp.close()
+    assert ahead > 50  # the speculative path was exercised
+
+
+def test_exact_batching_hands_out_several_queries_when_answers_cannot_matter(tmp_path):
+    # every item starts at Beta(1, 1): whatever the first labels are, the first K decisions are
+    # the untouched items (R+ drops after any label), so next(K) hands out K queries at once
+    camp = Campaign.create(tmp_path / "c.db", policy="optkg", items=[f"i{i}" for i in range(8)],
+                           budget=20, seed=0)
+    first = camp.next(8)
+    assert sorted(q.item for q in first) == [f"i{i}" for i in range(8)]
+    assert camp.next(5) == []  # the next decision depends on those answers
+    camp.record([(q.item, "w", 1) for q in first[:7]])
+    assert camp.next(5) == []  # still waiting for the eighth
+    camp.record([(first[7].item, "w", 0)])
+    assert len(camp.next(5)) >= 1
+
+
+def test_heterogeneous_campaign_makes_the_replays_decisions(tmp_path, monkeypatch):
+    table, gold = binary_table(7, K=15, W=12, lo=3, hi=9)
+    budget = 60
+    trace, acc = replay_trace(monkeypatch, table, gold, budget=budget, seed=7,
+                              mode="heterogeneous")
+    pairs = [(str(table.task_ids[t]), str(table.worker_ids[w]))
+             for t, w in zip(table.task, table.worker)]
+    camp = Campaign.create(tmp_path / "c.db", policy="optkg-het",
+                           items=[str(t) for t in table.task_ids],
+                           workers=[str(w) for w in table.worker_ids], pairs=pairs,
+                           budget=budget, seed=7)
+    drive(camp, TableOracle(table, seed=7, mode="heterogeneous"), random.Random(1))
+    got = [(camp.item_index[q.item], camp.worker_index[q.worker]) for q in camp.queries()]
+    assert got == trace
+    assert camp.status(gold=gold_dict(table, gold))["accuracy"] == acc
+
+
+def lsol_trace(monkeypatch, table, gold, **kw):
+    acts: list = []
+    real = lrp.LSOL
+
+    class Rec(real):
+        def select(self, t, context=None):
+            a = super().select(t, context)
+            acts.append((a.kind, a.labelers.tolist()))
+            return a
+    monkeypatch.setattr(lrp, "LSOL", Rec)
+    res = lrp.replay(table, gold, **kw)
+    monkeypatch.setattr(lrp, "LSOL", real)
+    return acts, res
+
+
+@pytest.mark.parametrize("rule,batching", [("mv", "exact"), ("wmv", "exact"), ("mv", "fill")])
+def test_lsol_campaign_makes_the_replays_decisions(tmp_path, monkeypatch, rule, batching):
+    table, gold = binary_table(3, K=60, W=7, dense=True)
+    kw = dict(rule=rule, G1=1.0, cost_weight=0.02, prior=1.0, order="file", seed=4)
+    acts, res = lsol_trace(monkeypatch, table, gold, **kw)
+    camp = Campaign.create(tmp_path / "c.db", policy="lsol", items=[str(t) for t in table.task_ids],
+                           workers=[str(w) for w in table.worker_ids], budget=10_000, seed=4,
+                           batching=batching,
+                           params={"rule": rule, "G1": 1.0, "price": 0.02, "prior": 1.0})
+    drive(camp, TableOracle(table, mode="dense"), random.Random(2), max_n=15)
+    by_k: dict = {}
+    for q in camp.queries():
+        by_k.setdefault(q.decision, []).append(camp.worker_index[q.worker])
+    st = camp.status(gold=gold_dict(table, gold))
+    assert st["done"] and st["decisions"] == table.n_tasks
+    assert st["answers"] == sum(len(v) for v in by_k.values())
+    if batching == "exact":  # fill decides on the answers in so far (other decisions)
+        assert st["answers"] == res["labels_spent"]
+        assert [by_k[k] for k in sorted(by_k)] == [a[1] for a in acts]
+        assert st["accuracy"] == res["accuracy"]
+        assert st["lsol"]["selected"] == [str(w) for w in res["selected"]]
+
+
+# ----------------------------------------------------------------------------- fill batching
+def test_fill_batching_hands_out_full_batches_and_holds_items(tmp_path):
+    table, gold = binary_table(11, K=40)
+    camp = Campaign.create(tmp_path / "c.db", policy="optkg", items=caps_of(table), budget=120,
+                           seed=1, batching="fill")
+    oracle, rng = TableOracle(table, seed=1), random.Random(0)
+    while True:
+        qs = camp.next(10)
+        if not qs:
+            break
+        assert len({q.item for q in qs}) == len(qs)  # an item has at most one open query
+        open_items = [q.item for q in camp.queries(open_only=True)]
+        assert len(open_items) == len(set(open_items))
+        ans = [oracle.answer(q) for q in qs]
+        rng.shuffle(ans)
+        camp.record(ans)
+    st = camp.status()
+    assert st["answers"] == 120 and st["done"]
+    counts = {}
+    for q in camp.queries():
+        counts[q.item] = counts.get(q.item, 0) + 1
+    caps = caps_of(table)
+    assert all(counts[i] <= caps[i] for i in counts)
+    # the file alone gives the same policy state: a reopened campaign reports the same
+    again = Campaign.open(tmp_path / "c.db")
+    assert again.status()["labels"] == st["labels"]
+
+
+# ----------------------------------------------------------------------------- store guarantees
+@pytest.fixture
+def small(tmp_path):
+    camp = Campaign.create(tmp_path / "s.db", policy="optkg", items=["a", "b", "c", "d"],
+                           budget=8, seed=0, labels=["no", "yes"])
+    return camp
+
+
+def test_record_is_idempotent_and_all_or_nothing(small):
+    qs = small.next(4)
+    assert len(qs) == 4
+    rows = [(q.item, "w1", "yes") for q in qs[:2]]
+    assert small.record(rows) == {"rows": 2, "recorded": 2, "duplicates": 0}
+    assert small.record(rows + rows) == {"rows": 4, "recorded": 0, "duplicates": 4}
+    good = (qs[2].item, "w1", "no")
+    bad_cases = [
+        [(qs[0].item, "w1", "no")],  # conflicting label for a recorded (item, worker)
+        [(qs[2].item, "w2", "no"), (qs[2].item, "w2", "yes")],  # conflict inside the batch
+        [(qs[2].item, "w2", "no"), (qs[2].item, "w3", "no")],  # one query, two answers
+        [(qs[0].item, "w9", "yes")],  # its query is answered: no open query
+        [("zzz", "w1", "yes")],  # unknown item
+        [(qs[3].item, "w1", "maybe")],  # unknown label
+        [(qs[3].item, "w1")],  # malformed row
+    ]
+    for bad in bad_cases:
+        with pytest.raises(InputError) as e:
+            small.record([good, *bad])
+        assert "\n" not in str(e.value)
+        assert small.status()["answers"] == 2  # the good row was not applied either
+    assert small.record([good])["recorded"] == 1
+
+
+def test_answer_to_a_query_never_handed_out_is_refused(tmp_path):
+    camp = Campaign.create(tmp_path / "h.db", policy="optkg-het", items=["a", "b"],
+                           workers=["u", "v"], budget=4, seed=0)
+    (q,) = camp.next(1)
+    other = "v" if q.worker == "u" else "u"
+    with pytest.raises(InputError, match="open query"):
+        camp.record([(q.item, other, 1)])  # the policy chose the worker: no query for `other`
+    camp.record([(q.item, q.worker, 1)])
+    assert camp.status()["answers"] == 1
+
+
+def test_lsol_queries_for_other_workers_are_not_handed_out(tmp_path):
+    camp = Campaign.create(tmp_path / "l.db", policy="lsol", items=["t1", "t2"],
+                           workers=["u", "v", "x"], budget=10, seed=0)
+    (q,) = camp.next(5, worker="v")  # exploration asks everyone; v gets v's query only
+    assert (q.item, q.worker) == ("t1", "v")
+    with pytest.raises(InputError, match="handed out"):
+        camp.record([("t1", "u", 1)])  # u's query exists but was never handed out
+    with pytest.raises(InputError, match="worker"):
+        camp.next(1, worker="nobody")
+    rest = camp.next(2)  # the waiting queries first, then new decisions
+    assert sorted((r.item, r.worker) for r in rest) == [("t1", "u"), ("t1", "x")]
+
+
+def test_leases_expire_and_the_same_query_is_handed_out_again(small, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(core, "_now", lambda: clock[0])
+    first = small.next(2, lease=10)
+    assert [q.lease_until for q in first] == [1010.0, 1010.0]
+    assert small.next(2, lease=100)[0].id not in {q.id for q in first}
+    clock[0] = 1011.0
+    st = small.status()
+    assert st["open"]["expired"] == 2 and {e["query"] for e in st["expired_leases"]} == \
+        {q.id for q in first}
+    again = small.next(2, lease=10)
+    assert [q.id for q in again] == [q.id for q in first]  # same queries, first in line
+    assert [(q.item, q.decision) for q in again] == [(q.item, q.decision) for q in first]
+    small.record([(first[0].item, "late", "yes")])  # an answer after expiry still counts
+    assert small.status()["answers"] == 1
+
+
+def test_next_for_a_worker_skips_items_they_labeled(tmp_path):
+    camp = Campaign.create(tmp_path / "w.db", policy="optkg", items=["a", "b"], budget=6,
+                           seed=0)
+    qs = camp.next(2)
+    camp.record([(q.item, "ann", 1) for q in qs])
+    for _ in range(3):
+        for q in camp.next(2, worker="ann"):
+            pytest.fail(f"ann labeled both items but got {q}")
+    got = camp.next(2, worker="bob")
+    assert got and all(q.item in ("a", "b") for q in got)
+
+
+def test_reopened_campaign_continues_identically(tmp_path):
+    """State comes from the log: a copy of the file reopened mid-way makes the same next
+    decisions as the object that kept running."""
+    table, _ = binary_table(5, K=20)
+    oracle = TableOracle(table, seed=5)
+    a = Campaign.create(tmp_path / "a.db", policy="optkg", items=caps_of(table), budget=60,
+                        seed=5)
+    drive(a, oracle, random.Random(3), calls=6)
+    a.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    (tmp_path / "b.db").write_bytes((tmp_path / "a.db").read_bytes())
+    b = Campaign.open(tmp_path / "b.db")
+    drive(a, oracle, random.Random(9))
+    drive(b, oracle, random.Random(9))
+    assert decided_items(a) == decided_items(b)
+    assert a.status()["labels"] == b.status()["labels"]
+
+
+def test_a_log_the_policy_does_not_reproduce_is_refused(tmp_path):
+    camp = Campaign.create(tmp_path / "d.db", policy="optkg", items=["a", "b", "c"], budget=6,
+                           seed=0)
+    qs = camp.next(3)
+    camp.record([(q.item, "w", 1) for q in qs])
+    camp.close()
+    con = sqlite3.connect(tmp_path / "d.db")
+    con.execute("UPDATE decisions SET item = (item + 1) % 3 WHERE k = 1")
+    con.commit()
+    con.close()
+    with pytest.raises(Diverged, match="decision 1"):
+        Campaign.open(tmp_path / "d.db").status()
+    assert main(["campaign", "status", str(tmp_path / "d.db")]) == 5
+
+
+def test_a_locked_file_is_a_one_line_error_and_changes_nothing(tmp_path, capsys):
+    camp = Campaign.create(tmp_path / "k.db", policy="optkg", items=["a", "b"], budget=2)
+    camp.conn.execute("PRAGMA busy_timeout = 50")
+    other = sqlite3.connect(tmp_path / "k.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    with pytest.raises(CrowdoptError, match="locked") as e:
+        camp.next(1)
+    assert "\n" not in str(e.value)
+    other.execute("ROLLBACK")
+    other.close()
+    assert len(camp.next(2)) == 2  # nothing half-done: the campaign goes on
+
+
+def test_schema_migrations(tmp_path, monkeypatch):
+    Campaign.create(tmp_path / "m.db", policy="optkg", items=["a"], budget=1).close()
+
+    def v2(conn):
+        conn.execute("ALTER TABLE items ADD COLUMN note TEXT")
+    monkeypatch.setattr(store, "MIGRATIONS", [*store.MIGRATIONS, v2])
+    camp = Campaign.open(tmp_path / "m.db")  # migrated in place, in one transaction
+    assert store.version(camp.conn) == 2
+    assert "note" in [r[1] for r in camp.conn.execute("PRAGMA table_info(items)")]
+    camp.close()
+    monkeypatch.setattr(store, "MIGRATIONS", store.MIGRATIONS[:1])
+    with pytest.raises(InputError, match="newer crowdopt"):
+        Campaign.open(tmp_path / "m.db")
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(InputError, match="campaign file"):
+        Campaign.open(other)
+
+
+def test_create_validates_and_never_overwrites(tmp_path):
+    p = tmp_path / "v.db"
+    bad = [dict(policy="nope", items=["a"], budget=1),
+           dict(policy="optkg", items=["a", "a"], budget=1),
+           dict(policy="optkg", items=["a"], budget=0),
+           dict(policy="optkg", items=["a"], budget=1, labels=["x", "y", "z"]),
+           dict(policy="optkg", items=["a"], budget=1, params={"G1": 2}),
+           dict(policy="lsol", items=["a"], budget=1),
+           dict(policy="cltap", items=["a"], workers=["u"], budget=1),
+           dict(policy="optkg-het", items=["a"], workers=["u"], budget=1, pairs=[("a", "v")])]
+    for kw in bad:
+        with pytest.raises(InputError):
+            Campaign.create(p, **kw)
+        assert not p.exists() and not list(tmp_path.iterdir())
+    Campaign.create(p, policy="optkg", items=["a"], budget=1).close()
+    with pytest.raises(InputError, match="new file"):
+        Campaign.create(p, policy="optkg", items=["a"], budget=1)
+
+
+# ----------------------------------------------------------------------------- CL-TAP
+def test_cltap_campaign_hands_out_the_cbp_plan(tmp_path):
+    from crowdopt.problems.cltap import make_instance
+    from crowdopt.solvers.cltap_cbp import cbp
+
+    acc = {"u": [0.9, 0.8, 0.7], "v": [0.6, 0.75, 0.85], "x": 0.7}
+    items = [f"t{i}" for i in range(4)]
+    camp = Campaign.create(tmp_path / "p.db", policy="cltap", items=items, workers=acc,
+                           budget=7, seed=0)
+    z = cbp(make_instance([[0.9, 0.8, 0.7], [0.6, 0.75, 0.85], [0.7] * 3], 4, 7)).task_of
+    planned = {(j, k): int(z[j, k]) for j in range(3) for k in range(3) if z[j, k] >= 0}
+    got = {}
+    for wid, j in (("v", 1), ("u", 0), ("x", 2)):
+        qs = camp.next(5, worker=wid)
+        assert [q.iteration for q in qs] == list(range(len(qs)))  # her iterations in order
+        got.update({(j, q.iteration): camp.item_index[q.item] for q in qs})
+    assert got == planned and camp.next(3) == []
+    camp.record([(q.item, q.worker, 1 if q.worker != "x" else 0) for q in camp.queries()])
+    st = camp.status(gold={i: "1" for i in items})
+    assert st["answers"] == 7 and st["done"]
+    assert all(r["label"] in ("0", "1") and 0.5 <= r["confidence"] <= 1 for r in st["labels"]
+               if r["answers"])
+    assert st["gold_items"] == 4 and 0 <= st["accuracy"] <= 1
+
+
+def test_cltap_plan_is_completed_after_a_crash_during_init(tmp_path):
+    camp = Campaign.create(tmp_path / "p.db", policy="cltap", items=["a", "b", "c"],
+                           workers={"u": [0.9, 0.8], "v": 0.7}, budget=4)
+    plan = [(q.item, q.worker, q.iteration) for q in camp.queries()]
+    camp.close()
+    con = sqlite3.connect(tmp_path / "p.db")  # as if killed before the plan was logged
+    con.execute("DELETE FROM queries")
+    con.execute("DELETE FROM decisions")
+    con.execute("UPDATE campaign SET seq = 0")
+    con.commit()
+    con.close()
+    again = Campaign.open(tmp_path / "p.db")
+    assert [(q.item, q.worker, q.iteration) for q in again.next(10, worker="v")] == \
+        [p for p in plan if p[1] == "v"]
+    assert [(q.item, q.worker, q.iteration) for q in again.queries()] == plan
+
+
+# ----------------------------------------------------------------------------- CLI
+def test_cli_round_trip_with_json_on_stdout(tmp_path, capsys):
+    (tmp_path / "items.csv").write_text("item,max_labels\na,2\nb,2\nc,2\n")
+    db = str(tmp_path / "c.db")
+    assert main(["campaign", "init", db, "--policy", "optkg", "--items",
+                 str(tmp_path / "items.csv"), "--budget", "5", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["items"] == 3 and (tmp_path / "c.db.token").stat().st_mode & 0o777 == 0o600
+    assert main(["campaign", "next", db, "--n", "3", "--json"]) == 0
+    qs = json.loads(capsys.readouterr().out)["queries"]
+    assert len(qs) == 3
+    lines = ["item,worker,label"] + [f"{q['item']},w{n},1" for n, q in enumerate(qs)]
+    (tmp_path / "ans.csv").write_text("\n".join(lines) + "\n")
+    assert main(["campaign", "record", db, str(tmp_path / "ans.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["recorded"] == 3
+    assert main(["campaign", "record", db, str(tmp_path / "ans.csv")]) == 0
+    assert "0 answers (3 already recorded)" in capsys.readouterr().out
+    assert main(["campaign", "status", db, "--json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["answers"] == 3 and st["left"] == 2
+    assert main(["campaign", "export", db, "-o", str(tmp_path / "out.csv")]) == 0
+    out = (tmp_path / "out.csv").read_text().splitlines()
+    assert out[0] == "task,worker,label" and len(out) == 4
+    assert main(["campaign", "status", db]) == 0
+    assert "3 answers recorded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["campaign", "init", "{db2}", "--policy", "optkg", "--items", "{items}", "--budget", "0"],
+     "expected an integer >= 1"),
+    (["campaign", "init", "{db}", "--policy", "optkg", "--items", "{items}", "--budget", "2"],
+     "new file"),
+    (["campaign", "init", "{db2}", "--policy", "lsol", "--items", "{items}", "--budget", "2"],
+     "workers file"),
+    (["campaign", "init", "{db2}", "--policy", "optkg", "--items", "{items}", "--budget", "2",
+      "--G1", "3"], "--G1"),
+    (["campaign", "next", "{db}", "--n", "0"], "integer >= 1"),
+    (["campaign", "next", "{db2}"], "existing campaign file"),
+    (["campaign", "record", "{db}", "{bad}"], "open query"),
+    (["campaign", "record", "{db}", "{nohead}"], "column label"),
+    (["campaign", "status", "{items}"], "campaign file"),
+])
+def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, argv, needle):
+    (tmp_path / "items.csv").write_text("item\na\nb\n")
+    (tmp_path / "bad.csv").write_text("item,worker,label\na,w,1\n")
+    (tmp_path / "nohead.csv").write_text("item,worker\na,w\n")
+    db = str(tmp_path / "c.db")
+    Campaign.create(db, policy="optkg", items=["a", "b"], budget=2).close()
+    names = {"db": db, "db2": str(tmp_path / "n.db"), "items": str(tmp_path / "items.csv"),
+             "bad": str(tmp_path / "bad.csv"), "nohead": str(tmp_path / "nohead.csv")}
+    with pytest.raises(SystemExit) if "--n" in argv or argv[-1] == "0" else _nothing() as e:
+        code = main([a.format(**names) for a in argv])
+    code = e.value.code if e else code
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+def test_serve_without_the_extra_says_how_to_install(tmp_path, capsys, monkeypatch):
+    Campaign.create(tmp_path / "c.db", policy="optkg", items=["a"], budget=1).close()
+    monkeypatch.setitem(__import__("sys").modules, "starlette", None)
+    assert main(["campaign", "serve", str(tmp_path / "c.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pip install 'crowdopt[serve]'" in err and len(err.splitlines()) == 1
+
+
+def test_errors_are_crowdopt_errors():
+    assert issubclass(Diverged, CrowdoptError)

@@ -1,0 +1,125 @@
+"""Models users extend: public builders indexed by ids, decode, and solve_model's certificate
+against the model's own bound (and the checks that keep that claim honest)."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pyomo.environ as pyo
+import pytest
+from helpers import FROM_ARRAYS
+
+import crowdopt
+from crowdopt import Status
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "extend_model.py"
+
+
+@pytest.mark.parametrize("name", sorted(FROM_ARRAYS))
+def test_every_public_builder_solves_to_the_exact_optimum(name):
+    inst = FROM_ARRAYS[name]()
+    exact = crowdopt.solve(inst, "exact")
+    builders = inst.spec.builders()
+    assert builders, f"{name} has no public Pyomo builder"
+    for algorithm in builders:
+        m = crowdopt.build_model(inst, algorithm)
+        r = crowdopt.solve_model(inst, m)
+        assert r.method == "model" and r.status is Status.OPTIMAL, (algorithm, r)
+        assert r.certificate.proven_optimal and r.certificate.gap == 0.0, (algorithm, r)
+        assert r.objective == pytest.approx(exact.objective, abs=1e-7), algorithm
+        assert "model" in r.certificate.details["scope"]
+        assert crowdopt.decode(inst, m, _resolve(inst, m)).__class__ is type(r.solution)
+    assert crowdopt.build_model(inst) is not None  # the default: first applicable model
+
+
+def _resolve(inst, m):
+    from crowdopt.solvers.highs import solve_model
+
+    return solve_model(m)
+
+
+def test_models_are_indexed_by_the_users_ids():
+    olas = FROM_ARRAYS["olas-select"]()
+    m = crowdopt.build_model(olas, "milp-compact")
+    assert ("ann", "v") in m.y and set(m.z) == {"ann", "bob"}
+    assert set(crowdopt.build_model(olas, "lp-prefix").s) == set("vwxyz")
+    ws = crowdopt.build_model(FROM_ARRAYS["worker-select"](), "milp-a")
+    assert ("w1", 1) in ws.z
+    ls = crowdopt.build_model(FROM_ARRAYS["labeler-set"](), "milp")
+    assert set(ls.x) == {"L1", "L2", "L3", "L4", "L5"}
+    oa = crowdopt.build_model(FROM_ARRAYS["olas-assign"](), "milp-epigraph")
+    assert ("cy", "p4") in oa.z
+
+
+def test_build_model_refuses_what_it_cannot_build():
+    inst = FROM_ARRAYS["olas-assign"]()
+    with pytest.raises(crowdopt.InputError, match="milp-epigraph"):
+        crowdopt.build_model(inst, "threshold")  # polynomial, no model
+    big = crowdopt.generate("cltap", seed=1)
+    with pytest.raises(crowdopt.InputError, match="binaries"):
+        crowdopt.build_model(big, "milp-compact")
+
+
+def test_a_side_constraint_is_certified_against_the_modified_models_own_bound():
+    inst = FROM_ARRAYS["worker-select"]()
+    base = crowdopt.solve(inst, "exact")
+    m = crowdopt.build_model(inst, "milp-a")
+    m.no_w1 = pyo.Constraint(expr=sum(m.z["w1", k] for k in m.Kset) == 0)
+    r = crowdopt.solve_model(inst, m)
+    assert r.certificate.proven_optimal and r.certificate.certified
+    assert 0 not in r.solution.selected and r.objective < base.objective
+    assert r.certificate.bound == pytest.approx(r.objective, abs=1e-7)
+    assert r.certificate.bound < base.objective  # its own bound, not the original one
+    # the original problem's certificate of the same solution has a gap: the rule cost it
+    cert = crowdopt.certify(inst, r.solution)
+    assert cert.certified and cert.gap == pytest.approx(base.objective - r.objective)
+
+
+def test_a_relaxed_model_fails_the_original_problems_evaluator():
+    inst = FROM_ARRAYS["olas-select"]()
+    m = crowdopt.build_model(inst, "lp-bmatching")
+    m.capacity.deactivate()  # (10c) dropped: every point can go to the best labeler
+    r = crowdopt.solve_model(inst, m)
+    assert r.status is Status.OPTIMAL and not r.certified and not r.proven_optimal
+    assert any("infeasible" in f for f in r.certificate.failures)
+
+
+def test_a_changed_objective_or_sense_cannot_be_certified():
+    inst = FROM_ARRAYS["worker-select"]()
+    m = crowdopt.build_model(inst, "milp-a")
+    m.obj.deactivate()
+    m.doubled = pyo.Objective(expr=2 * m.value, sense=pyo.maximize)
+    r = crowdopt.solve_model(inst, m)
+    assert not r.certified and any("reported objective" in f for f in r.certificate.failures)
+    m1 = crowdopt.build_model(inst, "milp-a")  # a penalty claims LESS than the evaluator
+    m1.obj.deactivate()
+    m1.penalized = pyo.Objective(expr=m1.value - 0.01 * m1.size, sense=pyo.maximize)
+    r1 = crowdopt.solve_model(inst, m1)
+    assert r1.solution is not None and not r1.certified
+    assert any("differs from the problem's" in f for f in r1.certificate.failures)
+    m2 = crowdopt.build_model(inst, "milp-a")
+    m2.obj.sense = pyo.minimize
+    r2 = crowdopt.solve_model(inst, m2)
+    assert not r2.certified and any("minimizes" in f for f in r2.certificate.failures)
+
+
+def test_contradicting_constraints_are_reported_infeasible():
+    inst = FROM_ARRAYS["olas-select"]()
+    m = crowdopt.build_model(inst, "milp-compact")
+    m.too_many = pyo.Constraint(expr=sum(m.y.values()) >= 99)
+    r = crowdopt.solve_model(inst, m)
+    assert r.status is Status.INFEASIBLE and r.solution is None and r.objective is None
+    assert "no feasible point" in r.message
+
+
+def test_extend_model_example_runs_with_gap_zero_certificates(capsys):
+    out = runpy.run_path(str(EXAMPLE), run_name="extend_model")["main"]()
+    printed = capsys.readouterr().out
+    assert "the rule costs" in printed and "certified, proven optimal" in printed
+    assert set(out) == {"olas-select", "worker-select"}
+    for name, pair in out.items():
+        base, mod = pair["base"], pair["modified"]
+        assert mod.method == "model" and mod.certificate.proven_optimal, name
+        assert mod.certificate.gap == 0.0 and mod.certificate.certified, name
+        assert base.proven_optimal and mod.objective < base.objective, name
