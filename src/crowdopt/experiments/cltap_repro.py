@@ -56,8 +56,14 @@ SCALES: dict[str, dict[str, Any]] = {
 }
 
 
-def _ratio(v: float, ub: float) -> float:
-    return 1.0 if ub <= 1e-12 else v / ub
+def _ratio(v: float, ub: float) -> float | None:
+    """v / ub; 1 when they meet (within 1e-7: proven optimal, also 0 == 0); None (n/a) over a
+    bound within 1e-9 of 0 that v does not meet: never a percentage of a near-zero bound."""
+    if abs(ub - v) <= 1e-7 * (1.0 + max(abs(ub), abs(v))):
+        return 1.0
+    if ub <= 1e-9:
+        return None
+    return v / ub
 
 
 def small_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
@@ -88,39 +94,37 @@ def small_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
 
 
 def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
-                   seed: int = 0) -> dict:
-    """One Table 3 large cell: CBP and CBP + LS certified by the best upper bound."""
-    from ..solvers.cltap import COLGEN_MAX_PAIRS
+                   seed: int = 0, horizon: float = 0.0, p_max: float | None = None) -> dict:
+    """One Table 3 large cell through `crowdopt certify` (issue 18): CBP, the best primal
+    (every fast method, the best-of `fast` included), UB_LP (the paper's bound: column
+    generation where its master is small enough, min'ed with the closed-form compact LP, both
+    valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
+    the fixed-horizon generator reading (t-bar on [1, horizon] for every t)."""
+    from ..api import certify
+    from ..solvers.cltap import SPEC
     from ..solvers.cltap_cbp import cbp
-    from ..solvers.cltap_colgen import closed_form_bound, column_generation
-    from ..solvers.cltap_search import local_search
 
-    inst = P.generate(seed, t=t, a=a, trend=trend)
+    params: dict[str, Any] = {"t": t, "a": a, "trend": trend, "horizon": horizon}
+    if p_max is not None:
+        params["p_max"] = p_max
+    inst = P.generate(seed, **params)
     t0 = time.perf_counter()
-    s_cbp = cbp(inst)
-    t1 = time.perf_counter()
-    s_ls = local_search(inst, s_cbp, time_limit=ls_time, seed=seed)
-    t2 = time.perf_counter()
-    cf = closed_form_bound(inst)
-    t3 = time.perf_counter()
-    cg: dict[str, Any] = {"colgen": None, "colgen_converged": None, "colgen_rounds": None,
-                          "colgen_s": None}
-    ub, source = cf, "closed form"
-    if inst.a * inst.K <= COLGEN_MAX_PAIRS:
-        res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5,
-                                time_limit=colgen_time)
-        cg = {"colgen": res.bound, "colgen_converged": res.converged,
-              "colgen_rounds": len(res.rounds), "colgen_s": res.time_s}
-        if res.converged and abs(res.bound - cf) <= 1e-7 * (1 + cf):
-            source = "column generation = closed form"
-        if res.bound < cf - 1e-7 * (1 + cf):
-            ub, source = res.bound, "column generation" + ("" if res.converged else " (early)")
-    v_cbp, v_ls = P.evaluate(inst, s_cbp).objective, P.evaluate(inst, s_ls).objective
-    return {"cbp": v_cbp, "ls": v_ls, "closed_form": cf, "ub": ub, "ub_source": source,
-            "cbp_ratio": _ratio(v_cbp, ub), "ls_ratio": _ratio(v_ls, ub),
-            "err_cbp": P.classification_error(inst, s_cbp),
-            "err_ls": P.classification_error(inst, s_ls),
-            "cbp_s": t1 - t0, "ls_s": t2 - t1, "closed_form_s": t3 - t2, **cg}
+    cert = certify((SPEC, inst), time_limit=ls_time, seed=seed)
+    runs = {r["algorithm"]: r for r in cert.details["runs"]}
+    lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
+          if k in runs and runs[k].get("bound") is not None]
+    ub_lp = min(lp)
+    v_cbp = runs["cbp"]["objective"]
+    best, ub = cert.objective, cert.bound
+    proven = bool(cert.proven_optimal)
+    out = {"cbp": v_cbp, "best": best, "best_by": cert.primal_source, "ub_lp": ub_lp,
+           "ub": ub, "ub_source": cert.bound_source, "proven": proven,
+           "cbp_ratio_lp": _ratio(v_cbp, ub_lp), "best_ratio_lp": _ratio(best, ub_lp),
+           "cbp_ratio": _ratio(v_cbp, ub), "best_ratio": 1.0 if proven else _ratio(best, ub),
+           "certified": cert.certified, "certify_s": time.perf_counter() - t0,
+           "times": {k: v["time_s"] for k, v in runs.items()}}
+    out["err_cbp"] = P.classification_error(inst, cbp(inst))
+    return out
 
 
 def baseline_errors(t: int, a: int, trend: str, budget_factor: float, seed: int = 0) -> dict:
