@@ -48,11 +48,20 @@ PAPER = {
 }
 PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline on average
 
+# reps_large: seeds per (100, 10) and (200, 20) cell; reps_1000: at (1000, 100) (issue 18: 5 and 2);
+# ls_time: the certify time limit per method (local searches, column generation, config LP);
+# horizons: the generator readings of Table 3 (0 = t-bar on [1, 2t]; 2000 = on [1, 2000] for
+# every t, a population made once as if at t = 1000).
 SCALES: dict[str, dict[str, Any]] = {
-    "smoke": {"reps_small": 3, "reps_large": 3, "reps_base": 1, "base_size": (200, 20),
-              "ls_time": 0.5, "colgen_time": 5.0, "milp_time": 60.0},
-    "paper": {"reps_small": 10, "reps_large": 10, "reps_base": 10, "base_size": (1000, 100),
-              "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0},
+    "smoke": {"reps_small": 3, "reps_large": 2, "reps_1000": 1, "reps_base": 1,
+              "base_size": (200, 20), "ls_time": 1.0, "colgen_time": 5.0, "milp_time": 60.0,
+              "horizons": (0.0, 2000.0), "figs": True},
+    "table3": {"reps_small": 0, "reps_large": 5, "reps_1000": 2, "reps_base": 0,
+               "base_size": (200, 20), "ls_time": 5.0, "colgen_time": 5.0, "milp_time": 60.0,
+               "horizons": (0.0, 2000.0), "figs": False},
+    "paper": {"reps_small": 10, "reps_large": 5, "reps_1000": 2, "reps_base": 10,
+              "base_size": (1000, 100), "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0,
+              "horizons": (0.0, 2000.0), "figs": True},
 }
 
 
@@ -150,11 +159,12 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
                 tasks.append(Task(f"{FN}:small_instance", {
                     "t": t, "a": 3, "trend": trend, "ls_time": sc["ls_time"],
                     "milp_time": sc["milp_time"]}, seed + r))
-        for r in range(sc["reps_large"]):
+        for hz in sc["horizons"]:
             for t, a in LARGE:
-                tasks.append(Task(f"{FN}:large_instance", {
-                    "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
-                    "colgen_time": sc["colgen_time"]}, seed + r))
+                for r in range(sc["reps_1000"] if t >= 1000 else sc["reps_large"]):
+                    tasks.append(Task(f"{FN}:large_instance", {
+                        "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
+                        "colgen_time": sc["colgen_time"], "horizon": hz}, seed + r))
         bt, ba = sc["base_size"]
         for r in range(sc["reps_base"]):
             for bf in BUDGETS:
@@ -165,6 +175,48 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
 
 def _mean(xs: list[float]) -> float | None:
     return float(np.mean(xs)) if xs else None
+
+
+def _pct(xs: list[float | None]) -> str:
+    """Mean ratio in %, over the instances where it is defined; 'n/a' when none is (a
+    near-zero bound), 'proven optimal' when every instance is."""
+    vals = [x for x in xs if x is not None]
+    if not vals:
+        return "n/a"
+    if all(x == 1.0 for x in vals):
+        return "proven optimal"
+    out = f"{100 * float(np.mean(vals)):.2f}"
+    return out + (f" ({len(xs) - len(vals)} n/a)" if len(vals) < len(xs) else "")
+
+
+def _min_pct(xs: list[float | None]) -> float | None:
+    vals = [x for x in xs if x is not None]
+    return 100 * min(vals) if vals else None
+
+
+def _large_row(trend: str, t: int, a: int, hz: float, rs: list[dict]) -> dict:
+    pp = PAPER[(trend, t, a)]
+    sources = sorted({x["ub_source"].split(":")[0] for x in rs})
+    best_by = sorted({x["best_by"] for x in rs})
+    vals = [x["best_ratio"] for x in rs if x["best_ratio"] is not None]
+    return {
+        "trend": trend, "t": t, "a": a, "reading": "per-t [1, 2t]" if not hz else
+        f"fixed [1, {hz:g}]", "n": len(rs),
+        "cbp": _mean([x["cbp"] for x in rs]), "paper_cbp": pp[1],
+        "best": _mean([x["best"] for x in rs]), "best_by": ",".join(best_by),
+        "ub_lp": _mean([x["ub_lp"] for x in rs]),
+        "paper_ub": round(pp[1] / (pp[2] / 100), 3),
+        "ub": _mean([x["ub"] for x in rs]), "ub_source": ",".join(sources),
+        "cbp/ub_lp_%": _pct([x["cbp_ratio_lp"] for x in rs]),
+        "best/ub_lp_%": _pct([x["best_ratio_lp"] for x in rs]),
+        "cbp/ub_%": _pct([x["cbp_ratio"] for x in rs]),
+        "best/ub_%": _pct([x["best_ratio"] for x in rs]),
+        "best/ub_min_%": _min_pct([x["best_ratio"] for x in rs]),
+        "paper_cbp_%": pp[2],
+        "meets_paper": bool(vals) and 100 * float(np.mean(vals)) >= pp[2] - 1e-9,
+        "proven": sum(bool(x["proven"]) for x in rs),
+        "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
+        "certify_s": _mean([x["certify_s"] for x in rs])}
 
 
 def summarize(records: list[dict]) -> dict[str, list[dict]]:
@@ -181,29 +233,21 @@ def summarize(records: list[dict]) -> dict[str, list[dict]]:
                 "trend": trend, "t": t, "a": 3, "n": len(rs),
                 "opt": _mean([x["opt"] for x in rs]), "paper_opt": pp[0],
                 "cbp": _mean([x["cbp"] for x in rs]), "paper_cbp": pp[1],
-                "cbp_%": 100 * _mean([x["cbp_ratio"] for x in rs]),
-                "cbp_min_%": 100 * min(x["cbp_ratio"] for x in rs), "paper_cbp_%": pp[2],
-                "ls_%": 100 * _mean([x["ls_ratio"] for x in rs]), "paper_ls_%": pp[4],
+                "cbp_%": _pct([x["cbp_ratio"] for x in rs]),
+                "cbp_min_%": _min_pct([x["cbp_ratio"] for x in rs]), "paper_cbp_%": pp[2],
+                "ls_%": _pct([x["ls_ratio"] for x in rs]), "paper_ls_%": pp[4],
                 "err_opt": _mean([x["err_opt"] for x in rs]), "paper_err_opt": pp[5],
                 "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
                 "all_proven": all(x["status"] == "optimal" for x in rs),
                 "milp_s": _mean([x["milp_s"] for x in rs])})
-        for t, a in LARGE:
-            rs = [r["result"] for r in ok if r["fn"].endswith("large_instance")
-                  and r["params"]["trend"] == trend and r["params"]["t"] == t]
-            if not rs:
-                continue
-            pp = PAPER[(trend, t, a)]
-            large.append({
-                "trend": trend, "t": t, "a": a, "n": len(rs),
-                "cbp": _mean([x["cbp"] for x in rs]), "paper_cbp": pp[1],
-                "ub": _mean([x["ub"] for x in rs]), "ub_source": rs[0]["ub_source"],
-                "cbp_%": 100 * _mean([x["cbp_ratio"] for x in rs]),
-                "cbp_min_%": 100 * min(x["cbp_ratio"] for x in rs), "paper_cbp_%": pp[2],
-                "ls_%": 100 * _mean([x["ls_ratio"] for x in rs]), "paper_ls_%": pp[4],
-                "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
-                "cbp_s": _mean([x["cbp_s"] for x in rs]),
-                "bound_s": _mean([x["closed_form_s"] + (x["colgen_s"] or 0.0) for x in rs])})
+        for hz in sorted({r["params"].get("horizon", 0.0) for r in ok
+                          if r["fn"].endswith("large_instance")}):
+            for t, a in LARGE:
+                rs = [r["result"] for r in ok if r["fn"].endswith("large_instance")
+                      and r["params"]["trend"] == trend and r["params"]["t"] == t
+                      and r["params"].get("horizon", 0.0) == hz]
+                if rs:
+                    large.append(_large_row(trend, t, a, hz, rs))
         for bf in BUDGETS:
             rs = [r["result"] for r in ok if r["fn"].endswith("baseline_errors")
                   and r["params"]["trend"] == trend and r["params"]["budget_factor"] == bf]
@@ -241,6 +285,27 @@ drops when tasks get a third label: errors at b = 1.5t and 2t can coincide.
 """
 
 
+LARGE_COLUMNS = ["trend", "t", "a", "reading", "n", "cbp", "paper_cbp", "best", "best_by", "ub_lp",
+                 "paper_ub", "ub", "ub_source", "cbp/ub_lp_%", "best/ub_lp_%", "cbp/ub_%",
+                 "best/ub_%", "best/ub_min_%", "paper_cbp_%", "meets_paper", "proven", "err_cbp",
+                 "paper_err_cbp", "certify_s"]
+LARGE_NOTE = ("cbp/ub_lp_% is the paper's measure (CBP over the compact LP / column-generation "
+              "bound); best/ub_% is `certify`'s (the best primal over the tightest valid bound, "
+              "named in ub_source). Means over seeds; 'proven optimal' when every seed is, "
+              "'n/a' never a percentage over a near-zero bound. paper_ub = paper c' / paper "
+              "ratio. The per-t reading draws t-bar on [1, 2t]; the fixed one on [1, 2000] for "
+              "every t (generator option `horizon`).")
+
+
+def _num_pct(v: str) -> float | None:
+    if v == "proven optimal":
+        return 100.0
+    try:
+        return float(v.split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 0,
               resume: bool = False, show_progress: bool = True) -> dict:
     """Run every task through the executor; write DIR/report.md, PNGs and results.jsonl."""
@@ -257,21 +322,22 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
               ["trend", "t", "n", "opt", "paper_opt", "cbp", "paper_cbp", "cbp_%",
                "cbp_min_%", "paper_cbp_%", "ls_%", "paper_ls_%", "err_opt", "paper_err_opt",
                "err_cbp", "paper_err_cbp", "all_proven", "milp_s"])
-    rep.table("Table 3, large instances: certified ratio LB/UB (b = 2t)", s["large"],
-              ["trend", "t", "a", "n", "cbp", "paper_cbp", "ub", "ub_source", "cbp_%",
-               "cbp_min_%", "paper_cbp_%", "ls_%", "paper_ls_%", "err_cbp", "paper_err_cbp",
-               "cbp_s", "bound_s"])
+    rep.table("Table 3, large instances through `crowdopt certify` (b = 2t): CBP and the best "
+              "primal against UB_LP (the paper's bound) and the tightest bound", s["large"],
+              LARGE_COLUMNS, note=LARGE_NOTE)
     bt, ba = SCALES[scale]["base_size"]
     rep.table(f"Classification error vs baselines (t = {bt}, a = {ba}; Fig. 4)", s["baselines"],
               ["trend", "b/t", "n"] + POLICIES + ["best_baseline", "reduction_%"],
               note=f"Paper: CBP's error is {PAPER_REDUCTION:.0f} % below the nearest baseline on "
                    "average across budgets (TA nearest for decreasing, PA for increasing).")
-    for row_set, name, title in ((s["large"], "ratios", "certified CBP ratio (%) vs t"),):
+    for row_set, name, title in ((s["large"], "ratios", "certified best ratio (%) vs t"),):
         series, ref = {}, {}
         for trend in ("dec", "inc"):
-            rows = [r for r in row_set if r["trend"] == trend]
+            rows = [r for r in row_set if r["trend"] == trend and r["reading"].startswith("per")
+                    and _num_pct(r["best/ub_%"]) is not None]
             if rows:
-                series[f"{trend} ours"] = ([r["t"] for r in rows], [r["cbp_%"] for r in rows])
+                series[f"{trend} ours"] = ([r["t"] for r in rows],
+                                           [_num_pct(r["best/ub_%"]) for r in rows])
                 ref[f"{trend} paper"] = ([r["t"] for r in rows], [r["paper_cbp_%"] for r in rows])
         if series:
             rep.figure(line_plot(series, xlabel="t (a = t/10)", ylabel="CBP / UB (%)",
