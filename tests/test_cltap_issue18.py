@@ -152,3 +152,13 @@ def test_default_instance_compare_runs_every_method():
     assert statuses.pop("brute-force") == "skipped"  # t <= 4, a <= 3 only
     assert set(statuses.values()) == {"feasible"}
     assert comp.bound > 0 and comp.proven
+
+
+def test_real_data_curves_and_errors(data_dir):
+    from crowdopt.experiments import cltap_repro as R
+
+    Pm, t, kept = R.real_curves("bluebirds")
+    assert t == 108 and kept == 39 and Pm.shape == (39, 108)
+    assert Pm.min() >= 0.5 and Pm.max() <= 1.0
+    out = R.real_errors("bluebirds", 2.0)
+    assert out["cbp"] <= min(out[p] for p in R.POLICIES[1:]) + 1e-12
