@@ -9,6 +9,9 @@ Table 3: column generation on the faithful master (18)-(23): time per iteration 
 kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through Pyomo each
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
+Table 4 (issue 18): the new bounds (covering, covering-dp, counting, config-lp) and constructions
+(cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t: value and time,
+time relative to CBP and to column generation (the paper's bound; 10 s limit, where it applies).
 Writes benchmarks/results/cltap.json.
 """
 
@@ -87,6 +90,35 @@ def bench_colgen(args, cases):
     return rows
 
 
+def bench_issue18(args, sizes):
+    """One row per (size, trend, method): value (bound or min c'), time, time / CBP's, time /
+    column generation's (the paper's UB; None where its master is too large)."""
+    spec = get_problem("cltap")
+    names = ["cbp", "cbp-phi", "alloc-lpt", "fast", "lp-closed-form", "column-generation",
+             "covering", "covering-dp", "counting", "config-lp"]
+    rows = []
+    for t, a in sizes:
+        for trend in ("dec", "inc"):
+            inst = P.generate(args.seed, t=t, a=a, trend=trend)
+            res = {}
+            for name in names:
+                m = spec.method(name)
+                if m.applicable(inst) is not None:
+                    continue
+                limit = 2.0 if name == "fast" else 10.0
+                reps = 1 if name in ("fast", "column-generation", "config-lp") else args.repeat
+                sec, out = timed(lambda m=m, inst=inst, limit=limit: m.run(
+                    inst, RunOptions(time_limit=limit)), reps)
+                val = out.bound if m.kind == "bound" else P.evaluate(inst, out.solution).objective
+                res[name] = (m.kind, val, sec)
+            base, cg = res["cbp"][2], res.get("column-generation", (None, None, None))[2]
+            for name, (kind, val, sec) in res.items():
+                rows.append({"t": t, "a": a, "trend": trend, "method": name, "kind": kind,
+                             "value": val, "time_s": sec, "x_cbp": sec / base if base else None,
+                             "x_colgen": sec / cg if cg else None})
+    return rows
+
+
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
     if args.quick:
@@ -113,6 +145,11 @@ def main() -> None:
                                        "highspy_ms/it", "pyomo_ms/it", "speedup",
                                        "pricing_ms/it", "total_s", "total_pyomo_s", "bound",
                                        "bound_pyomo", "closed_form"]))
+    out["issue18"] = bench_issue18(args, [(100, 10)] if args.quick else
+                                   [(100, 10), (200, 20), (1000, 100)])
+    print("\n## issue 18: new bounds and constructions vs CBP and column generation (b = 2t)")
+    print(format_table(out["issue18"], ["t", "a", "trend", "method", "kind", "value", "time_s",
+                                        "x_cbp", "x_colgen"]))
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "cltap.json"
     path.write_text(json.dumps({"topic": "cltap", "args": vars(args), **out,

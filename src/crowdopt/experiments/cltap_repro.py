@@ -401,23 +401,27 @@ def _reduction_row(head: dict, rs: list[dict], paper: float | None) -> dict:
 
 NOTES = """\
 Setup: the paper's generator (Sec. 6.2.1) as fixed in digest 003 section 3.6: naive crowd, mixed
-tau (5 groups), t-bar on [1, 2t], every p clipped to [0.5, 0.999], b = 2t for Table 3.
-c' is the bottleneck linear correctness min_i c'(W_i); small-instance ratios are LB/OPT with OPT
-proven by HiGHS at gap 0; large-instance ratios are LB/UB where UB is the best valid bound
-(column generation's best Lagrangian bound where its master is small enough, min'ed with the
-closed-form compact LP bound, which column generation equals at convergence when b >= t).
-Classification error is the exact expected error of the logit-weighted vote (tie = 1/2),
-variance-free, where the paper simulated labels.
+tau (5 groups), every p clipped to [0.5, 0.999] (option `p_max`), b = 2t for Table 3. Two
+readings of the t-bar range (option `horizon`): per-t, t-bar on [1, 2t] (the default), and fixed,
+t-bar on [1, 2000] for every t (a population made once, as if at the default t = 1000). The
+paper's generator is not recoverable from the text (digest G3): absolute c' and bounds differ by
+0.7-1.9x, so compare ratios, and read both readings.
 
-Known differences (digest 003 G3): the decreasing instances of this generator reach p = 0.5
-within about 0.3 t iterations, so small decreasing instances often have OPT close to 0 and the
-paper's decreasing c' values (0.43/0.38/0.35) are not reproduced. The certified large-instance
-ratios vary a lot from seed to seed (compare cbp_% with cbp_min_%); the digest's prototype
-measured 0.845/0.811/0.864 (increasing) and 0.767/0.756/0.827 (decreasing) on its 3 seeds
-against the paper's 0.840/0.833/0.865 and 0.863/0.878/0.933. The paper's % for large t are
-minimum row values (digest E1); we give the mean and the minimum. With logit-weighted voting a
-second, weaker label never changes the vote (the stronger one decides), so the error often only
-drops when tasks get a third label: errors at b = 1.5t and 2t can coincide.
+c' is the bottleneck linear correctness min_i c'(W_i) (eq. 11). Small-instance ratios are LB/OPT
+with OPT proven by HiGHS at gap 0. Large cells run `crowdopt certify` on each instance: CBP
+(Algorithm 1) and the best primal of every fast method (CBP + local search, CBP-phi,
+allocation-then-LPT, the best-of `fast`); UB_LP is the paper's bound (compact LP in closed form,
+= column generation at convergence when b >= t); the tightest bound is the minimum over every
+valid bound (`covering`, `covering-dp`, `counting`, `config-lp`, UB_LP), named in ub_source. A
+ratio is 'proven optimal' when lower meets upper (within 1e-7, also 0 == 0) and n/a over a
+bound within 1e-9 of 0, never a percentage. Classification error is the exact expected error
+of the logit-weighted vote (tie = 1/2), variance-free, where the paper simulated labels.
+
+Known differences: small decreasing instances often have OPT close to 0 under this generator,
+so the paper's decreasing c' values (0.43/0.38/0.35) are not reproduced. The paper's % for
+large t are minimum row values (digest E1); we give the mean and the minimum. With
+logit-weighted voting a second, weaker label never changes the vote (the stronger one decides),
+so errors at b = 1.5t and 2t can coincide.
 """
 
 
