@@ -8,6 +8,7 @@
   multiple-choice knapsack over min(phi, theta), `cltap_bounds.covering_allocation`), then LPT.
 - `cbp_phi`: CBP (Algorithm 1) ranking runs by average weight phi instead of accuracy p
   (digest B2 option).
+- `full_rows`: for b >= 2t, K = t, the best pair of whole rows (exhaustive), more rows greedily.
 - `fast`: every construction (CBP, CBP-phi, allocation-then-LPT at the covering bound and at
   UB_LP, LPT on CBP's prefix lengths), the best one by the evaluator, then the local search
   from it with the whole remaining budget, stopping early only when the incumbent meets the
@@ -55,6 +56,46 @@ def alloc_lpt(inst: CltapInstance, theta: float | None = None) -> CltapSolution:
     return lpt_place(inst, covering_allocation(inst, theta))
 
 
+def full_rows(inst: CltapInstance) -> CltapSolution | None:
+    """Whole-row construction for b >= 2t, K = t: m = floor(b / t) annotators each label every
+    task once (a full prefix, so any order of her iterations over the tasks is allowed by (16));
+    the best pair is searched exhaustively (task k gets row 1's k-th smallest and row 2's k-th
+    largest weight, the bottleneck pairing), further rows greedily (heaviest label on the
+    neediest task); the budget left, b - m t, is spent by CBP from there (Algorithm 1 with a
+    start). With increasing curves CBP itself takes two full rows, ranked by average p: the
+    exhaustive pair is what it misses. None when the shape does not apply."""
+    t, a, K = inst.t, inst.a, inst.K
+    if K < t or inst.b < 2 * t or a < 2:
+        return None
+    m = min(a, inst.b // t)
+    srt = np.sort(inst.phi, axis=1)  # ascending weights of each full row
+    best_v, pair = -np.inf, (0, 1)
+    for j in range(a):
+        v = (srt[j][None, :] + srt[:, ::-1]).min(axis=1)
+        v[j] = -np.inf
+        k = int(np.argmax(v))
+        if v[k] > best_v:
+            best_v, pair = float(v[k]), (j, k)
+    chosen = [pair[0], pair[1]]
+    c = srt[pair[0]] + srt[pair[1]][::-1]  # c[q] = value of the q-th task so far
+    while len(chosen) < m:
+        order = np.argsort(c, kind="stable")
+        cand = [j for j in range(a) if j not in chosen]
+        vals = [float((c[order] + srt[j][::-1]).min()) for j in cand]
+        j = cand[int(np.argmax(vals))]
+        c[order] += srt[j][::-1]
+        chosen.append(j)
+    # rebuild the placement: row 1 in order, then each row's heaviest on the neediest task
+    z = empty_solution(inst).task_of
+    cc = np.zeros(t)
+    for j in chosen:
+        order = np.argsort(cc, kind="stable")  # neediest first
+        ks = np.argsort(-inst.phi[j], kind="stable")  # heaviest iteration first
+        z[j, ks] = order
+        cc[order] += inst.phi[j, ks]
+    return cbp(inst, start=CltapSolution(z))
+
+
 def cbp_phi(inst: CltapInstance) -> CltapSolution:
     """CBP (Algorithm 1) with runs ranked by their average weight phi (digest B2)."""
     return cbp(inst, avg_on="phi")
@@ -74,6 +115,9 @@ def constructions(inst: CltapInstance, theta: float | None = None
     _, n_lo, _ = _closed_form(inst)
     out["lpt@lp-lengths"] = lpt_place(inst, np.floor(np.asarray(n_lo) + 1e-9).astype(np.int64))
     out["lpt@cbp-lengths"] = lpt_place(inst, (s_cbp.task_of >= 0).sum(axis=1))
+    rows = full_rows(inst)
+    if rows is not None:
+        out["full-rows"] = rows
     return out
 
 
