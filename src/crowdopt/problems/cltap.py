@@ -284,8 +284,8 @@ def solution_to_dict(inst: CltapInstance, sol: CltapSolution) -> dict:
 
 # ----------------------------------------------------------------------------- generator
 GENERATOR_PARAMS = {
-    "t": 10,  # with a = 5: OPT > 0 on seeds 0-4 and a*t*K = 500 binaries (exact in ~1 s)
-    "a": 5,
+    "t": 10,  # with a = 7: OPT >= 0.17 on seeds 0-4, a*t*K = 700 binaries (exact in <= 2 s)
+    "a": 7,
     "budget_factor": 2.0,  # b = round(budget_factor * t) unless b >= 0 is given
     "b": -1,
     "K": 0,  # iterations per annotator; 0 = t

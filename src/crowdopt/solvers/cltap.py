@@ -8,7 +8,8 @@ binaries) and `brute-force` (tiny instances). Bounds: `lp-closed-form` (the comp
 `cltap_bounds` (issue 18): `covering` / `covering-dp` (truncated machine covering, G by its LP
 relaxation / the exact knapsack DP), `counting` (labels per task) and `config-lp` (configuration
 LP with one label per task and annotator). `certify` takes the tightest and names it. Fast
-constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt` and the best-of `fast`.
+constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside `best-of`) and
+`best-of` (every construction, then local search); `cbp` stays the first, default, fast method.
 """
 
 from __future__ import annotations
@@ -244,7 +245,7 @@ SPEC = ProblemSpec.from_module(
         Method("alloc-lpt", "fast", _alloc_lpt,
                "covering-bound allocation of prefix lengths, labels placed heaviest first on "
                "the neediest task (LPT)"),
-        Method("fast", "fast", _fast,
+        Method("best-of", "fast", _fast,
                "best of all constructions, then local search until the time budget (default "
                "2 s) or a bound proves it optimal"),
         Method("ta", "fast", _baseline("ta"), "top annotators baseline (digest 3.7)"),
