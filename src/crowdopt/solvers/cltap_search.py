@@ -170,8 +170,11 @@ def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict
         if best is None or _better(key, best[0]):
             best = (key, move)
 
+    arange_a = np.arange(inst.a)
     for i1 in bott:
         i1 = int(i1)
+        free_tabu = np.fromiter((tabu.get((i1, j2), -1) < step for j2 in range(inst.a)),
+                                dtype=bool, count=inst.a)  # once per task, not per move
         if not forced_ext:  # (i) internal swaps with a heavier label of another task
             mine = np.flatnonzero(used_i == i1)
             for q in mine:
@@ -193,7 +196,7 @@ def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict
             if st.labels < inst.b:
                 nxt = np.minimum(st.n, inst.K - 1)
                 ok = (st.n < inst.K) & ~st.lab[:, i1]
-                ok &= np.array([tabu.get((i1, j2), -1) < step for j2 in range(inst.a)])
+                ok &= free_tabu
                 if ok.any():
                     v = np.where(ok, phi[np.arange(inst.a), nxt], -np.inf)
                     j2 = int(np.argmax(v))
@@ -212,15 +215,14 @@ def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict
             np.add.at(c_rem, tasks, d)
             if (tasks[1:] == i1).any():  # deletion: a later label of j on i1 moves up
                 offer(objective_key(c_rem), ("del", j, k))
-            after_n = st.n - (np.arange(inst.a) == j)
+            after_n = st.n - (arange_a == j)
             has = st.lab[:, i1].copy()
             if z[j, k] == i1:
                 has[j] = False
-            ok = (after_n < inst.K) & ~has
-            ok &= np.array([tabu.get((i1, j2), -1) < step for j2 in range(inst.a)])
+            ok = (after_n < inst.K) & ~has & free_tabu
             if not ok.any():
                 continue
-            gain = np.where(ok, phi[np.arange(inst.a), np.minimum(after_n, inst.K - 1)], -np.inf)
+            gain = np.where(ok, phi[arange_a, np.minimum(after_n, inst.K - 1)], -np.inf)
             j2 = int(np.argmax(gain))  # only i1 changes: the heaviest next label is best
             c_rem[i1] += gain[j2]
             offer(objective_key(c_rem), ("ext", j, k, j2, i1))
