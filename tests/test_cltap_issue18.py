@@ -26,7 +26,8 @@ def _all_bounds(inst: P.CltapInstance) -> dict[str, float]:
     cov = CB.covering_bound(inst).value
     out = {"lp": closed_form_bound(inst), "covering": cov,
            "covering-dp": CB.covering_bound(inst, exact=True).value,
-           "counting": CB.counting_bound(inst).value}
+           "counting": CB.counting_bound(inst).value,
+           "pairing": CB.pairing_bound(inst).value}
     hi = min(out.values())
     lo = P.evaluate(inst, cbp(inst)).objective
     out["config-lp"] = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=10.0).value
@@ -125,7 +126,8 @@ def test_certify_names_the_tightest_bound():
     best = min(r["bound"] for r in bounds)
     assert cert.bound == pytest.approx(best)
     assert cert.bound < closed_form_bound(inst)
-    assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "config-lp"}
+    assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "pairing",
+                                               "config-lp"}
 
 
 def test_verdicts():

@@ -6,8 +6,9 @@ HiGHS adapter at gap 0 (only where HiGHS proves it within about a minute, a*t*K 
 binaries) and `brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4),
 `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4) and the tighter bounds of
 `cltap_bounds` (issue 18): `covering` / `covering-dp` (truncated machine covering, G by its LP
-relaxation / the exact knapsack DP), `counting` (labels per task) and `config-lp` (configuration
-LP with one label per task and annotator). `certify` takes the tightest and names it. Fast
+relaxation / the exact knapsack DP), `counting` (labels per task), `pairing` (covering + a Hall
+condition on two-label tasks) and `config-lp` (configuration LP with one label per task and
+annotator). `certify` takes the tightest and names it. Fast
 constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside `best-of`) and
 `best-of` (every construction, then local search); `cbp` stays the first, default, fast method.
 """
@@ -153,6 +154,10 @@ def _covering(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return _bound_outcome(CB.covering_bound(inst))
 
 
+def _pairing(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.pairing_bound(inst))
+
+
 def _covering_dp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return _bound_outcome(CB.covering_bound(inst, exact=True))
 
@@ -267,6 +272,9 @@ SPEC = ProblemSpec.from_module(
         Method("covering-dp", "bound", _covering_dp,
                "truncated machine-covering bound, G by the exact multiple-choice knapsack DP",
                applicable=_covering_dp_size),
+        Method("pairing", "bound", _pairing,
+               "covering + a Hall condition on two-label tasks (small labels need large "
+               "partners)"),
         Method("counting", "bound", _counting,
                "labels-per-task counting bound (singles, pairs, 3+ labels)"),
         Method("config-lp", "bound", _config_lp,

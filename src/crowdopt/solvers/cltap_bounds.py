@@ -552,3 +552,67 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     src = ("configuration LP over truncated rounded-up weights (column generation, Farley bound)"
            if hi_lvl <= grid else "input bound (configuration LP refuted nothing)")
     return BoundResult(value, src, det)
+
+
+# ----------------------------------------------------------------------------- pairing (Hall)
+PAIRING_X = (0.15, 0.25, 0.35, 0.45, 0.5)  # x / theta: the "small" thresholds tried
+PAIRING_MU = (0.0, 0.1, 0.3, 1.0, 3.0)  # mu / lambda (0: the covering test itself)
+
+
+def pairing_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None,
+                  xs: tuple = PAIRING_X, mus: tuple = PAIRING_MU) -> BoundResult:
+    """Covering + a Hall condition on two-label tasks inside the budget's prefixes (issue 18).
+
+    Validity. Suppose OPT >= theta > 0; take an optimal assignment with prefix lengths n
+    (L = sum n_j <= b, (13), (16)). Tasks: T1 hold a big label (phi >= theta; m1 <= B(n), the
+    number of big labels), T2 hold no big label and exactly two labels (m2), T3 hold no big
+    label and >= 3 labels (m3); no other task reaches theta. Fix 0 < x <= theta/2; "small" =
+    phi < x, "large" = phi >= theta - x. A T2 task's two labels sum to >= theta, so it holds at
+    most one small label, and then also a large one (distinct per task): small labels in T2 <=
+    G_x(n), the number of large labels. A T1 task holds a big, not small, label: small labels in
+    T1 <= L1 - m1; in T3 <= L3. With L = L1 + 2 m2 + L3 and L >= m1 + 2 m2 + 3 m3 (so
+    m3 <= L - 2t + m1):  S_x(n) <= G_x(n) + L - 2 m2 - m1 <= G_x(n) + 3L - 6t + 3 B(n).
+    With the covering condition sum_prefixes min(phi, theta)/theta >= t (`covering_bound`), for
+    any lambda, mu >= 0 the prefixes satisfy sum_prefixes [lambda min(phi, theta)/theta +
+    mu (1[large] - 1[small] + 3 + 3 1[big])] >= (lambda + 6 mu) t, and the LP relaxation of the
+    multiple-choice knapsack over prefix lengths (`mckp_lp`) bounds the left side from above:
+    when it falls short for some (x, mu) in the grid, OPT < theta. The condition is what the
+    bottleneck pairing needs (the k-th lightest label with a partner of at least theta minus
+    it), which the covering bound, an average, misses when few heavy labels must carry many
+    light ones (increasing curves at b = 2t). Thresholds are shifted by REL so that rounding
+    only ever counts fewer small and more large or big labels; bisection as in
+    `covering_bound` (a refuted theta is returned, valid whatever the monotonicity).
+    """
+    from .cltap_colgen import closed_form_bound
+
+    t0 = time.perf_counter()
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           {"time_s": time.perf_counter() - t0})
+    phi, t, b = inst.phi, inst.t, inst.b
+    kinds = _row_kinds(phi)  # every term is monotone in phi: rows keep their kind
+
+    def test(theta: float) -> bool:
+        trunc = np.minimum(phi, theta) / theta
+        big = (phi >= theta * (1 - REL)).astype(float)
+        if 0.0 in mus:
+            got, _ = mckp_lp(trunc, b, kinds)
+            if got < t * (1 - REL) - 1e-9:
+                return True
+        for fx in xs:
+            x = fx * theta
+            pair = ((phi >= (theta - x) * (1 - REL)).astype(float)
+                    - (phi < x * (1 - REL)).astype(float) + 3.0 + 3.0 * big)
+            for mu in mus:
+                if mu == 0.0:
+                    continue
+                got, _ = mckp_lp(trunc + mu * pair, b, kinds)
+                if got < (1.0 + 6.0 * mu) * t * (1 - REL) - 1e-9:
+                    return True
+        return False
+
+    ub_lp = closed_form_bound(inst)
+    top = ub_lp * (1 + 1e-12) + 1e-300 if hi is None else min(hi, ub_lp * (1 + 1e-12) + 1e-300)
+    value, steps = _bisect(test, max(0.0, lo), top, rel=1e-7)
+    return BoundResult(value, "covering + Hall condition on two-label tasks (pairing bound)",
+                       {"bisection_steps": steps, "time_s": time.perf_counter() - t0})
