@@ -23,9 +23,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res)
         return 0
-    print(format_table(res["small"], ["trend", "t", "n", "opt", "cbp", "cbp_%", "paper_cbp_%",
-                                      "err_cbp", "paper_err_cbp"]))
-    print()
+    if res["small"]:
+        print(format_table(res["small"], ["trend", "t", "n", "opt", "cbp", "cbp_%",
+                                          "paper_cbp_%", "err_cbp", "paper_err_cbp"]))
+        print()
     print(format_table(res["large"], ["trend", "t", "a", "reading", "n", "cbp", "paper_cbp",
                                       "best", "ub_lp", "paper_ub", "ub", "ub_source",
                                       "cbp/ub_lp_%", "cbp/ub_%", "best/ub_%", "paper_cbp_%",

@@ -178,6 +178,9 @@ def _config_lp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     limit = opts.time_limit if opts.time_limit is not None else CONFIG_DEFAULT_TIME
     t0 = time.perf_counter()
     hi, hi_src = cheap_bound(inst)
+    pairing = CB.pairing_bound(inst, hi=hi)
+    if pairing.value < hi:
+        hi, hi_src = pairing.value, pairing.source
     lo = max(P.evaluate(inst, s).objective for s in constructions(inst, theta=hi).values())
     res = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=max(0.1, limit - (
         time.perf_counter() - t0)))

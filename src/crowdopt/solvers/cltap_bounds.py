@@ -77,6 +77,20 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
     """
     a, K = vals.shape
     dec, inc = kinds if kinds is not None else _row_kinds(vals)
+    if dec.all() and b < a * K:  # the b largest positive values (linear-time selection)
+        flat = vals.ravel()
+        kth = flat.size - int(b)
+        part = np.partition(flat, kth)[kth:] if b > 0 else flat[:0]
+        part = part[part > 0]
+        n = np.zeros(a)  # lengths: the count of row values above the cut (ties split)
+        if part.size:
+            cut = part.min()
+            above = (vals > cut).sum(axis=1)
+            ties = (vals == cut).sum(axis=1)
+            left = max(0, part.size - int(above.sum()))  # tied values taken, row by row
+            before = np.concatenate([[0], np.cumsum(ties)[:-1]])
+            n = (above + np.clip(left - before, 0, ties)).astype(float)
+        return float(part.sum()), n
     slopes: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     owner: list[np.ndarray] = []
