@@ -420,6 +420,17 @@ ratio is 'proven optimal' when lower meets upper (within 1e-7, also 0 == 0) and 
 bound within 1e-9 of 0, never a percentage. Classification error is the exact expected error
 of the logit-weighted vote (tie = 1/2), variance-free, where the paper simulated labels.
 
+Where the certified ratio stays below the paper's (measured with `--scale table3`, issue 18):
+inc (1000, 100), 79.9 % against 86.53 % (seeds 0 and 1: 0.753 and 0.845). At b = 2t with rising
+curves every construction ends with two annotators labelling every task (the best pair of
+whole rows, searched exhaustively by `full-rows`, is CBP's own pair on seed 0, 4.013); the local
+search finds no improving move at t = 1000 within its budget. The best bound is the truncated
+covering bound (5.326 on seed 0); the pairing and counting bounds do not improve it there, and
+the configuration LP (4k label classes) does not refute any level within 90 s (column
+generation tails off). The gap is most likely in the bound: covering bounds an average of two
+labels per task, and the bottleneck pairing of a rising row with a reversed one loses against
+it; no valid bound we have captures that loss at this size.
+
 Known differences: small decreasing instances often have OPT close to 0 under this generator,
 so the paper's decreasing c' values (0.43/0.38/0.35) are not reproduced. The paper's % for
 large t are minimum row values (digest E1); we give the mean and the minimum. With
