@@ -36,7 +36,7 @@ BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
 LS_DEFAULT_TIME = 2.0
 COLGEN_DEFAULT_TIME = 30.0
-CONFIG_DEFAULT_TIME = 30.0
+CONFIG_DEFAULT_TIME = 10.0  # its Farley bound is valid whenever it stops
 CONFIG_MAX_PAIRS = 40_000
 MILP_DEFAULT_TIME = 120.0  # without --time-limit; a time-limited MILP still returns its bound
 
@@ -282,7 +282,7 @@ SPEC = ProblemSpec.from_module(
                "labels-per-task counting bound (singles, pairs, 3+ labels)"),
         Method("config-lp", "bound", _config_lp,
                "configuration LP over truncated rounded-up weights (one label per task and "
-               "annotator, prefix rows), column generation + Farley bound (default limit 30 s)",
+               "annotator, prefix rows), column generation + Farley bound (default limit 10 s)",
                applicable=_config_lp_size),
     ),
 )
