@@ -53,7 +53,7 @@ def register(cli) -> None:
     p.add_argument("--scale", choices=["smoke", "table3", "paper"], default="smoke",
                    help="smoke: 1-3 seeds, short time limits (minutes); table3: only the large "
                         "Table 3 cells through certify, 5 seeds (2 at t = 1000), both generator "
-                        "readings, 5 s per method (about 15 min); paper: 10 seeds, figures")
+                        "readings, 5 s per method (about 11 min); paper: 10 seeds, figures")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="output folder (default cltap-SCALE)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
