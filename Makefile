@@ -7,6 +7,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# crowd-kit (benchmark-only) lives in its own venv: the main one stays exactly at the lock
+PEER_VENV ?= .venv-peer
+PEER_STAMP := $(PEER_VENV)/.installed-stamp
 LOCK := requirements/lock.txt
 PEER_LOCK := requirements/peer.txt
 UV_VERSION := 0.13.9
@@ -46,11 +49,19 @@ test-fast: $(STAMP) lint
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
-# crowd-kit side by side (benchmark-only extra, installed from its own lock)
-bench-peer: $(STAMP) $(PEER_LOCK)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(PEER_LOCK)
-	$(BIN)/python -m pip check
-	$(BIN)/python benchmarks/bench_aggregation.py --peer
+# crowd-kit side by side (benchmark-only extra, in its own venv from its own lock)
+$(PEER_STAMP): pyproject.toml $(LOCK) $(PEER_LOCK)
+	rm -rf $(PEER_VENV)
+	$(PY) -m venv $(PEER_VENV)
+	$(PEER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	    -r $(LOCK) -r $(PEER_LOCK)
+	$(PEER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	    --no-build-isolation -e .
+	$(PEER_VENV)/bin/python -m pip check
+	touch $(PEER_STAMP)
+
+bench-peer: $(PEER_STAMP)
+	$(PEER_VENV)/bin/python benchmarks/bench_aggregation.py --peer
 
 # every paper's reproduction at smoke scale (minutes); reports in out/<paper>/report.md
 reproduce-smoke: $(STAMP)
@@ -77,4 +88,4 @@ relock: $(TOOLS)/bin/uv
 	    -c $(LOCK) -o $(PEER_LOCK)
 
 clean:
-	rm -rf $(VENV) $(TOOLS) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(PEER_VENV) $(TOOLS) build *.egg-info src/*.egg-info

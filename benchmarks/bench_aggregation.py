@@ -1,44 +1,145 @@
-"""Aggregation on real data: accuracy vs gold and wall time of every aggregator, and the speed
-of the vectorized Dawid-Skene against a straightforward per-label Python-loop reference.
+"""Aggregation on the shared real data: accuracy, convergence and speed of every method, the
+`--method auto` choice against the gold-best method, and (with --peer) crowd-kit side by side.
 
-Usage: python benchmarks/bench_aggregation.py [--quick] [--repeat R]
-Table 1: mv, wmv-log / wmv-linear (accuracies from held-out gold, 2-fold cross-fitting),
-one-coin EM, Dawid-Skene on rte, temp, bluebirds, product, web, dog, face; accuracy with ties
-split evenly (the data README's convention; its MV figures are repeated for comparison).
-Table 2: Dawid-Skene on trec2010_relevance (default duplicates policy 'first', 96,883 labels):
-iterations to tol 1e-6, time per iteration, and the loop reference run for the same number
-of iterations from the same start, with the largest posterior difference.
-Writes benchmarks/results/aggregation.json.
+Usage: python benchmarks/bench_aggregation.py [--quick] [--repeat R] [--peer] [--sets a,b,...]
+                                              [--peer-methods A,B] [--peer-timeout S]
+
+Table 1: accuracy vs gold (ties split evenly: the expectation under random tie-breaking) of
+every unsupervised method at its defaults on the 25 shared sets with gold (--quick: 7), with
+`wmv` (accuracies from held-out gold, 2-fold cross-fitting) apart as it uses gold.
+Table 2: convergence on all 27 shared sets (the 25 and the two without gold): iterations,
+`converged`, and whether the objective trace is non-decreasing, per iterative method.
+Table 3: `--method auto` (held-out label likelihood, no gold) against the gold-best method.
+Table 4: Dawid-Skene on trec2010_relevance, vectorized vs a per-label Python loop.
+--peer (needs crowd-kit: `make bench-peer`): every crowd-kit 1.4.2 classification method
+(MajorityVote, Wawa, ZeroBasedSkill, OneCoinDawidSkene, DawidSkene, GLAD, MACE, KOS, MMSR)
+at its defaults on the same DataFrame, one subprocess per (method, set) (benchmarks/
+peer_crowdkit.py; a crash, NaN or running out of memory costs that cell only), with crowdopt's
+estimator class of the same method timed in the same run around it (one untimed warm call,
+then the median of R runs before and R after; both time only fit_predict on the DataFrame,
+crowd-kit's as the median of R warm calls when its first call takes under 5 s). Prints accuracy of both, the time
+ratio crowd-kit / crowdopt, the summary figures of issue 15, and a diagnostic column: ours
+with crowd-kit's model options stopped after crowd-kit's iteration count.
+Writes benchmarks/results/aggregation.json (and aggregation_peer.json with --peer).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import os
+import resource
+import statistics
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from common import RESULTS, cached_versions, format_table, parse_args, timed
+from common import RESULTS, cached_versions, format_table
 
-from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote, one_coin_em
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd import estimators as est
+from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
+from crowdopt.crowd.auto import AUTO_CANDIDATES, choose_method
+from crowdopt.crowd.datasets import list_datasets, load_dataset
+from crowdopt.crowd.methods import METHODS, run_method
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
 from crowdopt.datapath import data_root
 
-SETS = ["rte", "temp", "bluebirds", "product", "web", "dog", "face"]
-README_MV = {"rte": 0.8969, "temp": 0.9361, "bluebirds": 0.7593, "product": 0.8966,
-             "web": 0.7307, "dog": 0.8222, "face": 0.6367}
-METHODS = {
-    "mv": lambda tb, g: majority_vote(tb),
-    "wmv-log": lambda tb, g: cross_fitted_weighted_vote(tb, g, scheme="log-odds"),
-    "wmv-linear": lambda tb, g: cross_fitted_weighted_vote(tb, g, scheme="linear"),
-    "one-coin": lambda tb, g: one_coin_em(tb),
-    "dawid-skene": lambda tb, g: dawid_skene(tb),
-}
+HERE = Path(__file__).resolve().parent
+QUICK_SETS = ["rte", "temp", "bluebirds", "product", "web", "dog", "face"]
+OURS = ["mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos", "mmsr"]
+PEER = {"MajorityVote": ("mv", est.MajorityVote), "Wawa": ("wawa", est.Wawa),
+        "ZeroBasedSkill": ("zbs", est.ZeroBasedSkill),
+        "OneCoinDawidSkene": ("one-coin", est.OneCoinDawidSkene),
+        "DawidSkene": ("dawid-skene", est.DawidSkene), "GLAD": ("glad", est.GLAD),
+        "MACE": ("mace", est.MACE), "KOS": ("kos", est.KOS), "MMSR": ("mmsr", est.MMSR)}
+SPEED_SETS = ["rte", "web", "product", "trec2010_relevance"]
+# crowdopt's options for crowd-kit's model of the same method (its defaults), used for the
+# diagnostic column `ours@ck`: ours with those options, stopped after crowd-kit's iterations
+CK_SETTINGS = {"dawid-skene": {"smoothing": 0.0, "priors": "learn"},
+               "one-coin": {"smoothing": 0.0, "priors": "learn"},
+               "glad": {"priors": "uniform"},
+               "mace": {"priors": "uniform", "restarts": 0}}
+CK_FIXED_ITER = {"mace": 50}   # crowd-kit's MACE runs n_iter = 50 iterations, no stopping rule
 
 
-def dawid_skene_loop(table, init_post, iterations, smoothing=0.01):
+def parse() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="7 sets, no peer, short loop check")
+    p.add_argument("--repeat", type=int, default=3, help="timing repetitions (median kept)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--peer", action="store_true", help="crowd-kit side by side (slow: ~1 h)")
+    p.add_argument("--sets", default=None, help="comma-separated data sets (default: all)")
+    p.add_argument("--peer-methods", default=None, help="comma-separated crowd-kit classes")
+    p.add_argument("--peer-timeout", type=float, default=1800.0,
+                   help="seconds per crowd-kit cell (default 1800)")
+    p.add_argument("--peer-memory-gb", type=float, default=6.0,
+                   help="address-space limit of a crowd-kit cell (default 6 GB)")
+    return p.parse_args()
+
+
+def median_time(fn, repeat: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(max(1, repeat)):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def nondecreasing(trace: list[float]) -> bool:
+    o = np.asarray(trace, dtype=float)
+    return bool(np.all(np.diff(o) >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
+
+
+# ----------------------------------------------------------------------------- ours
+def ours_table(sets: list[str], data: dict, repeat: int) -> tuple[list[dict], list[dict]]:
+    acc_rows, conv_rows = [], []
+    for name in sets:
+        tb, gold = data[name]
+        row = {"dataset": name, "tasks": tb.n_tasks, "labels": tb.n_labels,
+               "classes": tb.n_classes}
+        for m in OURS:
+            t, res = median_time(lambda m=m, tb=tb: run_method(tb, m), repeat)
+            info = METHODS[m]
+            row[f"{m}_s"] = t
+            if gold is not None:
+                row[m] = accuracy(res, gold)
+            if info.iterative:
+                conv_rows.append({"dataset": name, "method": m, "iterations": res.iterations,
+                                  "converged": res.converged,
+                                  "objective": "none" if not info.objective else
+                                  ("non-decreasing" if nondecreasing(res.objective)
+                                   else "DECREASES")})
+        if gold is not None:
+            row["wmv (gold)"] = accuracy(cross_fitted_weighted_vote(tb, gold), gold)
+            row["best"] = max(OURS, key=lambda m: row[m])
+            acc_rows.append(row)
+    return acc_rows, conv_rows
+
+
+def auto_table(sets: list[str], data: dict, acc_rows: list[dict], seed: int) -> list[dict]:
+    by = {r["dataset"]: r for r in acc_rows}
+    rows = []
+    for name in sets:
+        tb, gold = data[name]
+        if gold is None:
+            continue
+        choice = choose_method(tb, seed=seed)
+        accs = {m: by[name][m] for m in AUTO_CANDIDATES}
+        best = max(accs.values())
+        rows.append({"dataset": name, "picked": choice.method, "picked_acc": accs[choice.method],
+                     "gold_best": ",".join(m for m in AUTO_CANDIDATES if accs[m] == best),
+                     "best_acc": best, "hit": accs[choice.method] == best,
+                     "shortfall": best - accs[choice.method],
+                     "dawid-skene_acc": accs["dawid-skene"]})
+    return rows
+
+
+# ----------------------------------------------------------------------------- loop reference
+def dawid_skene_loop(table, init_post, iterations, smoothing):
     """Reference Dawid-Skene: the same M- and E-steps as `dawid_skene`, one label at a time
     in plain Python (the textbook implementation this module is measured against)."""
     n_t, n_w, n_c = table.n_tasks, table.n_workers, table.n_classes
@@ -67,75 +168,230 @@ def dawid_skene_loop(table, init_post, iterations, smoothing=0.01):
     return np.array(post)
 
 
-def accuracy_table(repeat: int) -> list[dict]:
-    rows = []
-    for name in SETS:
-        tb, gold = load_dataset(name)
-        row = {"dataset": name, "tasks": tb.n_tasks, "labels": tb.n_labels,
-               "readme_mv": README_MV[name]}
-        for m, fn in METHODS.items():
-            t, res = timed(lambda fn=fn, tb=tb, gold=gold: fn(tb, gold), repeat)
-            row[m] = round(accuracy(res, gold), 4)
-            row[f"{m}_ms"] = round(1000 * t, 2)
-            row[f"{m}_iter"] = res.iterations
-        rows.append(row)
-    return rows
-
-
 def speed_table(loop_iterations: int, repeat: int) -> list[dict]:
     tb, gold = load_dataset("trec2010_relevance")
-    t_conv, conv = timed(lambda: dawid_skene(tb, tol=1e-6, max_iter=100), repeat)
+    t_conv, conv = median_time(lambda: dawid_skene(tb), repeat)
     init = majority_vote(tb, ties="first").posteriors
-    t_vec, vec = timed(lambda: dawid_skene(tb, tol=0.0, max_iter=loop_iterations), repeat)
+    t_vec, vec = median_time(lambda: dawid_skene(tb, tol=0.0, max_iter=loop_iterations), repeat)
     t0 = time.perf_counter()
-    ref = dawid_skene_loop(tb, init, loop_iterations)
+    ref = dawid_skene_loop(tb, init, loop_iterations, 0.1)
     t_loop = time.perf_counter() - t0
     diff = float(np.max(np.abs(ref - vec.posteriors)))
     same = bool(np.array_equal(np.argmax(ref, 1), np.argmax(vec.posteriors, 1)))
     return [
-        {"run": "vectorized, to tol 1e-6", "labels": tb.n_labels, "iterations":
-         conv.iterations, "converged": conv.converged, "time_s": round(t_conv, 4),
-         "ms_per_iter": round(1000 * t_conv / max(conv.iterations, 1), 3),
-         "accuracy": round(accuracy(conv, gold), 4)},
+        {"run": "vectorized, defaults", "labels": tb.n_labels, "iterations": conv.iterations,
+         "converged": conv.converged, "time_s": t_conv,
+         "ms_per_iter": 1000 * t_conv / max(conv.iterations, 1), "accuracy": accuracy(conv, gold)},
         {"run": "vectorized, fixed iterations", "labels": tb.n_labels,
-         "iterations": loop_iterations, "time_s": round(t_vec, 4),
-         "ms_per_iter": round(1000 * t_vec / loop_iterations, 3),
-         "accuracy": round(accuracy(vec, gold), 4)},
+         "iterations": loop_iterations, "time_s": t_vec,
+         "ms_per_iter": 1000 * t_vec / loop_iterations, "accuracy": accuracy(vec, gold)},
         {"run": "python loop reference", "labels": tb.n_labels, "iterations": loop_iterations,
-         "time_s": round(t_loop, 4), "ms_per_iter": round(1000 * t_loop / loop_iterations, 3),
-         "max_posterior_diff": diff, "same_labels": same,
-         "loop/vectorized": round(t_loop / t_vec, 1)},
+         "time_s": t_loop, "ms_per_iter": 1000 * t_loop / loop_iterations,
+         "max_posterior_diff": diff, "same_labels": same, "loop/vectorized": t_loop / t_vec},
     ]
 
 
+# ----------------------------------------------------------------------------- crowd-kit
+def peer_cell(method: str, dataset: str, timeout: float, memory_gb: float, repeat: int
+              ) -> dict:
+    def limit() -> None:
+        cap = int(memory_gb * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    try:
+        p = subprocess.run([sys.executable, str(HERE / "peer_crowdkit.py"), method, dataset,
+                            str(repeat)],
+                           capture_output=True, text=True, timeout=timeout, preexec_fn=limit,
+                           env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout {timeout:.0f} s"}
+    lines = p.stdout.strip().splitlines()
+    if p.returncode or not lines:
+        tail = p.stderr.strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+        oom = "MemoryError" in p.stderr or p.returncode in (-9, 137)
+        return {"error": ("out of memory " if oom else "") + tail[0][:160]}
+    return json.loads(lines[-1])
+
+
+def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, timeout: float,
+               memory_gb: float) -> list[dict]:
+    rows = []
+    for name in sets:
+        tb, gold = data[name]
+        df = tb.to_dataframe().infer_objects()
+        for ck in methods:
+            ours_name, cls = PEER[ck]
+            cls().fit_predict(df)  # warm: first-call costs stay out of the timed runs
+            before = [median_time(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
+                      for _ in range(repeat)]
+            cell = peer_cell(ck, name, timeout, memory_gb, repeat)
+            after = [median_time(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
+                     for _ in range(repeat)]
+            t_ours = statistics.median(before + after)
+            ours_res = run_method(tb, ours_name)
+            row = {"dataset": name, "method": ck, "ours": accuracy(ours_res, gold),
+                   "ours_s": t_ours}
+            if "labels" in cell:
+                lab = np.asarray(cell["labels"])
+                row["crowdkit"] = float(np.mean(lab[gold.task] == gold.label))
+                row["crowdkit_s"] = cell["time_s"]
+                row["ratio"] = cell["time_s"] / t_ours
+                row["diff"] = row["ours"] - row["crowdkit"]
+                stop = cell.get("iterations") or CK_FIXED_ITER.get(ours_name)
+                if ours_name in ("mv", "wawa", "zbs"):  # crowd-kit: ties to the first class
+                    first = run_method(tb, ours_name, ties="first")
+                    row["ours@ck"] = accuracy(first, gold, ties="labels")
+                elif stop and ours_name in CK_SETTINGS:
+                    at = run_method(tb, ours_name, max_iter=int(stop), tol=0.0,
+                                    **CK_SETTINGS[ours_name])
+                    row["ck_iter"] = int(stop)
+                    row["ours@ck"] = accuracy(at, gold)
+                if cell.get("nan_labels"):
+                    row["note"] = f"{cell['nan_labels']} NaN labels"
+            else:
+                row["crowdkit"] = None
+                row["note"] = cell.get("error", "failed")
+            rows.append(row)
+            print(f"  {name:20s} {ck:18s} ours {row['ours']:.4f}  crowd-kit "
+                  f"{row['crowdkit'] if row['crowdkit'] is not None else row['note']}",
+                  file=sys.stderr, flush=True)
+    return rows
+
+
+def peer_summary(peer_rows: list[dict], acc_rows: list[dict]) -> dict:
+    by = {r["dataset"]: r for r in acc_rows}
+    sets = sorted({r["dataset"] for r in peer_rows}, key=list(by).index)
+    best_rows, wins = [], 0
+    for s in sets:
+        ck = [r for r in peer_rows if r["dataset"] == s and r["crowdkit"] is not None]
+        ck_best = max((r["crowdkit"] for r in ck), default=None)
+        ours_best = max(by[s][m] for m in OURS)
+        ok = ck_best is None or ours_best >= ck_best
+        wins += ok
+        best_rows.append({"dataset": s, "crowdopt_best": ours_best,
+                          "crowdopt_method": by[s]["best"], "crowdkit_best": ck_best,
+                          "crowdkit_method": max(ck, key=lambda r: r["crowdkit"])["method"]
+                          if ck else None, "ours >= theirs": ok})
+    cells = [r for r in peer_rows if r["crowdkit"] is not None]
+    within = [r for r in cells if r["diff"] >= -0.01]
+    speed = [r for r in cells if r["dataset"] in SPEED_SETS]
+    return {"best_rows": best_rows, "sets": len(sets), "best_ge": wins,
+            "cells": len(cells), "within_0.01_or_better": len(within),
+            "outside": [{k: r[k] for k in ("dataset", "method", "ours", "crowdkit", "diff")}
+                        for r in cells if r["diff"] < -0.01],
+            "min_speed_ratio_on_" + "/".join(SPEED_SETS):
+                min((r["ratio"] for r in speed), default=None),
+            "speed_below_10x": [{k: r[k] for k in ("dataset", "method", "ratio")}
+                                for r in speed if r["ratio"] < 10]}
+
+
+# ----------------------------------------------------------------------------- main
 def main() -> int:
-    args = parse_args(__doc__.splitlines()[0])
+    args = parse()
     if data_root(required=False) is None:
         print("bench_aggregation: real data not found (set CROWDOPT_DATA); skipped")
         return 0
+    gold_sets = QUICK_SETS if args.quick else list_datasets(with_gold=True)
+    all_sets = QUICK_SETS if args.quick else list_datasets()
+    if args.sets:
+        want = args.sets.split(",")
+        gold_sets = [s for s in gold_sets if s in want]
+        all_sets = [s for s in all_sets if s in want]
     repeat = 1 if args.quick else args.repeat
-    loop_iterations = 2 if args.quick else 10
-    acc_rows = accuracy_table(repeat)
-    cols = ["dataset", "tasks", "labels", "readme_mv"] + list(METHODS)
-    print("## aggregation: accuracy vs gold (ties split evenly)" +
-          (" (quick)" if args.quick else ""))
-    print(format_table(acc_rows, cols))
-    print(f"\n## aggregation: wall time (ms, median of {repeat}) and EM iterations")
-    tcols = ["dataset"] + [f"{m}_ms" for m in METHODS] + ["one-coin_iter", "dawid-skene_iter"]
-    print(format_table(acc_rows, tcols))
-    speed_rows = speed_table(loop_iterations, repeat)
-    print("\n## Dawid-Skene on trec2010_relevance: vectorized vs per-label Python loop")
-    print(format_table(speed_rows, ["run", "labels", "iterations", "converged", "time_s",
-                                    "ms_per_iter", "accuracy", "max_posterior_diff",
-                                    "same_labels", "loop/vectorized"]))
+    data = {n: load_dataset(n) for n in all_sets}
+    t_start = time.perf_counter()
+    acc_rows, conv_rows = ours_table(all_sets, data, repeat)
+    print("## aggregation: accuracy vs gold at defaults (ties split evenly)"
+          + (" (quick)" if args.quick else ""))
+    print(format_table(acc_rows, ["dataset", "classes", *OURS, "best", "wmv (gold)"]))
+    print(f"\n## wall time (s, median of {repeat}) on the LabelTable")
+    print(format_table(acc_rows, ["dataset", "labels", *[f"{m}_s" for m in OURS]]))
+    bad = [r for r in conv_rows if not r["converged"] or r["objective"] == "DECREASES"]
+    print(f"\n## convergence at defaults: {len(conv_rows)} (set, iterative method) runs on "
+          f"{len(all_sets)} sets; not converged or decreasing: {len(bad)}")
+    iters = {}
+    for r in conv_rows:
+        iters.setdefault(r["method"], []).append(r["iterations"])
+    print(format_table([{"method": m, "runs": len(v), "max_iterations": max(v),
+                         "median_iterations": statistics.median(v)} for m, v in iters.items()],
+                       ["method", "runs", "max_iterations", "median_iterations"]))
+    if bad:
+        print(format_table(bad, ["dataset", "method", "iterations", "converged", "objective"]))
+    auto_rows = auto_table(gold_sets, data, acc_rows, args.seed)
+    hits = sum(r["hit"] for r in auto_rows)
+    ds_hits = sum(r["dawid-skene_acc"] == r["best_acc"] for r in auto_rows)
+    mean = {k: statistics.mean(r[k] for r in auto_rows) if auto_rows else float("nan")
+            for k in ("picked_acc", "dawid-skene_acc", "best_acc")}
+    print(f"\n## --method auto (held-out label likelihood, no gold): picks a gold-best method "
+          f"on {hits} of {len(auto_rows)} sets (always dawid-skene: {ds_hits}); mean accuracy "
+          f"auto {mean['picked_acc']:.4f}, dawid-skene {mean['dawid-skene_acc']:.4f}, "
+          f"gold-best {mean['best_acc']:.4f}")
+    print(format_table(auto_rows, ["dataset", "picked", "picked_acc", "gold_best", "best_acc",
+                                   "shortfall", "dawid-skene_acc"]))
+    speed_rows = speed_table(2 if args.quick else 10, repeat) \
+        if "trec2010_relevance" in data or not args.sets else []
+    if speed_rows:
+        print("\n## Dawid-Skene on trec2010_relevance: vectorized vs per-label Python loop")
+        print(format_table(speed_rows, ["run", "labels", "iterations", "converged", "time_s",
+                                        "ms_per_iter", "accuracy", "max_posterior_diff",
+                                        "same_labels", "loop/vectorized"]))
     RESULTS.mkdir(exist_ok=True)
+    out = {"topic": "aggregation", "args": vars(args), "accuracy": acc_rows,
+           "convergence": conv_rows, "auto": auto_rows, "auto_hits": hits,
+           "auto_mean_accuracy": mean,
+           "dawid_skene_speed": speed_rows, "versions": cached_versions(),
+           "time_s": time.perf_counter() - t_start}
     path = RESULTS / "aggregation.json"
-    path.write_text(json.dumps({"topic": "aggregation", "args": vars(args),
-                                "accuracy": acc_rows, "dawid_skene_speed": speed_rows,
-                                "versions": cached_versions()}, indent=1, default=str))
-    print(f"(written {path})")
-    ok = speed_rows[2]["max_posterior_diff"] < 1e-9 and speed_rows[2]["same_labels"]
+    path.write_text(json.dumps(out, indent=1, default=str))
+    print(f"(written {path.relative_to(HERE.parent)})")
+    ok = not bad and (not speed_rows or (speed_rows[2]["max_posterior_diff"] < 1e-9
+                                         and speed_rows[2]["same_labels"]))
+    if args.peer:
+        ok &= run_peer(args, gold_sets, data, acc_rows, repeat)
     return 0 if ok else 1
+
+
+def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
+    try:
+        import crowdkit
+    except ImportError:
+        print("--peer: crowd-kit is not installed (make bench-peer installs it)")
+        return False
+    methods = args.peer_methods.split(",") if args.peer_methods else list(PEER)
+    print(f"\n## crowd-kit {crowdkit.__version__} side by side (progress on stderr)",
+          flush=True)
+    rows = peer_table(gold_sets, data, methods, repeat, args.peer_timeout, args.peer_memory_gb)
+    summ = peer_summary(rows, acc_rows)
+    print(format_table(rows, ["dataset", "method", "ours", "crowdkit", "diff", "ck_iter",
+                              "ours@ck", "ours_s", "crowdkit_s", "ratio", "note"]))
+    print("ours: accuracy with ties split evenly (the expectation under random tie-breaking); "
+          "crowd-kit's labels are scored as given. ours@ck: crowdopt with crowd-kit's options - "
+          "mv/wawa/zbs: ties to the first class, scored as labels; Dawid-Skene and one-coin: no "
+          "smoothing, learned class priors; MACE: uniform class prior, one start - stopped after "
+          "crowd-kit's iteration count ck_iter: where it matches `crowdkit` and `ours` differs, "
+          "the difference is crowd-kit's tie rule or where it stops, not the model.")
+    print("\n## best method per set: crowdopt's nine vs crowd-kit's nine")
+    print(format_table(summ["best_rows"], ["dataset", "crowdopt_best", "crowdopt_method",
+                                           "crowdkit_best", "crowdkit_method",
+                                           "ours >= theirs"]))
+    print(f"\ncrowdopt's best >= crowd-kit's best on {summ['best_ge']} of {summ['sets']} sets; "
+          f"same method within 0.01 or better in {summ['within_0.01_or_better']} of "
+          f"{summ['cells']} cells where crowd-kit runs; time ratio crowd-kit/crowdopt on "
+          f"{', '.join(SPEED_SETS)}: min "
+          f"{summ['min_speed_ratio_on_' + '/'.join(SPEED_SETS)]:.1f}x")
+    if summ["outside"]:
+        print("more than 0.01 below crowd-kit:")
+        print(format_table(summ["outside"], ["dataset", "method", "ours", "crowdkit", "diff"]))
+    if summ["speed_below_10x"]:
+        print("below 10x:")
+        print(format_table(summ["speed_below_10x"], ["dataset", "method", "ratio"]))
+    path = RESULTS / "aggregation_peer.json"
+    path.write_text(json.dumps({"topic": "aggregation_peer", "args": vars(args),
+                                "crowdkit": crowdkit.__version__, "rows": rows,
+                                "summary": summ, "versions": cached_versions()},
+                               indent=1, default=str))
+    print(f"(written {path.relative_to(HERE.parent)})")
+    return True
 
 
 if __name__ == "__main__":

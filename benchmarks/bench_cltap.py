@@ -1,6 +1,7 @@
 """CL-TAP (paper 003): certification at scale, exact MILP vs CBP, column-generation masters.
 
-Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S]
+Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--issue18]
+(--issue18: only Table 4, written to benchmarks/results/cltap_issue18.json)
 Table 1: certify (t, a) = (1000, 100), b = 3t: CBP time, closed-form bound time, ratio LB/UB,
 and the whole `crowdopt certify` (every fast method incl. CBP + 2 s local search, every bound).
 Table 2: the compact MILP (11)-(17) at gap 0 (HiGHS, 60 s limit, build included) on the largest
@@ -9,12 +10,16 @@ Table 3: column generation on the faithful master (18)-(23): time per iteration 
 kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through Pyomo each
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
+Table 4 (issue 18): the new bounds (covering, covering-dp, counting, config-lp) and constructions
+(cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t: value and time,
+time relative to CBP and to column generation (the paper's bound; 10 s limit, where it applies).
 Writes benchmarks/results/cltap.json.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import numpy as np
@@ -87,8 +92,53 @@ def bench_colgen(args, cases):
     return rows
 
 
+def bench_issue18(args, sizes):
+    """One row per (size, trend, method): value (bound or min c'), time, time / CBP's, time /
+    column generation's (the paper's UB; None where its master is too large)."""
+    spec = get_problem("cltap")
+    names = ["cbp", "cbp-phi", "alloc-lpt", "best-of", "lp-closed-form", "column-generation",
+             "covering", "covering-dp", "counting", "pairing", "config-lp"]
+    rows = []
+    for t, a in sizes:
+        for trend in ("dec", "inc"):
+            inst = P.generate(args.seed, t=t, a=a, trend=trend)
+            res = {}
+            for name in names:
+                m = spec.method(name)
+                if m.applicable(inst) is not None:
+                    continue
+                limit = 2.0 if name == "best-of" else 10.0
+                reps = 1 if name in ("best-of", "column-generation", "config-lp") else args.repeat
+                sec, out = timed(lambda m=m, inst=inst, limit=limit: m.run(
+                    inst, RunOptions(time_limit=limit)), reps)
+                val = out.bound if m.kind == "bound" else P.evaluate(inst, out.solution).objective
+                res[name] = (m.kind, val, sec)
+            base, cg = res["cbp"][2], res.get("column-generation", (None, None, None))[2]
+            for name, (kind, val, sec) in res.items():
+                rows.append({"t": t, "a": a, "trend": trend, "method": name, "kind": kind,
+                             "value": val, "time_s": sec, "x_cbp": sec / base if base else None,
+                             "x_colgen": sec / cg if cg else None})
+    return rows
+
+
 def main() -> None:
+    only18 = "--issue18" in sys.argv
+    if only18:
+        sys.argv.remove("--issue18")
     args = parse_args(__doc__.splitlines()[0])
+    if only18:
+        rows = bench_issue18(args, [(100, 10)] if args.quick else
+                             [(100, 10), (200, 20), (1000, 100)])
+        print("## issue 18: new bounds and constructions vs CBP and column generation (b = 2t)")
+        print(format_table(rows, ["t", "a", "trend", "method", "kind", "value", "time_s",
+                                  "x_cbp", "x_colgen"]))
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / "cltap_issue18.json"
+        path.write_text(json.dumps({"topic": "cltap-issue18", "args": vars(args),
+                                    "issue18": rows, "versions": cached_versions()},
+                                   indent=1, default=str))
+        print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
+        return
     if args.quick:
         args.repeat = 1
         cert_sizes, milp_sizes = [(1000, 100)], [(5, 3), (8, 3)]
@@ -113,6 +163,11 @@ def main() -> None:
                                        "highspy_ms/it", "pyomo_ms/it", "speedup",
                                        "pricing_ms/it", "total_s", "total_pyomo_s", "bound",
                                        "bound_pyomo", "closed_form"]))
+    out["issue18"] = bench_issue18(args, [(100, 10)] if args.quick else
+                                   [(100, 10), (200, 20), (1000, 100)])
+    print("\n## issue 18: new bounds and constructions vs CBP and column generation (b = 2t)")
+    print(format_table(out["issue18"], ["t", "a", "trend", "method", "kind", "value", "time_s",
+                                        "x_cbp", "x_colgen"]))
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "cltap.json"
     path.write_text(json.dumps({"topic": "cltap", "args": vars(args), **out,

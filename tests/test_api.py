@@ -229,7 +229,7 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line():
 
 
 def test_cli_exact_with_no_applicable_method_exits_2_with_one_line():
-    doc = crowdopt.generate("cltap", seed=1).to_dict()  # t=20, a=5: past both exact guards
+    doc = crowdopt.generate("cltap", seed=1, t=20).to_dict()  # t=20, a=7: past both exact guards
     r = subprocess.run([sys.executable, "-m", "crowdopt", "solve", "-", "--method", "exact"],
                        input=json.dumps(doc), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == ""

@@ -72,7 +72,7 @@ def _inverse_weight(w):
 
 def test_local_search_fixes_the_counterexample():  # P20 + Sec. 4.3
     inst = P.make_instance([[_inverse_weight(w)] for w in (3, 3, 2, 2, 2)], 2, 5)
-    sol = local_search(inst, cbp(inst), time_limit=5)
+    sol = local_search(inst, cbp(inst), time_limit=5, target=6.0)  # stops on the proof
     assert P.evaluate(inst, sol).objective == pytest.approx(6.0)
 
 
@@ -95,7 +95,7 @@ def test_local_search_reaches_optimum_on_tiny():
         t, a = int(rng.integers(2, 5)), int(rng.integers(1, 4))
         inst = P.make_instance(rng.uniform(0.5, 0.95, (a, t)), t, int(rng.integers(t, a * t + 1)))
         opt = brute_force(inst)[0]
-        val = P.evaluate(inst, local_search(inst, cbp(inst), time_limit=1)).objective
+        val = P.evaluate(inst, local_search(inst, cbp(inst), time_limit=0.3)).objective
         assert val <= opt + 1e-9
         hits += val >= opt - 1e-9
     assert hits >= 6
@@ -131,14 +131,19 @@ def test_reproduce_task_functions():
 
     recs = [{"fn": "x:small_instance", "params": {"t": 3, "trend": "inc"},
              "result": R.small_instance(3, 3, "inc", 0.1, 10.0, seed=0)},
-            {"fn": "x:large_instance", "params": {"t": 100, "trend": "dec"},
+            {"fn": "x:large_instance", "params": {"t": 100, "trend": "dec", "horizon": 0.0},
              "result": R.large_instance(100, 10, "dec", 0.1, 2.0, seed=0)},
+            {"fn": "x:figure_errors", "params": {"fig": "fig7", "x": 3, "trend": "inc"},
+             "result": R.figure_errors("fig7", 3, "inc", seed=0)},
             {"fn": "x:baseline_errors", "params": {"trend": "dec", "budget_factor": 2.0},
              "result": R.baseline_errors(30, 5, "dec", 2.0, seed=0)}]
     small = recs[0]["result"]
     assert small["status"] == "optimal" and small["cbp"] <= small["opt"] + 1e-9
     large = recs[1]["result"]
-    assert 0 <= large["cbp_ratio"] <= large["ls_ratio"] + 1e-12 <= 1 + 1e-9
+    assert 0 <= large["cbp_ratio"] <= large["best_ratio"] + 1e-12 <= 1 + 1e-9
+    assert large["ub"] <= large["ub_lp"] + 1e-12 and large["certified"]
     s = R.summarize(recs)
-    assert len(s["small"]) == len(s["large"]) == len(s["baselines"]) == 1
+    assert len(s["small"]) == len(s["large"]) == len(s["baselines"]) == len(s["figs"]) == 1
+    assert s["large"][0]["reading"].startswith("per-t")
+    assert s["figs"][0]["nearest"] in R.POLICIES[1:]
     assert s["small"][0]["paper_cbp_%"] == 99.25

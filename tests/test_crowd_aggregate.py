@@ -86,7 +86,10 @@ def test_dawid_skene_one_iteration_by_hand(two):
     # E-step: t1 [.75*2/3*1, 0] -> [1, 0]; t2 [.75*1/3*1, .25*1*1] -> [.5, .5]
     np.testing.assert_allclose(r.posteriors, [[1, 0], [0.5, 0.5]])
     np.testing.assert_allclose(r.skills, [0.75, 0.75])
-    assert r.iterations == 1 and r.converged
+    # one objective value cannot show convergence; the next iteration repeats it and stops
+    assert r.iterations == 1 and not r.converged
+    r2 = dawid_skene(two, max_iter=5, smoothing=0.0, ties="first")
+    assert r2.iterations == 2 and r2.converged and r2.objective[0] == r2.objective[1]
 
 
 def test_one_coin_one_iteration_by_hand(two):

@@ -24,7 +24,13 @@ EXPECTED = {
     "adult_content": (11040, 825, 92721, 4, 333),
     "zencrowd_all": (2040, 78, 21855, 2, 2040),
     "sp_amt": (500, 143, 10000, 2, 500),
+    "hitspam_cf": (5380, 153, 42762, 2, 100),
+    "copyright": (1593, 44, 7540, 3, 9),
+    "gal_toy": (5, 5, 25, 2, 5),
+    "trec2011": (2165, 445, 17395, 2, 290),
+    "trec2011_all": (3387, 956, 58476, 2, 395),
 }
+NO_GOLD = {"adultcontent3": (496, 338, 44373, 5), "hitspam_mturk": (5840, 135, 28354, 2)}
 
 
 def test_required_names_are_listed():
@@ -40,6 +46,23 @@ def test_unknown_dataset_name():
 def test_counts_match_source(data_dir, name):
     tb, gold = load_dataset(name, duplicates="all")
     assert (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes, gold.n) == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(NO_GOLD))
+def test_sets_without_gold(data_dir, name):
+    tb, gold = load_dataset(name, duplicates="all")
+    assert gold is None and (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes) == NO_GOLD[name]
+
+
+def test_shared_sets_with_gold_are_25():
+    assert len(list_datasets(with_gold=True)) == 25
+    assert set(list_datasets(with_gold=False)) == set(NO_GOLD)
+
+
+def test_mixed_case_labels_and_gold_are_folded(data_dir):
+    tb, gold = load_dataset("hitspam_cf")
+    assert tb.classes.tolist() == ["no", "yes"]
+    assert np.bincount(gold.label).tolist() == [69, 31]   # SOURCE.md: 70 no, 31 yes, 1 no unlabelled
 
 
 @pytest.mark.slow

@@ -127,8 +127,38 @@ def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
     assert (tmp_path / "rte_heterogeneous.png").exists() and (tmp_path / "fig10a.png").exists()
     assert out["failed_tasks"] == [] and "rte/homogeneous" in out["accuracy"]
     assert abs(out["dp"][0]["DP*"] - 0.78125) < 1e-12
+    assert "kos" in out["accuracy"]["fig11a"] and "Opt-KG - KOS at max T" in text
+    assert "KOS is not implemented" not in text
     with pytest.raises(InputError):
         rp.reproduce(tmp_path, only=["nothing"])
+
+
+def test_kos_baseline_graph_is_simple_and_biregular():
+    from crowdopt.policies.kos_baseline import biregular_graph, degrees
+    rng = np.random.default_rng(0)
+    assert degrees(7, 3, rng).tolist().count(3) == 1 and degrees(7, 3, rng).sum() == 7
+    for K, M, T in [(50, 100, 100), (50, 100, 1000), (10, 8, 37), (5, 4, 20)]:
+        task, worker = biregular_graph(K, M, T, rng)
+        assert len(np.unique(task * M + worker)) == T            # no repeated pair
+        for deg, n in ((np.bincount(task, minlength=K), K), (np.bincount(worker, minlength=M), M)):
+            assert deg.sum() == T and deg.max() - deg.min() <= 1 and deg.min() == T // n
+    with pytest.raises(InputError, match="budget"):
+        biregular_graph(3, 2, 7, rng)
+
+
+def test_kos_in_the_heterogeneous_replication():
+    rec = heterogeneous_replication(K=50, M=100, budgets=[100, 1000], seed=3,
+                                    policies=["optkg", "kos"])
+    assert set(rec["accuracy"]) == {"optkg", "kos"}
+    # T = 2K: every worker answers one task, every message is 0, every task is labelled +1
+    rng = np.random.default_rng(3)
+    theta = rng.beta(1.0, 1.0, size=50)
+    assert rec["accuracy"]["kos"][0] == pytest.approx(np.mean(theta >= 0.5))
+    assert rec["top_worker_share"]["kos"] == [1 / 100, 10 / 1000]
+    assert rec["accuracy"]["kos"][1] > 0.6
+    again = heterogeneous_replication(K=50, M=100, budgets=[100, 1000], seed=3,
+                                      policies=["kos"])
+    assert again["accuracy"]["kos"] == rec["accuracy"]["kos"]   # seeded, order-independent
 
 
 @pytest.mark.parametrize("budget", ["0", "-5"])

@@ -246,9 +246,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
                  "bound_source": c["bound_source"], "certified": c["certified"],
                  "time_s": c["times"]["total_s"]} for c in certs]
         print(format_table(rows, list(rows[0])))
+        from .results import verdict_of
+
         for c in certs:
             for f in c["failures"]:
                 print(f"{Path(c['instance']).name}: FAILED: {f}")
+            if c["certified"]:
+                print(f"{Path(c['instance']).name}: {verdict_of(c)}")
     return _cert_exit(certs)
 
 

@@ -168,19 +168,55 @@ class Certificate(_ByKey):
     def replace(self, **changes: Any) -> Certificate:
         return dataclasses.replace(self, **changes)
 
+    @property
+    def verdict(self) -> str:
+        """One line for people: NOT certified / proven optimal / the ratio (n/a over a near-zero
+        bound), with a warning when the ratio is below `LOOSE_RATIO`."""
+        return verdict_text(self.certified, self.failures, self.proven_optimal, self.ratio,
+                            self.upper if self.sense != "min" else self.lower)
+
     def __str__(self) -> str:
         head = f"{self.problem} certificate ({self.primal_source or self.algorithm})"
         body = (f"lower {fmt(self.lower)}, upper {fmt(self.upper)}, gap {fmt(self.gap)}, "
                 f"ratio {fmt(self.ratio)}")
         if self.bound_source:
             body += f", bound from {self.bound_source}"
-        if not self.certified:
-            verdict = "NOT certified: " + "; ".join(self.failures[:2])
-        elif self.proven_optimal:
-            verdict = "certified, proven optimal"
-        else:
-            verdict = "certified"
-        return f"{head}: {body}; {verdict}"
+        return f"{head}: {body}; {self.verdict}"
+
+
+LOOSE_RATIO = 0.5  # below this ratio the verdict warns that the bound is probably loose
+NEAR_ZERO = 1e-9  # a bound this close to 0 gives no meaningful ratio
+
+
+def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: float | None,
+                 bound_side: float | None) -> str:
+    """The verdict line of a certificate (also from its JSON dict: `verdict_of`).
+
+    lower == upper (within 1e-7, also 0 == 0) reads 'proven optimal'; a ratio over a bound
+    within NEAR_ZERO of 0 reads 'n/a', never a percentage; a ratio below LOOSE_RATIO carries a
+    one-line warning that the bound, not the solution, is probably what is weak."""
+    if not certified:
+        return "NOT certified: " + "; ".join(list(failures)[:2])
+    if proven_optimal:
+        if bound_side is not None and bound_side == 0.0:
+            return "certified, proven optimal (optimum 0: fewer useful labels than needed)"
+        return "certified, proven optimal"
+    if ratio is None:
+        return "certified, ratio n/a"
+    if bound_side is not None and abs(bound_side) <= NEAR_ZERO:
+        return "certified, ratio n/a (bound near zero)"
+    out = f"certified, ratio {ratio:.4g}"
+    if ratio < LOOSE_RATIO:
+        out += (f" -- warning: ratio below {LOOSE_RATIO}: the bound is probably loose "
+                "(the optimum may be much nearer the solution)")
+    return out
+
+
+def verdict_of(cert: dict) -> str:
+    """`verdict_text` of a certificate's JSON form."""
+    side = cert.get("lower") if cert.get("sense") == "min" else cert.get("upper")
+    return verdict_text(cert["certified"], cert.get("failures", ()), cert["proven_optimal"],
+                        cert.get("ratio"), side)
 
 
 def _solution_shape(solution: Any) -> str:

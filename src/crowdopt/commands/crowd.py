@@ -2,12 +2,16 @@
 
 LABELS is a label table file (CSV/TSV, `task,worker,label` or a header variant) or
 `dataset:NAME` for a real data set under $CROWDOPT_DATA (its gold is used unless --gold).
+The methods and their options come from `crowdopt.crowd.methods`; a model flag a method does
+not use is refused with one line (never silently ignored). JSON output carries `iterations`,
+`converged` and `objective` (name, final value, non_decreasing, trace) for every method.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import sys
 import time
 from pathlib import Path
 
@@ -15,17 +19,24 @@ import numpy as np
 
 from ..errors import InputError
 
-AGG_METHODS = ("mv", "wmv", "one-coin", "dawid-skene")
+AUTO = "auto"
+ESTIMATE_METHODS = ("gold", "mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace",
+                    "kos", "mmsr")
 
 
 def register(cli) -> None:
+    from ..crowd.methods import METHOD_NAMES
+
     p = cli.top.add_parser(
-        "aggregate", help="aggregate crowd labels (MV, weighted MV, one-coin EM, Dawid-Skene)",
+        "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "
+        "GLAD, MACE, KOS, M-MSR, or auto)",
         description="Infer one label per task from a label table. Prints accuracy vs gold "
-        "when gold is given (ties split evenly, and with the seeded tie-break).")
+        "when gold is given (ties split evenly, and with the seeded tie-break). Iterative "
+        "methods report iterations, convergence and the objective they increase.")
     _add_input_opts(p)
-    p.add_argument("--method", default="dawid-skene", choices=AGG_METHODS,
-                   help="aggregator (default dawid-skene)")
+    p.add_argument("--method", default="dawid-skene", choices=METHOD_NAMES + (AUTO,),
+                   help="aggregator (default dawid-skene); auto picks one without gold by the "
+                   "likelihood of 10%% held-out labels and says why")
     p.add_argument("--weights", default=None, metavar="FILE",
                    help="wmv: worker accuracies CSV (worker,accuracy; e.g. from `estimate`); "
                    "without it wmv estimates accuracies from --gold by cross-fitting")
@@ -34,30 +45,66 @@ def register(cli) -> None:
     p.add_argument("--folds", type=int, default=2, help="wmv cross-fitting folds (default 2)")
     p.add_argument("--ties", default="random", choices=("random", "first"),
                    help="tie-break: uniform among tied classes (seeded) or lowest class")
-    p.add_argument("--seed", type=int, default=0, help="tie-break / fold seed (default 0)")
-    p.add_argument("--tol", type=float, default=1e-6, help="EM: stop when no posterior "
-                   "moves more than this (default 1e-6)")
-    p.add_argument("--max-iter", type=int, default=100, help="EM iterations cap (default 100)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="tie-break / fold / restart / hold-out seed (default 0)")
+    _add_model_opts(p)
     p.add_argument("--use-gold", action="store_true",
-                   help="EM: clamp gold tasks to their gold label (accuracy is then not a "
-                   "held-out figure)")
+                   help="EM methods: clamp gold tasks to their gold label (accuracy is then not "
+                   "a held-out figure)")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write task,label,confidence CSV")
+    p.add_argument("--posteriors", default=None, metavar="FILE",
+                   help="write task,label,probability CSV (long form: one row per task and "
+                   "class)")
     p.set_defaults(func=cmd_aggregate)
 
     p = cli.top.add_parser(
-        "estimate", help="per-worker reliability from gold (Theorem 3) or from EM",
+        "estimate", help="per-worker reliability from gold (Theorem 3) or from a model",
         description="Per-worker accuracy. With gold: counts, accuracy c/n, the unbiased "
         "variance w(1-w)/(n-1) and score G=(Lw-1)^2-L^2 var (Li & Liu Theorem 3). Without "
-        "gold: the EM model's accuracy. -o writes the CSV other commands read as labeler "
-        "accuracies.")
+        "gold: the fitted model's accuracy (with its iterations and convergence). -o writes "
+        "the CSV other commands read as labeler accuracies; --confusion the confusion "
+        "matrices.")
     _add_input_opts(p)
-    p.add_argument("--method", default=None, choices=("gold", "one-coin", "dawid-skene"),
+    p.add_argument("--method", default=None, choices=ESTIMATE_METHODS,
                    help="default: gold when gold is given, else dawid-skene")
-    p.add_argument("--max-iter", type=int, default=100, help="EM iterations cap")
+    p.add_argument("--seed", type=int, default=0, help="restart / initial message seed")
+    _add_model_opts(p)
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="write worker,n,correct,accuracy,variance,score,source CSV")
+    p.add_argument("--confusion", default=None, metavar="FILE",
+                   help="write worker,true_label,label,probability CSV (long form)")
     p.set_defaults(func=cmd_estimate)
+
+
+def _add_model_opts(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model options (a method that does not use one refuses it)")
+    g.add_argument("--smoothing", type=float, default=None, metavar="S",
+                   help="one-coin, dawid-skene: Dirichlet/Beta pseudo-count per parameter "
+                   "cell, a prior that makes the EM a MAP EM (default 0.1)")
+    g.add_argument("--priors", default=None, choices=("learn", "uniform"),
+                   help="class priors: learned or fixed uniform (defaults: dawid-skene and "
+                   "mace learn; one-coin and glad uniform)")
+    g.add_argument("--tol", type=float, default=None, metavar="T",
+                   help="iterative methods: stop when the objective rises by at most T*|F| in "
+                   "an iteration (kos, mmsr: when the iterates move by at most T); default 1e-6")
+    g.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="iteration cap (converged=false when reached)")
+    g.add_argument("--init", default=None, choices=("mv", "gold"),
+                   help="EM start: majority vote (default), or majority vote with gold tasks "
+                   "set to their gold label (gold starts the EM, it is not clamped)")
+    g.add_argument("--restarts", type=int, default=None, metavar="R",
+                   help="mace: random restarts besides the majority-vote start (default 10)")
+
+
+def _model_options(args: argparse.Namespace, gold) -> dict:
+    opts = {"smoothing": args.smoothing, "priors": args.priors, "tol": args.tol,
+            "max_iter": args.max_iter, "init": args.init, "restarts": args.restarts}
+    if args.init == "gold":
+        if gold is None:
+            raise InputError("--init gold", "a gold table (--gold or dataset:NAME)", "none")
+        opts["gold"] = gold
+    return opts
 
 
 def _add_input_opts(p: argparse.ArgumentParser) -> None:
@@ -101,43 +148,66 @@ def load_inputs(args: argparse.Namespace):
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..crowd import aggregate as agg
+    from ..crowd.export import write_posteriors
+    from ..crowd.methods import run_method
     from ..crowd.reliability import accuracy_vector, cross_fitted_weighted_vote, read_accuracies
 
     table, gold, source = load_inputs(args)
-    clamp = gold if args.use_gold else None
     if args.use_gold and gold is None:
         raise InputError("--use-gold", "a gold table (--gold or dataset:NAME)", "none")
+    if args.use_gold and args.init == "gold":
+        raise InputError("--use-gold", "either --use-gold (clamp) or --init gold (start)",
+                         "both")
+    opts = _model_options(args, gold)
+    if args.use_gold:
+        opts["gold"] = gold
+    common = {"ties": args.ties, "seed": args.seed}
     t0 = time.perf_counter()
-    if args.method == "mv":
-        res = agg.majority_vote(table, ties=args.ties, seed=args.seed)
-    elif args.method == "wmv":
+    method, choice = args.method, None
+    if method == AUTO:
+        from ..crowd.auto import choose_method
+
+        print("aggregate auto: fitting every method on 90% of the labels ...", file=sys.stderr)
+        choice = choose_method(table, seed=args.seed, options={
+            m: _applicable(m, opts) for m in _auto_candidates()})
+        method = choice.method
+        print(f"aggregate auto: {choice.reason()}", file=sys.stderr)
+    if method == "wmv":
+        if any(v is not None for k, v in opts.items() if k != "gold"):
+            run_method(table, "wmv", weights=[], **opts)  # the one-line refusal of the flag
         if args.weights:
             acc = accuracy_vector(table, read_accuracies(args.weights))
             w = agg.weights_from_accuracy(acc, table.n_classes, args.weighting)
-            res = agg.weighted_majority_vote(table, w, ties=args.ties, seed=args.seed)
+            res = agg.weighted_majority_vote(table, w, **common)
         elif gold is not None:
             res = cross_fitted_weighted_vote(table, gold, scheme=args.weighting,
-                                             folds=args.folds, ties=args.ties, seed=args.seed)
+                                             folds=args.folds, **common)
         else:
             raise InputError("--method wmv", "--weights FILE or gold to estimate weights from",
                              "neither")
     else:
-        f = agg.one_coin_em if args.method == "one-coin" else agg.dawid_skene
-        res = f(table, gold=clamp, tol=args.tol, max_iter=args.max_iter, ties=args.ties,
-                seed=args.seed)
+        if args.weights:
+            raise InputError("--weights", "--method wmv", method)
+        res = run_method(table, method, **(_applicable(method, opts) if choice else opts),
+                        **common)
     elapsed = time.perf_counter() - t0
-    out = {"labels": source, "method": args.method, "n_tasks": table.n_tasks,
+    out = {"labels": source, "method": method, "n_tasks": table.n_tasks,
            "n_workers": table.n_workers, "n_labels": table.n_labels,
            "n_classes": table.n_classes, "classes": table.classes.tolist(),
            "iterations": res.iterations, "converged": res.converged, "time_s": elapsed,
-           "seed": args.seed, "ties": args.ties}
+           "seed": args.seed, "ties": args.ties, **_objective(res)}
+    if choice is not None:
+        out["auto"] = choice.to_dict()
     if gold is not None:
         out.update(gold_tasks=gold.n, accuracy=agg.accuracy(res, gold),
                    accuracy_tie_broken=agg.accuracy(res, gold, ties="labels"),
-                   gold_clamped=bool(args.use_gold))
+                   gold_clamped=bool(args.use_gold), gold_init=args.init == "gold")
     if args.output:
         _write_labels(args.output, table, res)
         out["output"] = args.output
+    if args.posteriors:
+        write_posteriors(args.posteriors, table, res.posteriors)
+        out["posteriors"] = args.posteriors
     if args.json:
         emit_json(out)
         return 0
@@ -146,12 +216,46 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     if gold is not None:
         keys += ["gold_tasks", "accuracy", "accuracy_tie_broken"]
     print(f"aggregate {source}")
+    if choice is not None:
+        print(f"auto: {choice.reason()}")
     print(format_table([{k: out[k] for k in keys}], keys))
+    if out.get("objective"):
+        print(f"objective ({out['objective']['name']}): {out['objective']['final']:.6g}, "
+              f"non-decreasing: {out['objective']['non_decreasing']}")
     if gold is not None:
         print("accuracy: ties split evenly; accuracy_tie_broken: with the seeded tie-break")
-    if args.output:
-        print(f"wrote {args.output}")
+    for key in ("output", "posteriors"):
+        if out.get(key):
+            print(f"wrote {out[key]}")
     return 0
+
+
+def _auto_candidates() -> tuple[str, ...]:
+    from ..crowd.auto import AUTO_CANDIDATES
+    return AUTO_CANDIDATES
+
+
+def _applicable(method: str, opts: dict) -> dict:
+    """The options of `opts` that `method` takes (auto passes the flags on where they apply)."""
+    from ..crowd.methods import METHODS
+
+    info = METHODS[method]
+    return {k: v for k, v in opts.items() if v is not None and
+            (k in info.options or (k == "gold" and info.uses_gold))}
+
+
+def _objective(res) -> dict:
+    """iterations/convergence extras: the objective the method increases, its final value,
+    whether its trace never decreased (relative rounding 1e-12), and the trace."""
+    import numpy as np
+
+    if not res.objective:
+        return {"objective": None}
+    o = np.asarray(res.objective, dtype=float)
+    d = np.diff(o)
+    mono = bool(np.all(d >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
+    return {"objective": {"name": res.objective_name, "final": float(o[-1]),
+                          "non_decreasing": mono, "trace": o.tolist()}}
 
 
 def _write_labels(path: str, table, res) -> None:
@@ -166,28 +270,51 @@ def _write_labels(path: str, table, res) -> None:
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
-    from ..crowd import aggregate as agg
+    from ..crowd.export import gold_confusion, model_confusion, write_confusion
+    from ..crowd.methods import run_method
     from ..crowd.reliability import from_em, from_gold, write_reliability
 
     table, gold, source = load_inputs(args)
     method = args.method or ("gold" if gold is not None else "dawid-skene")
+    opts = _model_options(args, gold)
+    extra: dict = {}
     if method == "gold":
         if gold is None:
             raise InputError("--method gold", "a gold table (--gold or dataset:NAME)", "none")
+        used = [f for k, f in (("smoothing", "--smoothing"), ("priors", "--priors"),
+                               ("tol", "--tol"), ("max_iter", "--max-iter"),
+                               ("init", "--init"), ("restarts", "--restarts"))
+                if opts.get(k) is not None]
+        if used:
+            raise InputError(used[0], "a model method (not --method gold)", "gold")
         rel = from_gold(table, gold)
+        conf, conf_source = gold_confusion(table, gold), "gold answer counts"
+        # counts, closed form: reported like every other method's fit
+        extra = {"iterations": 0, "converged": True, "objective": None}
     else:
-        f = agg.one_coin_em if method == "one-coin" else agg.dawid_skene
-        rel = from_em(table, f(table, max_iter=args.max_iter))
+        res = run_method(table, method, seed=args.seed, **opts)
+        rel = from_em(table, res)
+        conf, conf_source = model_confusion(table, res)
+        extra = {"iterations": res.iterations, "converged": res.converged, **_objective(res)}
     rows = rel.to_rows()
     if args.output:
         write_reliability(rel, args.output)
+    if args.confusion:
+        write_confusion(args.confusion, table, conf)
     if args.json:
-        emit_json({"labels": source, "source": rel.source, "n_classes": rel.n_classes,
-                   "n_workers": table.n_workers, "workers": rows,
-                   **({"output": args.output} if args.output else {})})
+        emit_json({"labels": source, "method": method, "source": rel.source,
+                   "n_classes": rel.n_classes, "n_workers": table.n_workers, **extra,
+                   "workers": rows, **({"output": args.output} if args.output else {}),
+                   **({"confusion": args.confusion, "confusion_source": conf_source}
+                      if args.confusion else {})})
         return 0
-    print(f"estimate {source}: {len(rows)} workers, reliability from {rel.source}")
+    head = f"estimate {source}: {len(rows)} workers, reliability from {rel.source}"
+    if extra:
+        head += f" ({extra['iterations']} iterations, converged: {extra['converged']})"
+    print(head)
     print(format_table(rows, ["worker", "n", "correct", "accuracy", "variance", "score"]))
     if args.output:
         print(f"wrote {Path(args.output)}")
+    if args.confusion:
+        print(f"wrote {Path(args.confusion)} (confusion from {conf_source})")
     return 0

@@ -1,4 +1,9 @@
-"""Crowd label data: label tables, real data sets, aggregation, worker reliability."""
+"""Crowd label data: label tables, real data sets, aggregation, worker reliability.
+
+Functions (`dawid_skene`, `glad`, ...) take a `LabelTable` and return an `AggregationResult`;
+the estimator classes (`DawidSkene().fit_predict(df)`, ...) wrap them for pandas DataFrames in
+crowd-kit's style; `run_method(table, method)` runs any method by its CLI name.
+"""
 
 from .aggregate import (
     AggregationResult,
@@ -9,11 +14,42 @@ from .aggregate import (
     weighted_majority_vote,
     weights_from_accuracy,
 )
+from .agreement import wawa, zero_based_skill
+from .competence import mace
 from .datasets import list_datasets, load_dataset
+from .difficulty import glad
+from .estimators import (
+    GLAD,
+    KOS,
+    MACE,
+    MMSR,
+    DawidSkene,
+    MajorityVote,
+    OneCoinDawidSkene,
+    Wawa,
+    WeightedMajorityVote,
+    ZeroBasedSkill,
+)
+from .messages import kos
+from .methods import METHODS, run_method
+from .rank_one import mmsr
 from .reliability import WorkerReliability, from_em, from_gold, read_accuracies
-from .tables import Gold, LabelTable, from_arrays, gold_from_arrays, read_gold, read_labels
+from .tables import (
+    Gold,
+    LabelTable,
+    from_arrays,
+    from_dataframe,
+    gold_from_arrays,
+    read_gold,
+    read_labels,
+    to_dataframe,
+)
 
-__all__ = ["AggregationResult", "Gold", "LabelTable", "WorkerReliability", "accuracy",
-           "dawid_skene", "from_arrays", "from_em", "from_gold", "gold_from_arrays",
-           "list_datasets", "load_dataset", "majority_vote", "one_coin_em", "read_accuracies",
-           "read_gold", "read_labels", "weighted_majority_vote", "weights_from_accuracy"]
+__all__ = ["GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene", "Gold",
+           "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
+           "WorkerReliability", "ZeroBasedSkill", "accuracy", "dawid_skene",
+           "from_arrays", "from_dataframe", "from_em", "from_gold", "glad", "gold_from_arrays",
+           "kos", "list_datasets", "load_dataset", "mace", "majority_vote", "mmsr",
+           "one_coin_em", "read_accuracies", "read_gold", "read_labels", "run_method",
+           "to_dataframe", "wawa",
+           "weighted_majority_vote", "weights_from_accuracy", "zero_based_skill"]

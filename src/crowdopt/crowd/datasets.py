@@ -14,6 +14,7 @@ every row (the Zheng et al. convention) or 'error' to see the count.
 
 from __future__ import annotations
 
+import bz2
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,15 @@ from pathlib import Path
 
 from ..datapath import data_root
 from ..errors import InputError
-from .tables import Gold, LabelTable, gold_from_arrays, read_gold, read_labels
+from .tables import (
+    Gold,
+    LabelTable,
+    _read_rows,
+    from_arrays,
+    gold_from_arrays,
+    read_gold,
+    read_labels,
+)
 
 ACT = {"worker": 0, "task": 1, "label": 2}  # ActiveCrowdToolkit / Get-Another-Label order
 ACT_GOLD = {"task": 1, "label": 3}
@@ -37,7 +46,7 @@ class DatasetSpec:
     gold: str | None
     label_opts: dict
     gold_opts: dict
-    custom: Callable[[Path, str], tuple[LabelTable, Gold]] | None = None
+    custom: Callable[[Path, str], tuple[LabelTable, Gold | None]] | None = None
 
 
 def _zheng(name: str, folder: str, desc: str) -> DatasetSpec:
@@ -78,6 +87,55 @@ def _load_ducks(root: Path, duplicates: str) -> tuple[LabelTable, Gold]:
     return table, gold_from_arrays(table, tasks, [int(labels[t] in ducks) for t in tasks])
 
 
+def _gal_lower(folder: str, gold: str | None) -> Callable[[Path, str], tuple]:
+    """Get-Another-Label tab files whose labels (and gold) mix case (`No`/`no`/`NO`): both are
+    lower-cased before encoding (SOURCE.md of gal_hitspam_*)."""
+    def load(root: Path, duplicates: str) -> tuple[LabelTable, Gold | None]:
+        rows, _ = _read_rows(root / folder / "labels.txt", sep="\t", header=False, skip_rows=0,
+                             field="labels")
+        rows = [r for r in rows if len(r) >= 3]
+        table = from_arrays([r[1].strip() for r in rows], [r[0].strip() for r in rows],
+                            [r[2].strip().lower() for r in rows], duplicates=duplicates)
+        if gold is None:
+            return table, None
+        grows, _ = _read_rows(root / folder / gold, sep="\t", header=False, skip_rows=0,
+                              field="gold")
+        pairs = [(r[0].strip(), r[1].strip().lower()) for r in grows if len(r) >= 2]
+        known = set(table.task_ids.tolist())
+        pairs = [p for p in pairs if p[0] in known]
+        return table, gold_from_arrays(table, [p[0] for p in pairs], [p[1] for p in pairs])
+    return load
+
+
+def _load_trec2011(root: Path, duplicates: str, *, others: bool) -> tuple[LabelTable, Gold]:
+    """TREC 2011 crowdsourcing track, Vuurens et al.'s votes (`seq item worker label`), and
+    with `others` the 7 other teams' votes (`item worker label`, worker ids space-padded).
+    Gold: NIST G-Truth of `TopicId_DocId` binarised (> 0 -> 1, 0 -> 0, -1 missing), as in
+    SOURCE.md. Worker ids of the two files are kept apart (prefixes `v:` and `o:`)."""
+    folder = root / "trec2011_vuurens"
+    rows, _ = _read_rows(folder / "votes", sep="\t", header=False, skip_rows=0, field="labels")
+    tasks = [r[1].strip() for r in rows]
+    workers = ["v:" + r[2].strip() for r in rows]
+    labels = [r[3].strip() for r in rows]
+    if others:
+        rows, _ = _read_rows(folder / "otherparticipantsvotes", sep="\t", header=False,
+                             skip_rows=0, field="labels")
+        tasks += [r[0].strip() for r in rows]
+        workers += ["o:" + r[1].strip() for r in rows]
+        labels += [r[2].strip() for r in rows]
+    table = from_arrays(tasks, workers, [int(v) for v in labels], duplicates=duplicates)
+    text = bz2.decompress((folder / "task1_unlabeled_g_truth_cons_public.txt.bz2")
+                          .read_bytes()).decode("utf-8")
+    lines = [ln.split("\t") for ln in text.splitlines()[1:] if ln.strip()]
+    known = set(table.task_ids.tolist())
+    truth: dict[str, int] = {}
+    for f in lines:
+        key, g = f"{f[1].strip()}_{f[2].strip()}", int(f[3])
+        if g >= 0 and key in known:
+            truth.setdefault(key, int(g > 0))
+    return table, gold_from_arrays(table, list(truth), list(truth.values()))
+
+
 def _flow_pairs(text: str, key: str) -> list[tuple[str, str]]:
     """`key: {a: b, c: d}` pairs of a flow-style YAML mapping (values as text)."""
     m = re.search(rf"^{key}:\s*\{{(.*?)\}}", text, re.S | re.M)
@@ -113,21 +171,45 @@ _SPECS = [
     _act("zencrowd_all", "zencrowd/ZenCrowd_all.csv", "ZenCrowd entity linking, all workers"),
     _act("zencrowd_in", "zencrowd/ZenCrowd_in.csv", "ZenCrowd, India workers"),
     _act("zencrowd_us", "zencrowd/ZenCrowd_us.csv", "ZenCrowd, US workers"),
+    DatasetSpec("hitspam_cf", "HIT spam via CrowdFlower (GAL), binary, 100 gold",
+                "gal_hitspam_crowdflower/labels.txt", None, {}, {},
+                custom=_gal_lower("gal_hitspam_crowdflower", "gold.txt")),
+    _gal("copyright", "gal_copyright_infringement",
+         "Copyright infringement (GAL), 3 classes, only 9 gold"),
+    _gal("gal_toy", "gal_toy_adultcontent",
+         "GAL toy example (5 x 5, a spammer and an adversary), full truth", gold="evaluation.txt"),
+    DatasetSpec("trec2011", "TREC 2011 crowdsourcing, Vuurens team votes, binary, 290 gold",
+                "trec2011_vuurens/votes", None, {}, {},
+                custom=lambda root, dup: _load_trec2011(root, dup, others=False)),
+    DatasetSpec("trec2011_all", "TREC 2011 crowdsourcing, all 8 teams' votes, binary, 395 gold",
+                "trec2011_vuurens/votes", None, {}, {},
+                custom=lambda root, dup: _load_trec2011(root, dup, others=True)),
+    # no gold: convergence and speed only
+    DatasetSpec("adultcontent3", "Adult content, dense, 5 classes (GAL HCOMP 2010), no gold",
+                "gal_adultcontent3_hcomp2010/labels.txt", None, {}, {},
+                custom=_gal_lower("gal_adultcontent3_hcomp2010", None)),
+    DatasetSpec("hitspam_mturk", "HIT spam via MTurk (GAL), binary, no joinable gold",
+                "gal_hitspam_mturk/labels.txt", None, {}, {},
+                custom=_gal_lower("gal_hitspam_mturk", None)),
 ]
 DATASETS: dict[str, DatasetSpec] = {s.name: s for s in _SPECS}
+NO_GOLD = ("adultcontent3", "hitspam_mturk")
 
 
-def list_datasets() -> list[str]:
-    """Names accepted by `load_dataset`."""
-    return list(DATASETS)
+def list_datasets(*, with_gold: bool | None = None) -> list[str]:
+    """Names accepted by `load_dataset` (`with_gold`: only the sets with / without gold)."""
+    if with_gold is None:
+        return list(DATASETS)
+    return [n for n in DATASETS if (n not in NO_GOLD) == with_gold]
 
 
 def describe_dataset(name: str) -> str:
     return _spec(name).description
 
 
-def load_dataset(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold]:
-    """(labels, gold) of a named real data set read from `data_root()`.
+def load_dataset(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold | None]:
+    """(labels, gold) of a named real data set read from `data_root()` (gold None for the
+    sets in `NO_GOLD`).
 
     `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
     """

@@ -224,14 +224,59 @@ def from_arrays(tasks: Sequence[Hashable], workers: Sequence[Hashable],
 
 def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
                    duplicates: str = "error") -> LabelTable:
-    """LabelTable from a pandas DataFrame with columns task, worker, label (or `columns`)."""
+    """LabelTable from a pandas DataFrame with columns task, worker, label (or `columns`).
+
+    Same encoding as `from_arrays` (ids by first appearance, classes sorted when comparable);
+    a pandas DataFrame is encoded with `pandas.factorize`, any other object with `columns`
+    and column `tolist()` through `from_arrays`."""
+    if not hasattr(df, "columns"):
+        raise InputError("df", "a pandas DataFrame", type(df).__name__)
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
     cols = {"task": "task", "worker": "worker", "label": "label", **(columns or {})}
     for role, name in cols.items():
         if name not in df.columns:
             raise InputError(f"columns.{role}", f"a DataFrame column {name!r}",
                              list(map(str, df.columns)))
-    return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
-                       df[cols["label"]].tolist(), duplicates=duplicates)
+    if not hasattr(df, "iloc"):  # a DataFrame-like object without pandas
+        return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
+                           df[cols["label"]].tolist(), duplicates=duplicates)
+    if len(df) == 0:
+        raise InputError("labels", "at least one (task, worker, label) row", "no rows")
+    pd = _pandas()
+    # pandas.factorize numbers values in order of first appearance, as `from_arrays` does,
+    # in compiled code (no Python loop over rows); missing values get code -1.
+    codes = {}
+    for role in ("task", "worker", "label"):
+        col = df[cols[role]]
+        dt = col.dtype
+        if getattr(dt, "kind", "") == "O" or (isinstance(dt, pd.StringDtype) and dt.storage == "python"):
+            # Python str objects either way; the plain object array hashes ~2.5x faster
+            col = col.to_numpy(dtype=object)
+        code, uniq = pd.factorize(col, sort=False)
+        if np.any(code < 0):
+            i = int(np.flatnonzero(code < 0)[0])
+            raise InputError(f"{role}[{i}]", f"a {role} value", "a missing value (NaN/None)")
+        codes[role] = (code.astype(np.int64, copy=False), _object_values(uniq))
+    (t, t_ids), (w, w_ids), (lab, c_vals) = codes["task"], codes["worker"], codes["label"]
+    order = _sort_order(c_vals)
+    if order is not None:
+        inv = np.empty_like(order)
+        inv[order] = np.arange(len(order))
+        c_vals, lab = c_vals[order], inv[lab]
+    if duplicates != "all":  # hash-based check (O(n)); the sort-based one only to report
+        key = pd.Series(t * len(w_ids) + w)
+        dup = key.duplicated(keep="last" if duplicates == "last" else "first").to_numpy()
+        if dup.any():
+            if duplicates == "error":
+                _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
+            t, w, lab = t[~dup], w[~dup], lab[~dup]
+    return LabelTable(t_ids, w_ids, c_vals, t, w, lab)
+
+
+def to_dataframe(table: LabelTable):
+    """pandas DataFrame with columns task, worker, label (the inverse of `from_dataframe`)."""
+    return table.to_dataframe()
 
 
 def gold_from_arrays(table: LabelTable, tasks: Sequence[Hashable],
@@ -304,6 +349,16 @@ def _pandas():
 def _object_array(values: list) -> np.ndarray:
     arr = np.empty(len(values), dtype=object)
     arr[:] = values
+    return arr
+
+
+def _object_values(values) -> np.ndarray:
+    """Object array of Python scalars from a pandas Index / array (np.int64 -> int, arrow
+    strings -> str) without a Python-level loop over Arrow elements."""
+    arr = np.asarray(values.to_numpy(dtype=object) if hasattr(values, "to_numpy") else values,
+                     dtype=object)
+    if arr.size and isinstance(arr[0], np.generic):
+        arr = _object_array(arr.tolist())
     return arr
 
 

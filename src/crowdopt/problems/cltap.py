@@ -284,15 +284,17 @@ def solution_to_dict(inst: CltapInstance, sol: CltapSolution) -> dict:
 
 # ----------------------------------------------------------------------------- generator
 GENERATOR_PARAMS = {
-    "t": 20,
-    "a": 5,
+    "t": 10,  # with a = 7: OPT >= 0.17 on seeds 0-4, a*t*K = 700 binaries (exact in <= 2 s)
+    "a": 7,
     "budget_factor": 2.0,  # b = round(budget_factor * t) unless b >= 0 is given
     "b": -1,
     "K": 0,  # iterations per annotator; 0 = t
     "trend": "dec",  # dec | inc | nonmono
     "crowd": "naive",  # naive | expert
     "tau": "mixed",  # mixed or a number (0.25, 0.5, 1, 10, 100)
-    "horizon_factor": 2.0,  # t-bar lies in [1, horizon_factor * t]
+    "horizon_factor": 2.0,  # t-bar lies in [1, horizon_factor * t] (the per-t reading)
+    "horizon": 0,  # > 0: t-bar lies in [1, horizon] for every t (the fixed-horizon reading,
+    #               a population made once, e.g. horizon = 2000 as if at t = 1000; issue 18)
     "p_max": P_MAX,
 }
 _TAUS = (0.25, 0.5, 1.0, 10.0, 100.0)
@@ -342,6 +344,7 @@ def generate(seed: int = 0, **params: Any) -> CltapInstance:
     trend = choice(p["trend"], "trend", ("dec", "inc", "nonmono"))
     crowd = choice(p["crowd"], "crowd", ("naive", "expert"))
     hf = real(p["horizon_factor"], "horizon_factor", lo=0.0, lo_open=True)
+    hz = real(p["horizon"], "horizon", lo=0.0)
     pm = real(p["p_max"], "p_max", lo=0.5, hi=1.0, lo_open=True, hi_open=True)
     if p["tau"] == "mixed":
         tau = np.array([_TAUS[(5 * j) // a] for j in range(a)])
@@ -351,7 +354,7 @@ def generate(seed: int = 0, **params: Any) -> CltapInstance:
     m1 = 0.9 if crowd == "expert" else (0.7 if trend == "dec" else 0.6)
     s1 = 0.03 if crowd == "expert" else 0.14
     p1 = np.clip(rng.beta(*beta_params(m1, s1), size=a), 0.5, pm)
-    horizon = hf * t
+    horizon = hz if hz > 0 else hf * t
     if trend == "nonmono":
         turn = rng.integers(1, t + 1, size=a)
         u1 = rng.beta(*beta_params(0.85, 0.14), size=a)
@@ -371,7 +374,8 @@ def generate(seed: int = 0, **params: Any) -> CltapInstance:
         P = power_curve(p1, 0.5 if trend == "dec" else 1.0, tbar, tau, K)
     P = np.clip(P, 0.5, pm)
     meta = {"generator": {"trend": trend, "crowd": crowd, "tau": p["tau"], "t": t, "a": a,
-                          "K": K, "b": b, "horizon_factor": hf}, "seed": seed}
+                          "K": K, "b": b, "horizon_factor": hf, "horizon": horizon,
+                          "p_max": pm}, "seed": seed}
     return make_instance(P, t, b, pm, meta)
 
 

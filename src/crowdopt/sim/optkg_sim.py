@@ -29,6 +29,7 @@ THETA_DISTS = {"beta(1,1)": (1.0, 1.0), "beta(.5,.5)": (0.5, 0.5), "beta(2,2)": 
 RHO_DISTS = {"beta(4,1)": (4.0, 1.0), "beta(3,1)": (3.0, 1.0), "beta(8,1)": (8.0, 1.0),
              "beta(5,2)": (5.0, 2.0)}
 T_DEPENDENT = ("gittins", "gittins-finite")
+NON_ADAPTIVE = ("kos",)  # heterogeneous baselines that spend the budget up front (digest A12)
 
 
 def _pair(value, field: str) -> tuple[float, float]:
@@ -102,13 +103,17 @@ def heterogeneous_replication(*, theta_dist=(1.0, 1.0), rho_dist=(4.0, 1.0), K: 
                               seed: int = 0) -> dict:
     """One replication of Fig. 11: theta ~ Beta(theta_dist), rho_j ~ Beta(rho_dist), one-coin
     labels P(z = +1) = rho theta + (1 - rho)(1 - theta); repeated pairs allowed (digest 7.7);
-    worker_prior 'true' uses rho_dist. Also returns the share of labels of the busiest worker."""
+    worker_prior 'true' uses rho_dist. Also returns the share of labels of the busiest worker.
+
+    'kos' (Fig. 11's non-adaptive baseline, digest A12): for each budget T a fresh random
+    (T/K, T/M)-biregular simple graph, each pair labelled once from the same label stream
+    (stream[i, j, 0]), KOS inference to convergence, ties to +1 (policies.kos_baseline)."""
     dist = _pair(theta_dist, "theta_dist")
     rdist = _pair(rho_dist, "rho_dist")
     pri = _item_prior(prior, dist)
     wpri = rdist if worker_prior == "true" else _pair(worker_prior, "worker_prior")
     budgets = _budgets(budgets)
-    _check_policies(policies, HETEROGENEOUS)
+    _check_policies(policies, HETEROGENEOUS + NON_ADAPTIVE)
     rng = np.random.default_rng(seed)
     theta = rng.beta(*dist, size=K)
     rho = rng.beta(*rdist, size=M)
@@ -129,6 +134,10 @@ def heterogeneous_replication(*, theta_dist=(1.0, 1.0), rho_dist=(4.0, 1.0), K: 
     out = {"budgets": budgets, "accuracy": {}, "time_s": {}, "top_worker_share": {}}
     for k, name in enumerate(policies):
         base, tie = parse_policy(name)
+        if base in NON_ADAPTIVE:
+            out["accuracy"][name], out["time_s"][name], out["top_worker_share"][name] = \
+                _kos_runs(K, M, budgets, theta, q_plus, stream, seed)
+            continue
         extra.clear()
         pol = WorkerPolicy(K, M, base, prior=pri, worker_prior=wpri, tie=tie, seed=[seed, k])
         used = np.zeros((K, M), dtype=np.int64)
@@ -151,6 +160,26 @@ def heterogeneous_replication(*, theta_dist=(1.0, 1.0), rho_dist=(4.0, 1.0), K: 
         out["time_s"][name] = secs
         out["top_worker_share"][name] = share
     return out
+
+
+def _kos_runs(K: int, M: int, budgets: list[int], theta: np.ndarray, q_plus: np.ndarray,
+              stream: np.ndarray, seed: int) -> tuple[list, list, list]:
+    """KOS at every budget: its own graph per T (non-adaptive), answers from stream[i, j, 0];
+    the graph and the initial messages depend only on (seed, T)."""
+    from ..policies.kos_baseline import biregular_graph, kos_estimate
+
+    truth = theta >= 0.5
+    acc, secs, share = [], [], []
+    for T in budgets:
+        g = np.random.default_rng([seed, 11, T])
+        t0 = time.perf_counter()
+        task, worker = biregular_graph(K, M, T, g)
+        z = np.where(stream[task, worker, 0] < q_plus[task, worker], 1.0, -1.0)
+        est = kos_estimate(task, worker, z, K, M, g)
+        secs.append(time.perf_counter() - t0)
+        acc.append(float(np.mean(est == truth)))
+        share.append(float(np.bincount(worker, minlength=M).max() / T))
+    return acc, secs, share
 
 
 def mean_curves(records: list[dict]) -> dict:

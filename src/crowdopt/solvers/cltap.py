@@ -3,8 +3,14 @@
 Fast: `cbp` (Algorithm 1, digest 3.1), `cbp+ls` (CBP then the Sec. 4.3 local search), and the
 baselines `rnd`, `rgl`, `pa`, `ta` (digest 3.7). Exact: `milp-compact` (11)-(17) through the
 HiGHS adapter at gap 0 (only where HiGHS proves it within about a minute, a*t*K <= 750
-binaries) and `brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4)
-and `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4).
+binaries) and `brute-force` (tiny instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4),
+`column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4) and the tighter bounds of
+`cltap_bounds` (issue 18): `covering` / `covering-dp` (truncated machine covering, G by its LP
+relaxation / the exact knapsack DP), `counting` (labels per task), `pairing` (covering + a Hall
+condition on two-label tasks) and `config-lp` (configuration LP with one label per task and
+annotator). `certify` takes the tightest and names it. Fast
+constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside `best-of`) and
+`best-of` (every construction, then local search); `cbp` stays the first, default, fast method.
 """
 
 from __future__ import annotations
@@ -17,9 +23,12 @@ import numpy as np
 from ..problems import cltap as P
 from ..registry import Method, Outcome, ProblemSpec, RunOptions
 from ..status import Status
+from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
+from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
+from .cltap_construct import fast as fast_best_of
 from .cltap_search import local_search
 
 MILP_MAX_BINARIES = 750  # bench_cltap: t=12, a=5 (720 binaries) proved in 2-43 s
@@ -27,6 +36,8 @@ BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
 LS_DEFAULT_TIME = 2.0
 COLGEN_DEFAULT_TIME = 30.0
+CONFIG_DEFAULT_TIME = 10.0  # its Farley bound is valid whenever it stops
+CONFIG_MAX_PAIRS = 40_000
 MILP_DEFAULT_TIME = 120.0  # without --time-limit; a time-limited MILP still returns its bound
 
 
@@ -120,6 +131,71 @@ def _cbp_ls(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
                                              "cbp_objective": P.evaluate(inst, start).objective})
 
 
+def _cbp_phi(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return Outcome("feasible", cbp_phi(inst))
+
+
+def _alloc_lpt(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return Outcome("feasible", alloc_lpt(inst))
+
+
+def _fast(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
+    stats: dict = {}
+    sol = fast_best_of(inst, time_limit=limit, seed=opts.seed, stats=stats)
+    return Outcome("feasible", sol, details=stats)
+
+
+def _bound_outcome(res: CB.BoundResult) -> Outcome:
+    return Outcome("feasible", None, res.value, res.source, details=res.details)
+
+
+def _covering(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.covering_bound(inst))
+
+
+def _pairing(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.pairing_bound(inst))
+
+
+def _covering_dp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.covering_bound(inst, exact=True))
+
+
+def _covering_dp_size(inst: P.CltapInstance) -> str | None:
+    work = inst.a * inst.K * inst.b
+    if work > CB.DP_MAX_WORK:
+        return f"knapsack DP work a*K*b = {work} > {CB.DP_MAX_WORK}; use covering (its LP)"
+    return None
+
+
+def _counting(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.counting_bound(inst))
+
+
+def _config_lp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """Configuration LP between the best construction (lo) and the cheap bounds (hi)."""
+    limit = opts.time_limit if opts.time_limit is not None else CONFIG_DEFAULT_TIME
+    t0 = time.perf_counter()
+    hi, hi_src = cheap_bound(inst)
+    pairing = CB.pairing_bound(inst, hi=hi)
+    if pairing.value < hi:
+        hi, hi_src = pairing.value, pairing.source
+    lo = max(P.evaluate(inst, s).objective for s in constructions(inst, theta=hi).values())
+    res = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=max(0.1, limit - (
+        time.perf_counter() - t0)))
+    if res.source.startswith("input bound"):
+        res.source = f"{hi_src} (configuration LP: {res.details.get('skipped', 'no gain')})"
+    return _bound_outcome(res)
+
+
+def _config_lp_size(inst: P.CltapInstance) -> str | None:
+    if inst.a * inst.K > CONFIG_MAX_PAIRS:
+        return (f"a*K = {inst.a * inst.K} labels (> {CONFIG_MAX_PAIRS}): the configuration LP "
+                "is not tried; covering/counting bounds apply")
+    return None
+
+
 def _baseline(name: str):
     def run(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
         return Outcome("feasible", BASELINES[name](inst, seed=opts.seed))
@@ -173,6 +249,13 @@ SPEC = ProblemSpec.from_module(
         Method("cbp", "fast", _cbp, "correctness-based policy (Algorithm 1, digest 3.1)"),
         Method("cbp+ls", "fast", _cbp_ls,
                "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)"),
+        Method("cbp-phi", "fast", _cbp_phi, "CBP ranking runs by average weight phi (digest B2)"),
+        Method("alloc-lpt", "fast", _alloc_lpt,
+               "covering-bound allocation of prefix lengths, labels placed heaviest first on "
+               "the neediest task (LPT)"),
+        Method("best-of", "fast", _fast,
+               "best of all constructions, then local search until the time budget (default "
+               "2 s) or a bound proves it optimal"),
         Method("ta", "fast", _baseline("ta"), "top annotators baseline (digest 3.7)"),
         Method("pa", "fast", _baseline("pa"), "primal approximation baseline (approximation)"),
         Method("rgl", "fast", _baseline("rgl"), "random regular graph baseline (seeded)"),
@@ -187,5 +270,19 @@ SPEC = ProblemSpec.from_module(
         Method("column-generation", "bound", _colgen,
                "column generation on (18)-(24), best Lagrangian bound (default limit 30 s)",
                applicable=_colgen_size),
+        Method("covering", "bound", _covering,
+               "truncated machine-covering bound, G by its LP relaxation (concave-hull greedy)"),
+        Method("covering-dp", "bound", _covering_dp,
+               "truncated machine-covering bound, G by the exact multiple-choice knapsack DP",
+               applicable=_covering_dp_size),
+        Method("pairing", "bound", _pairing,
+               "covering + a Hall condition on two-label tasks (small labels need large "
+               "partners)"),
+        Method("counting", "bound", _counting,
+               "labels-per-task counting bound (singles, pairs, 3+ labels)"),
+        Method("config-lp", "bound", _config_lp,
+               "configuration LP over truncated rounded-up weights (one label per task and "
+               "annotator, prefix rows), column generation + Farley bound (default limit 10 s)",
+               applicable=_config_lp_size),
     ),
 )

@@ -6,10 +6,18 @@ prefix) and append annotator j''s next iteration to a bottleneck task; (iii) add
 annotator's next iteration to a bottleneck task (if budget remains) and deletion of a pair that
 precedes a bottleneck label of the same annotator. The objective min_i c' is flat, so moves are
 ranked by the lexicographic f = (min_i c', -#{i at the min}, sum_i c') and only moves touching a
-bottleneck task are generated (at most `max_moves` per step, sampled with the seed). The best move
+bottleneck task are generated (the removals of external swaps and deletions are sampled, at most
+`max_moves` per step, with the seed); every candidate is scored with numpy (the effect of a move
+on c is a handful of tasks, or one annotator's re-indexed later labels). The best move
 is applied even if worse; after `patience` worsening moves in a row the best external swap is
 forced; a short tabu list forbids re-adding a just-removed (task, annotator). Returns the best
 assignment seen, so never worse than the start (P21).
+
+The search uses its whole time budget (issue 18): after `stall_steps` steps without a new best it
+widens the neighbourhood (4x the bottleneck tasks and moves); after another stall it restarts from
+the best assignment with a random kick of `kick` feasible moves. It stops early only when the
+incumbent reaches `target` (a valid upper bound: the incumbent is then proven optimal), when no
+move exists, or after `max_steps`.
 """
 
 from __future__ import annotations
@@ -47,16 +55,21 @@ class _State:
         used = z >= 0
         self.c = np.bincount(z[used], weights=inst.phi[used], minlength=inst.t)[:inst.t]
         self.lab = np.zeros((inst.a, inst.t), dtype=bool)
-        for j, k in zip(*np.nonzero(used)):
-            self.lab[j, z[j, k]] = True
+        jj, kk = np.nonzero(used)
+        self.lab[jj, z[jj, kk]] = True
 
-    def removal_effect(self, j: int, k: int) -> list[tuple[int, float]]:
-        """Changes of c when (j, k) is removed and j's later iterations move up one."""
+    @property
+    def labels(self) -> int:
+        return int(self.n.sum())
+
+    def removal_effect(self, j: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(tasks, changes of c) when (j, k) is removed and j's later iterations move up one."""
         phi, z, n = self.inst.phi, self.z, int(self.n[j])
-        eff = [(int(z[j, k]), -float(phi[j, k]))]
-        for kk in range(k + 1, n):
-            eff.append((int(z[j, kk]), float(phi[j, kk - 1] - phi[j, kk])))
-        return eff
+        tasks = z[j, k:n]
+        d = np.empty(n - k)
+        d[0] = -phi[j, k]
+        d[1:] = phi[j, k:n - 1] - phi[j, k + 1:n]
+        return tasks, d
 
     def apply(self, move: tuple) -> None:
         kind = move[0]
@@ -72,8 +85,8 @@ class _State:
             return
         if kind in ("ext", "del"):
             j, k = move[1], move[2]
-            for task, d in self.removal_effect(j, k):
-                self.c[task] += d
+            tasks, d = self.removal_effect(j, k)
+            np.add.at(self.c, tasks, d)
             self.lab[j, z[j, k]] = False
             n = int(self.n[j])
             z[j, k:n - 1] = z[j, k + 1:n].copy()
@@ -88,96 +101,132 @@ class _State:
             self.c[i] += phi[j2, k2]
 
 
-def _moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict, step: int
-           ) -> list[tuple[tuple, list[tuple[int, float]]]]:
-    """Candidate moves touching a bottleneck task, each with its c changes."""
-    inst, z, phi = st.inst, st.z, st.inst.phi
-    m = st.c.min()
-    bott = np.flatnonzero(st.c <= m + _EPS)[:8]
-    used = np.argwhere(z >= 0)
-    labels = int(len(used))
-    out: list[tuple[tuple, list[tuple[int, float]]]] = []
+class _Keys:
+    """Vectorized lexicographic keys of moves that change c at a few tasks."""
+
+    def __init__(self, c: np.ndarray) -> None:
+        self.c = c
+        self.order = np.argsort(c, kind="stable")
+        self.cs = c[self.order]
+        self.sum = float(c.sum())
+
+    def count_eq(self, v: np.ndarray) -> np.ndarray:
+        return (np.searchsorted(self.cs, v + _EPS, side="right")
+                - np.searchsorted(self.cs, v - _EPS, side="left"))
+
+    def min_excluding(self, *excl: np.ndarray) -> np.ndarray:
+        """min of c over tasks not in the given index arrays (one excluded task per array)."""
+        m = len(excl)
+        first = self.order[: m + 1]
+        out = np.full(len(excl[0]), np.inf)
+        done = np.zeros(len(excl[0]), dtype=bool)
+        for q, i in enumerate(first):
+            ok = ~done
+            for e in excl:
+                ok &= e != i
+            out[ok] = self.cs[q]
+            done |= ok
+        return out
+
+    def pair(self, i1: np.ndarray, v1: np.ndarray, i2: np.ndarray, v2: np.ndarray, dsum: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(min, -count at min, sum) after c[i1] := v1, c[i2] := v2 (i1 != i2)."""
+        c = self.c
+        mo = self.min_excluding(i1, i2)
+        mn = np.minimum(mo, np.minimum(v1, v2))
+        cnt = (self.count_eq(mn) - (np.abs(c[i1] - mn) <= _EPS) - (np.abs(c[i2] - mn) <= _EPS)
+               + (np.abs(v1 - mn) <= _EPS) + (np.abs(v2 - mn) <= _EPS))
+        return mn, -cnt, self.sum + dsum
+
+
+def _key_full(c: np.ndarray) -> tuple[float, int, float]:
+    return objective_key(c)
+
+
+def _best_index(mins: np.ndarray, cnts: np.ndarray, sums: np.ndarray) -> int:
+    top = mins.max()
+    cand = np.flatnonzero(mins >= top - 1e-12)
+    best_cnt = cnts[cand].max()
+    cand = cand[cnts[cand] == best_cnt]
+    return int(cand[np.argmax(sums[cand])])
+
+
+def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict, step: int,
+                n_bott: int, forced_ext: bool) -> tuple[tuple, tuple] | None:
+    """The best move touching one of the `n_bott` lowest tasks: (key, move), or None."""
+    inst, z, phi, c = st.inst, st.z, st.inst.phi, st.c
+    keys = _Keys(c)
+    m = keys.cs[0]
+    bott = np.flatnonzero(c <= m + _EPS)[:n_bott]
+    if len(bott) < n_bott:
+        bott = keys.order[:n_bott]
+    used_j, used_k = np.nonzero(z >= 0)
+    used_i = z[used_j, used_k]
+    used_phi = phi[used_j, used_k]
+    best: tuple | None = None
+
+    def offer(key: tuple, move: tuple) -> None:
+        nonlocal best
+        if best is None or _better(key, best[0]):
+            best = (key, move)
+
+    arange_a = np.arange(inst.a)
     for i1 in bott:
         i1 = int(i1)
-        mine = [(int(j), int(k)) for j, k in used if z[j, k] == i1]
-        for j1, k1 in mine:  # (i) internal swaps
-            for j2, k2 in used:
-                j2, k2 = int(j2), int(k2)
-                i2 = int(z[j2, k2])
-                if i2 == i1 or phi[j2, k2] <= phi[j1, k1]:
+        free_tabu = np.fromiter((tabu.get((i1, j2), -1) < step for j2 in range(inst.a)),
+                                dtype=bool, count=inst.a)  # once per task, not per move
+        if not forced_ext:  # (i) internal swaps with a heavier label of another task
+            mine = np.flatnonzero(used_i == i1)
+            for q in mine:
+                j1, k1, p1 = int(used_j[q]), int(used_k[q]), used_phi[q]
+                ok = (used_i != i1) & (used_phi > p1)
+                diff = used_j != j1
+                ok &= ~diff | (~st.lab[j1, used_i] & ~st.lab[used_j, i1])
+                cand = np.flatnonzero(ok)
+                if not cand.size:
                     continue
-                if j1 != j2 and (st.lab[j1, i2] or st.lab[j2, i1]):
-                    continue
-                d = float(phi[j2, k2] - phi[j1, k1])
-                out.append((("swap", j1, k1, j2, k2), [(i1, d), (i2, -d)]))
-        for j2 in range(inst.a):  # (iii) additions
-            if labels < inst.b and st.n[j2] < inst.K and not st.lab[j2, i1] \
-                    and tabu.get((i1, j2), -1) < step:
-                out.append((("add", j2, i1), [(i1, float(phi[j2, st.n[j2]]))]))
-        pool = used
-        if len(used) * inst.a > max_moves:  # sample the removed pairs on large instances
-            pool = used[rng.choice(len(used), size=max(1, max_moves // inst.a), replace=False)]
-        for j, k in pool:  # (ii) external swaps and (iii) deletions
-            j, k = int(j), int(k)
-            eff = st.removal_effect(j, k)
-            pos = [kk for kk in range(k + 1, int(st.n[j])) if z[j, kk] == i1]
-            if pos:
-                out.append((("del", j, k), eff))
-            for j2 in range(inst.a):
-                after_n = int(st.n[j2]) - (1 if j2 == j else 0)
-                has = st.lab[j2, i1] and not (j2 == j and z[j, k] == i1)
-                if after_n >= inst.K or has or tabu.get((i1, j2), -1) >= step:
-                    continue
-                # j2's next iteration after the removal (phi index shifts if j2 == j)
-                out.append((("ext", j, k, j2, i1), eff + [(i1, float(phi[j2, after_n]))]))
-    if len(out) > max_moves:
-        pick = rng.choice(len(out), size=max_moves, replace=False)
-        out = [out[q] for q in sorted(pick)]
-    return out
-
-
-def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float = 10.0,
-                 patience: int = 5, max_steps: int = 10_000, stall_steps: int = 50,
-                 max_moves: int = 4000, tabu_len: int = 7, seed: int = 0) -> CltapSolution:
-    """Best-move local search from `start` (digest 3.2); stops at the time limit, after
-    `stall_steps` steps without a new best, or when no move exists. Returns the best seen."""
-    t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    st = _State(inst, start.task_of)
-    best_z, best_f = st.z.copy(), objective_key(st.c)
-    cur_f = best_f
-    neg = stall = 0
-    tabu: dict[tuple[int, int], int] = {}
-    for step in range(max_steps):
-        if time.perf_counter() - t0 > time_limit or stall >= stall_steps:
-            break
-        moves = _moves(st, rng, max_moves, tabu, step)
-        if not moves:
-            break
-        scored = []
-        for mv, eff in moves:
-            c = st.c.copy()
-            for task, d in eff:
-                c[task] += d
-            scored.append((objective_key(c), mv))
-        forced = neg >= patience
-        pool = [s for s in scored if s[1][0] == "ext"] if forced else []
-        pool = pool or scored
-        f_new, mv = pool[0]
-        for f, m in pool[1:]:
-            if _better(f, f_new):
-                f_new, mv = f, m
-        removed = _removed_pairs(st, mv)
-        st.apply(mv)
-        for key in removed:
-            tabu[key] = step + tabu_len
-        neg = 0 if forced else (neg + 1 if _better(cur_f, f_new) else 0)
-        cur_f = f_new
-        if _better(f_new, best_f):
-            best_z, best_f, stall = st.z.copy(), f_new, 0
-        else:
-            stall += 1
-    return CltapSolution(best_z)
+                d = used_phi[cand] - p1
+                i2 = used_i[cand]
+                mn, cn, sm = keys.pair(np.full(len(cand), i1), c[i1] + d, i2, c[i2] - d,
+                                       np.zeros(len(cand)))
+                b = _best_index(mn, cn, sm)
+                offer((float(mn[b]), int(cn[b]), float(sm[b])),
+                      ("swap", j1, k1, int(used_j[cand[b]]), int(used_k[cand[b]])))
+            # (iii) additions while budget remains
+            if st.labels < inst.b:
+                nxt = np.minimum(st.n, inst.K - 1)
+                ok = (st.n < inst.K) & ~st.lab[:, i1]
+                ok &= free_tabu
+                if ok.any():
+                    v = np.where(ok, phi[np.arange(inst.a), nxt], -np.inf)
+                    j2 = int(np.argmax(v))
+                    c2 = c.copy()
+                    c2[i1] += v[j2]
+                    offer(objective_key(c2), ("add", j2, i1))
+        # (ii) external swaps and (iii) deletions: sampled removals
+        n_rem = max(1, max_moves // max(1, len(bott)))
+        pool = np.arange(len(used_j))
+        if len(pool) > n_rem:
+            pool = rng.choice(len(pool), size=n_rem, replace=False)
+        for q in pool:
+            j, k = int(used_j[q]), int(used_k[q])
+            tasks, d = st.removal_effect(j, k)
+            c_rem = c.copy()
+            np.add.at(c_rem, tasks, d)
+            if (tasks[1:] == i1).any():  # deletion: a later label of j on i1 moves up
+                offer(objective_key(c_rem), ("del", j, k))
+            after_n = st.n - (arange_a == j)
+            has = st.lab[:, i1].copy()
+            if z[j, k] == i1:
+                has[j] = False
+            ok = (after_n < inst.K) & ~has & free_tabu
+            if not ok.any():
+                continue
+            gain = np.where(ok, phi[arange_a, np.minimum(after_n, inst.K - 1)], -np.inf)
+            j2 = int(np.argmax(gain))  # only i1 changes: the heaviest next label is best
+            c_rem[i1] += gain[j2]
+            offer(objective_key(c_rem), ("ext", j, k, j2, i1))
+    return None if best is None else best
 
 
 def _removed_pairs(st: _State, mv: tuple) -> list[tuple[int, int]]:
@@ -188,3 +237,97 @@ def _removed_pairs(st: _State, mv: tuple) -> list[tuple[int, int]]:
     if mv[0] in ("ext", "del"):
         return [(int(st.z[mv[1], mv[2]]), mv[1])]
     return []
+
+
+def _kick(st: _State, rng: np.random.Generator, moves: int) -> None:
+    """Random feasible moves (external swaps and swaps between random tasks)."""
+    inst, z = st.inst, st.z
+    for _ in range(moves):
+        used_j, used_k = np.nonzero(z >= 0)
+        if not len(used_j):
+            return
+        q = int(rng.integers(len(used_j)))
+        j, k = int(used_j[q]), int(used_k[q])
+        i1 = int(rng.integers(inst.t))
+        after_n = st.n - (np.arange(inst.a) == j)
+        has = st.lab[:, i1].copy()
+        if z[j, k] == i1:
+            has[j] = False
+        ok = np.flatnonzero((after_n < inst.K) & ~has)
+        if ok.size:
+            st.apply(("ext", j, k, int(rng.choice(ok)), i1))
+
+
+def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float = 10.0,
+                 patience: int = 5, max_steps: int = 1_000_000, stall_steps: int = 50,
+                 max_moves: int = 400, tabu_len: int = 7, seed: int = 0,
+                 target: float | None = None, kick: int = 0,
+                 stats: dict | None = None) -> CltapSolution:
+    """Best-move local search from `start` (digest 3.2) for `time_limit` seconds. After
+    `stall_steps` steps without a new best: widen (4x bottleneck tasks and removals); after a
+    second stall: restart from the best with `kick` random external swaps (default 2 + b/50).
+    Stops early when min c' reaches `target` (a valid bound: proven optimal), when no move exists
+    even after widening, or after `max_steps`. Returns the best assignment seen (never worse
+    than `start`)."""
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    st = _State(inst, start.task_of)
+    best_z, best_f = st.z.copy(), objective_key(st.c)
+    cur_f = best_f
+    neg = stall = 0
+    wide = False
+    restarts = 0
+    kick = kick or 2 + inst.b // 50
+    tabu: dict[tuple[int, int], int] = {}
+    stop = "step cap"
+    step = 0
+    for step in range(max_steps):
+        if target is not None and best_f[0] >= target - 1e-9 * (1.0 + abs(target)):
+            stop = "target bound reached (optimal)"
+            break
+        if time.perf_counter() - t0 > time_limit:
+            stop = "time limit"
+            break
+        if stall >= stall_steps:
+            stall = 0
+            if not wide:
+                wide = True
+            else:
+                wide = False
+                restarts += 1
+                st = _State(inst, best_z)
+                _kick(st, rng, kick)
+                cur_f = objective_key(st.c)
+                tabu.clear()
+                neg = 0
+        forced = neg >= patience
+        found = _step_moves(st, rng, max_moves * (4 if wide else 1), tabu, step,
+                            32 if wide else 8, forced)
+        if found is None and forced:
+            found = _step_moves(st, rng, max_moves * (4 if wide else 1), tabu, step,
+                                32 if wide else 8, False)
+        if found is None:
+            if inst.t <= 1 or (not wide and restarts == 0 and stall == 0 and step == 0
+                               and st.labels == 0):
+                stop = "no move"
+                break
+            stall = stall_steps  # nothing here: widen, then kick
+            if wide and restarts > 3 and best_f == cur_f:
+                stop = "no move"
+                break
+            continue
+        f_new, mv = found
+        removed = _removed_pairs(st, mv)
+        st.apply(mv)
+        for key in removed:
+            tabu[key] = step + tabu_len
+        neg = 0 if forced else (neg + 1 if _better(cur_f, f_new) else 0)
+        cur_f = f_new
+        if _better(f_new, best_f):
+            best_z, best_f, stall = st.z.copy(), f_new, 0
+        else:
+            stall += 1
+    if stats is not None:
+        stats.update(steps=step, restarts=restarts, stop=stop,
+                     time_s=time.perf_counter() - t0)
+    return CltapSolution(best_z)

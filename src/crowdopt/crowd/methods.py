@@ -1,0 +1,99 @@
+"""The aggregation methods by name: one registry for the CLI, the estimator classes, `--method
+auto` and the benchmarks.
+
+`run_method(table, method, **options)` runs one method with the options it takes; an option a
+method does not take is a one-line InputError (the CLI never silently ignores a flag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .aggregate import (
+    AggregationResult,
+    dawid_skene,
+    majority_vote,
+    one_coin_em,
+    weighted_majority_vote,
+)
+from .agreement import wawa, zero_based_skill
+from .competence import mace
+from .difficulty import glad
+from .messages import kos
+from .rank_one import mmsr
+from .tables import LabelTable
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """One aggregation method: CLI name, function, what it is, which options it takes."""
+
+    name: str
+    func: Callable[..., AggregationResult]
+    title: str
+    source: str
+    options: tuple[str, ...]
+    iterative: bool
+    objective: bool = True     # has an objective trace that never decreases
+    uses_gold: bool = False    # accepts gold (clamping / init='gold')
+    unsupervised: bool = True  # needs nothing but the labels
+
+
+_EM = ("smoothing", "priors", "tol", "max_iter", "init", "ties", "seed")
+METHODS: dict[str, MethodInfo] = {m.name: m for m in [
+    MethodInfo("mv", majority_vote, "majority vote", "-", ("ties", "seed"), False, False),
+    MethodInfo("wmv", weighted_majority_vote, "weighted majority vote",
+               "Li & Liu (digest 004 eq. 1)", ("weights", "ties", "seed"), False, False,
+               unsupervised=False),
+    MethodInfo("wawa", wawa, "worker agreement with aggregate", "crowd-kit (Toloka)",
+               ("ties", "seed"), False, False),
+    MethodInfo("zbs", zero_based_skill, "zero-based skill", "crowd-kit (Toloka)",
+               ("tol", "max_iter", "ties", "seed"), True),
+    MethodInfo("one-coin", one_coin_em, "one-coin Dawid-Skene EM", "digest 004 eq. 3", _EM,
+               True, uses_gold=True),
+    MethodInfo("dawid-skene", dawid_skene, "Dawid-Skene EM", "Dawid & Skene 1979", _EM, True,
+               uses_gold=True),
+    MethodInfo("glad", glad, "GLAD", "Whitehill et al. 2009",
+               ("priors", "tol", "max_iter", "init", "ties", "seed"), True, uses_gold=True),
+    MethodInfo("mace", mace, "MACE", "Hovy et al. 2013",
+               ("priors", "tol", "max_iter", "init", "restarts", "ties", "seed"), True,
+               uses_gold=True),
+    MethodInfo("kos", kos, "KOS message passing", "Karger, Oh & Shah 2014",
+               ("tol", "max_iter", "ties", "seed"), True, objective=False),
+    MethodInfo("mmsr", mmsr, "M-MSR", "Ma & Olshevsky 2020", ("tol", "max_iter", "ties", "seed"),
+               True, objective=False),
+]}
+METHOD_NAMES = tuple(METHODS)
+# the unsupervised methods `--method auto` chooses among and the benchmarks compare
+UNSUPERVISED = tuple(m for m, i in METHODS.items() if i.unsupervised)
+# option -> CLI flag, for messages
+FLAGS = {"smoothing": "--smoothing", "priors": "--priors", "tol": "--tol",
+         "max_iter": "--max-iter", "init": "--init", "gold": "--use-gold",
+         "restarts": "--restarts", "weights": "--weights"}
+
+
+def method_info(name: str) -> MethodInfo:
+    if name not in METHODS:
+        raise InputError("method", f"one of {list(METHODS)}", name)
+    return METHODS[name]
+
+
+def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
+    """Run aggregation `method` on `table` with `options` (None values are left at the
+    method's default). `gold` is passed to the methods that use it (uses_gold)."""
+    info = method_info(method)
+    kw = {k: v for k, v in options.items() if v is not None}
+    allowed = set(info.options) | ({"gold"} if info.uses_gold else set())
+    bad = sorted(k for k in kw if k not in allowed)
+    if bad:
+        users = [m for m, i in METHODS.items() if bad[0] in i.options or
+                 (bad[0] == "gold" and i.uses_gold)]
+        raise InputError(FLAGS.get(bad[0], bad[0]), f"a method that uses it ({', '.join(users)})",
+                         method)
+    if info.name == "wmv" and "weights" not in kw:
+        raise InputError("wmv", "worker weights", "none")
+    if info.name == "wmv":
+        return info.func(table, kw.pop("weights"), **kw)
+    return info.func(table, **kw)

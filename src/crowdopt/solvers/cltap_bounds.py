@@ -1,0 +1,632 @@
+"""Upper bounds on CL-TAP (paper 003) tighter than the compact LP relaxation [ours, issue 18].
+
+OPT = max min_i c'(W_i) (eq. 11). The paper certifies with the compact LP / column-generation
+bound UB_LP, which is the best *average* c' per task (digest 2.5) and is weak when each task gets
+few, uneven labels. Every bound below holds for every instance (any trend, ties, p = 1/2); each
+docstring gives the argument. All share one pattern: a *test* that refutes a threshold theta
+(proves OPT < theta), bisected on theta; the returned bound is always a refuted theta (or a
+bound that was valid on entry), so it is valid whatever the tests' monotonicity, and floating
+point never refutes a threshold by accident (every test needs a relative margin `REL`).
+
+- `zero_optimum`: OPT = 0 exactly when fewer than t positive-weight labels fit (each task needs one).
+- `covering_bound`: truncated machine-covering bound (theta-truncated weights; G by the
+  concave-hull greedy = its LP relaxation, or by the exact multiple-choice knapsack DP).
+- `counting_bound`: labels-per-task counting (singles, pairs, three or more labels).
+- `config_lp_bound`: the configuration LP over truncated, rounded-up weights ("column generation
+  over truncated weights"): covers with at most one label per annotator, label and prefix rows,
+  HiGHS master, exact DP pricing and a Farley bound valid at every round.
+
+Pure numpy except `config_lp_bound`, which imports the HiGHS adapter when called.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..problems.cltap import CltapInstance, CltapSolution
+
+REL = 1e-9  # a test refutes theta only if it fails by this relative margin (float sums)
+BISECT_REL = 1e-10  # bisection stops when hi - lo <= BISECT_REL * hi
+DP_MAX_WORK = 400_000_000  # a*K*b of the exact knapsack DP ("where it fits": ~1 s per theta)
+
+
+@dataclass
+class BoundResult:
+    """A valid upper bound on OPT, what proves it, and how it was computed."""
+
+    value: float
+    source: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- knapsack
+def _row_kinds(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(non-increasing rows, non-decreasing rows): their prefix sums are concave / convex."""
+    d = np.diff(vals, axis=1)
+    return np.all(d <= 0, axis=1), np.all(d >= 0, axis=1)
+
+
+def _hull(C: np.ndarray) -> list[tuple[float, int]]:
+    """(slope, length) of the upper concave hull of the points (n, C[n]), n = 0..K."""
+    hull = [0]
+    for n in range(1, len(C)):
+        while len(hull) >= 2:
+            n1, n2 = hull[-2], hull[-1]
+            if (C[n2] - C[n1]) * (n - n1) <= (C[n] - C[n1]) * (n2 - n1):
+                hull.pop()
+            else:
+                break
+        hull.append(n)
+    return [((C[q] - C[p]) / (q - p), q - p) for p, q in zip(hull, hull[1:])]
+
+
+def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | None = None
+            ) -> tuple[float, np.ndarray]:
+    """LP relaxation of max sum_j sum_{k < n_j} vals[j, k] s.t. sum_j n_j <= b, 0 <= n_j <= K.
+
+    Multiple-choice knapsack over prefix lengths (one group per row, item n = prefix of length n,
+    weight n); its LP optimum is the greedy over the segments of the upper concave hulls of the
+    prefix sums by decreasing slope (Sinha-Zoltners; digest 2.5). Non-increasing rows: the
+    segments are the single values; non-decreasing rows: one chord (0, 0)-(K, C_K). Returns the
+    value and the (fractional) prefix length of every row in the LP optimum. vals >= 0.
+    """
+    a, K = vals.shape
+    dec, inc = kinds if kinds is not None else _row_kinds(vals)
+    if dec.all() and b < a * K:  # the b largest positive values (linear-time selection)
+        flat = vals.ravel()
+        kth = flat.size - int(b)
+        part = np.partition(flat, kth)[kth:] if b > 0 else flat[:0]
+        part = part[part > 0]
+        n = np.zeros(a)  # lengths: the count of row values above the cut (ties split)
+        if part.size:
+            cut = part.min()
+            above = (vals > cut).sum(axis=1)
+            ties = (vals == cut).sum(axis=1)
+            left = max(0, part.size - int(above.sum()))  # tied values taken, row by row
+            before = np.concatenate([[0], np.cumsum(ties)[:-1]])
+            n = (above + np.clip(left - before, 0, ties)).astype(float)
+        return float(part.sum()), n
+    slopes: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    owner: list[np.ndarray] = []
+    rows = np.arange(a)
+    if dec.any():
+        slopes.append(vals[dec].ravel())
+        lengths.append(np.ones(int(dec.sum()) * K))
+        owner.append(np.repeat(rows[dec], K))
+    only_inc = inc & ~dec
+    if only_inc.any():
+        slopes.append(vals[only_inc].sum(axis=1) / K)
+        lengths.append(np.full(int(only_inc.sum()), float(K)))
+        owner.append(rows[only_inc])
+    for j in rows[~dec & ~inc]:
+        segs = _hull(np.concatenate([[0.0], np.cumsum(vals[j])]))
+        slopes.append(np.array([s for s, _ in segs]))
+        lengths.append(np.array([float(n) for _, n in segs]))
+        owner.append(np.full(len(segs), j))
+    s = np.concatenate(slopes) if slopes else np.zeros(0)
+    ln = np.concatenate(lengths) if lengths else np.zeros(0)
+    ow = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
+    keep = s > 0
+    s, ln, ow = s[keep], ln[keep], ow[keep]
+    order = np.argsort(-s, kind="stable")  # a row's hull segments stay in hull order
+    s, ln, ow = s[order], ln[order], ow[order]
+    before = np.concatenate([[0.0], np.cumsum(ln)[:-1]])
+    take = np.clip(float(b) - before, 0.0, ln)
+    n = np.zeros(a)
+    np.add.at(n, ow, take)
+    return float(s @ take), n
+
+
+def mckp_int(vals: np.ndarray, b: int) -> float:
+    """Exact max sum_j sum_{k < n_j} vals[j, k] s.t. sum_j n_j <= b (DP over capacity, digest
+    3.3, value only): O(a K b) vector operations; prefixes that add no value are skipped."""
+    a, K = vals.shape
+    b = int(max(0, min(b, a * K)))
+    F = np.zeros(b + 1)
+    C = np.cumsum(vals, axis=1)
+    for j in range(a):
+        G = F.copy()
+        best = 0.0
+        for n in range(1, min(K, b) + 1):
+            c = float(C[j, n - 1])
+            if c <= best:
+                continue
+            best = c
+            np.maximum(G[n:], F[: b + 1 - n] + c, out=G[n:])
+        F = G
+    return float(F[b])
+
+
+# ----------------------------------------------------------------------------- zero
+def zero_optimum(inst: CltapInstance) -> bool:
+    """True when OPT = 0 is proven: every task needs a label of positive weight, labels are
+    distinct, so OPT > 0 needs t positive labels inside prefixes of total length <= b. The LP
+    relaxation (concave-hull greedy) of max #positive labels over prefixes is an upper bound on
+    that count; below t, some task has c' = 0 in every solution (b < t is the special case)."""
+    if inst.capacity < inst.t:
+        return True
+    count, _ = mckp_lp((inst.phi > 0).astype(float), inst.b)
+    return count < inst.t - 1e-9
+
+
+# ----------------------------------------------------------------------------- covering
+def _bisect(test, lo: float, hi: float, rel: float = BISECT_REL) -> tuple[float, int]:
+    """Smallest refuted theta found by bisection on [lo, hi]; hi must be a valid bound."""
+    steps = 0
+    while hi - lo > rel * hi + 1e-300 and steps < 200:
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        steps += 1
+        if test(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, steps
+
+
+class _Covering:
+    """G(theta) = max_n sum_j sum_{k < n_j} min(phi_jk, theta) over prefix lengths sum n <= b."""
+
+    def __init__(self, inst: CltapInstance) -> None:
+        self.inst = inst
+        self.phi = inst.phi
+        self.kinds = _row_kinds(self.phi)  # truncation keeps a row monotone
+        self.all_dec = bool(self.kinds[0].all())
+        if self.all_dec:  # G = sum of the b largest min(phi, theta)
+            self.top = np.sort(self.phi.ravel())[::-1][: inst.b]
+
+    def g_lp(self, theta: float) -> tuple[float, np.ndarray | None]:
+        if self.all_dec:
+            return float(np.minimum(self.top, theta).sum()), None
+        return mckp_lp(np.minimum(self.phi, theta), self.inst.b, self.kinds)
+
+    def g_int(self, theta: float) -> float:
+        val, n = self.g_lp(theta)
+        if n is None or np.allclose(n, np.round(n), atol=1e-9):
+            return val  # the LP optimum is integral: the DP would return the same value
+        return mckp_int(np.minimum(self.phi, theta), self.inst.b)
+
+
+def covering_bound(inst: CltapInstance, *, exact: bool = False, lo: float = 0.0,
+                   hi: float | None = None) -> BoundResult:
+    """Truncated machine-covering bound (issue 18): the largest theta with G(theta) >= theta t.
+
+    Validity. If OPT >= theta, take an optimal assignment with prefix lengths n (sum n_j <= b).
+    Every task has sum_{(j,k) in W_i} phi_jk >= theta, hence
+    theta <= min(theta, sum_{W_i} phi) <= sum_{W_i} min(phi_jk, theta); summing over the t tasks,
+    theta t <= sum_j sum_{k < n_j} min(phi_jk, theta) <= G(theta) <= G_LP(theta). So any theta
+    with G_LP(theta) < theta t (exact=False: concave-hull greedy) or G(theta) < theta t
+    (exact=True: the multiple-choice knapsack DP, <= G_LP, so never looser) is above OPT.
+    G(theta)/theta is non-increasing (each min(phi, theta)/theta is), so the refuted thetas form
+    an interval [theta*, oo) and bisection finds theta*. A test refutes only with relative margin
+    REL, so a tie G = theta t computed with rounding errors is never taken as a refutation.
+    With non-increasing curves this is machine covering's min over k of (sum of the b largest
+    phi minus the k largest) / (t - k) (digest 5.6). Never above UB_LP (at theta > UB_LP,
+    G <= t UB_LP < theta t).
+    """
+    from .cltap_colgen import closed_form_bound
+
+    t0 = time.perf_counter()
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           {"time_s": time.perf_counter() - t0})
+    ub_lp = closed_form_bound(inst)
+    top = ub_lp * (1 + 1e-12) + 1e-300 if hi is None else min(hi, ub_lp * (1 + 1e-12) + 1e-300)
+    cov = _Covering(inst)
+    work = inst.a * inst.K * inst.b
+    use_dp = exact and work <= DP_MAX_WORK
+
+    def test(theta: float) -> bool:
+        g = cov.g_int(theta) if use_dp else cov.g_lp(theta)[0]
+        return g < theta * inst.t * (1.0 - REL)
+
+    value, steps = _bisect(test, max(0.0, lo), top)
+    kind = "exact knapsack DP" if use_dp else "LP relaxation (concave-hull greedy)"
+    det = {"bisection_steps": steps, "g": kind, "time_s": time.perf_counter() - t0}
+    if exact and not use_dp:
+        det["dp_skipped"] = f"a*K*b = {work} > {DP_MAX_WORK}: used the LP relaxation"
+    return BoundResult(value, f"truncated covering bound, G by {kind}", det)
+
+
+def covering_allocation(inst: CltapInstance, theta: float, exact: bool = True) -> np.ndarray:
+    """Integer prefix lengths maximizing sum_j sum_{k < n_j} min(phi_jk, theta), sum n <= b:
+    the covering bound's allocation at theta (DP where it fits, else the LP's rounded down)."""
+    vals = np.minimum(inst.phi, theta)
+    if exact and inst.a * inst.K * inst.b <= DP_MAX_WORK:
+        from .cltap_colgen import mckp_dp
+
+        _, items = mckp_dp(np.cumsum(vals, axis=1), inst.b)
+        n = np.zeros(inst.a, dtype=np.int64)
+        for j, k in items:
+            n[j] = k + 1
+        return n
+    _, frac = mckp_lp(vals, inst.b)
+    return np.floor(frac + 1e-9).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- counting
+def _max_pairs(desc: np.ndarray, thr: float) -> int:
+    """Most disjoint pairs with sum >= thr from values sorted descending: the largest k with
+    desc[i] + desc[2k-1-i] >= thr for all i < k (the top 2k, largest with smallest), which is
+    monotone in k, so binary search."""
+    lo, hi = 0, len(desc) // 2
+    while lo < hi:
+        k = (lo + hi + 1) // 2
+        if np.all(desc[:k] + desc[2 * k - 1:k - 1:-1] >= thr):
+            lo = k
+        else:
+            hi = k - 1
+    return lo
+
+
+def counting_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None
+                   ) -> BoundResult:
+    """Labels-per-task counting bound (issue 18): few heavy labels force many labels per task.
+
+    Validity. Suppose OPT >= theta. Call a label *big* if phi >= theta. Every task is of one of
+    three kinds: it holds a big label (m1 tasks; distinct labels, so m1 <= #big); it holds no big
+    label and exactly two labels, which then sum to >= theta (m2 tasks, disjoint pairs of small
+    labels, so m2 <= P(theta), the most disjoint pairs of small labels with sum >= theta, over
+    all labels at iterations k < b, ignoring the annotator rules); or it holds >= 3 labels. The
+    budget gives b >= m1 + 2 m2 + 3 (t - m1 - m2) = 3t - 2 m1 - m2 >= 3t - 2 min(#big, t) -
+    min(P, t - min(#big, t)). When the right side exceeds b, OPT < theta. Bisection on theta
+    returns a refuted theta (valid in any case); thresholds are compared with margin REL so that
+    rounding only ever counts more big labels and pairs.
+    """
+    from .cltap_colgen import closed_form_bound
+
+    t0 = time.perf_counter()
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           {"time_s": time.perf_counter() - t0})
+    kmax = min(inst.K, inst.b)
+    desc = np.sort(inst.phi[:, :kmax].ravel())[::-1]
+    t, b = inst.t, inst.b
+
+    def test(theta: float) -> bool:
+        thr = theta * (1.0 - REL)
+        n_big = int(np.searchsorted(-desc, -thr, side="right"))  # desc >= thr
+        m1 = min(n_big, t)
+        m2 = min(_max_pairs(desc[n_big:], thr), t - m1)
+        return 3 * t - 2 * m1 - m2 > b
+
+    ub_lp = closed_form_bound(inst)
+    top = ub_lp * (1 + 1e-12) + 1e-300 if hi is None else min(hi, ub_lp * (1 + 1e-12) + 1e-300)
+    value, steps = _bisect(test, max(0.0, lo), top)
+    return BoundResult(value, "labels-per-task counting bound (singles, pairs, 3+ labels)",
+                       {"bisection_steps": steps, "time_s": time.perf_counter() - t0})
+
+
+# ----------------------------------------------------------------------------- configuration LP
+CONFIG_GRID = 200  # units per bound value: a label's weight is rounded up to hi / CONFIG_GRID
+CONFIG_MAX_SEGMENTS = 40_000  # label classes (rows of the master); beyond that, skipped
+CONFIG_ROUNDS_PER_LEVEL = 400
+
+
+class _Segments:
+    """Label classes of the configuration LP: maximal runs of consecutive iterations of one
+    annotator whose weights round up to the same number of units u = floor(phi/delta) + 1
+    (u = 0 when phi = 0; capped at `grid`). Rounding up is what keeps the LP a relaxation."""
+
+    def __init__(self, inst: CltapInstance, delta: float, grid: int) -> None:
+        x = inst.phi / delta
+        u = np.where(inst.phi > 0, np.floor(x + 1e-9) + 1, 0).astype(np.int64)
+        u = np.minimum(u, grid)
+        a, K = u.shape
+        starts = np.ones((a, K), dtype=bool)
+        starts[:, 1:] = u[:, 1:] != u[:, :-1]
+        jj, kk = np.nonzero(starts)  # row-major: by annotator, then iteration
+        self.ann = jj
+        self.k0 = kk
+        nxt = np.append(kk[1:], K)
+        nxt[np.append(jj[1:] != jj[:-1], True)] = K  # a run ends at K on its annotator's last
+        self.n = nxt - kk
+        self.u = u[jj, kk]
+        self.S = len(jj)
+        self.of = np.repeat(np.arange(self.S), self.n).reshape(a, K)  # segment of (j, k)
+        same = np.flatnonzero(jj[1:] == jj[:-1]) + 1
+        self.prefix_later = same  # prefix row r: w_s/n_s - w_{s-1}/n_{s-1} <= 0, s = later
+        self.by_ann = [np.flatnonzero((jj == j) & (self.u > 0)) for j in range(a)]
+
+
+def _cover_dp(seg: _Segments, gamma: np.ndarray, grid: int):
+    """dp[c] = min sum gamma over sets with <= 1 segment per annotator whose capped unit sum is
+    exactly c (c = grid means >= grid); with the choices to backtrack. gamma >= 0."""
+    dp = np.full(grid + 1, np.inf)
+    dp[0] = 0.0
+    steps = []
+    for segs in seg.by_ann:
+        if not len(segs):
+            continue
+        order = segs[np.lexsort((gamma[segs], -seg.u[segs]))]  # units desc, then gamma asc
+        g = gamma[order]
+        keep = g < np.minimum.accumulate(np.concatenate([[np.inf], g[:-1]])) - 1e-15
+        new = dp.copy()
+        arg = np.full(grid + 1, -1, dtype=np.int64)
+        src_cap = -1
+        for s in order[keep]:
+            v, gs = int(seg.u[s]), float(gamma[s])
+            if v < grid:
+                cand = dp[: grid + 1 - v] + gs
+                better = cand < new[v:] - 1e-15
+                better[-1] = False  # level grid is handled below (many sources)
+                idx = np.flatnonzero(better) + v
+                new[idx] = cand[better]
+                arg[idx] = s
+            lo = max(0, grid - v)
+            q = lo + int(np.argmin(dp[lo:]))
+            if dp[q] + gs < new[grid] - 1e-15:
+                new[grid] = dp[q] + gs
+                arg[grid] = s
+                src_cap = q
+        steps.append((arg, src_cap))
+        dp = new
+    return dp, steps
+
+
+def _backtrack(seg: _Segments, steps, c: int, grid: int) -> tuple[int, ...]:
+    out = []
+    for arg, src_cap in reversed(steps):
+        s = int(arg[c])
+        if s < 0:
+            continue
+        out.append(s)
+        c = src_cap if c == grid else c - int(seg.u[s])
+    return tuple(sorted(out))
+
+
+def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CONFIG_GRID,
+                    time_limit: float | None = 30.0, initial: list[CltapSolution] | None = None,
+                    rounds_per_level: int = CONFIG_ROUNDS_PER_LEVEL, smoothing: float = 0.5,
+                    max_segments: int = CONFIG_MAX_SEGMENTS, strategy: str = "bisect"
+                    ) -> BoundResult:
+    """Configuration LP over truncated, rounded-up weights, by column generation (issue 18).
+
+    `lo`: a known primal value (levels up to it are feasible, never tested); `hi`: a valid bound
+    (the result is never above it). delta = hi / grid; a label's weight is rounded up to
+    u = floor(phi/delta) + 1 units (0 if phi = 0, capped at grid); segments = label classes
+    (`_Segments`). For a need level N, LP(N) is
+
+        max sum_C x_C   s.t.  sum_{C containing s} x_C <= w_s,  w_s <= n_s  (per segment s),
+                              w_s / n_s <= w_{s-1} / n_{s-1} (consecutive segments of one
+                              annotator: prefix rule (16)),  sum_s w_s <= b  (budget (13)),
+
+    over covers C: sets of segments of distinct annotators (one label per task and annotator,
+    (14)) with unit sum >= N. Validity: if OPT > (N - 1) delta, take an optimal assignment; each
+    task's labels have weights summing to more than (N-1) delta, so their units (each > phi/delta
+    or = grid) sum to >= N: the task contains a cover. x_C = number of tasks containing C (one
+    per task) and w_s = labels of segment s in the prefixes satisfy every row (w_s/n_s is the
+    used fraction of s: 1, then one partial segment, then 0), so LP(N) >= t. Hence LP(N) < t
+    proves OPT <= (N - 1) delta.
+
+    LP(N) < t is proven by a Farley bound at any round, so stopping early never makes the bound
+    invalid: from the master's row duals (gamma_s >= 0 on the segment rows, mu, eps, beta),
+    mu_s is raised until every w-column's dual row holds exactly, D = b beta + sum n_s mu_s, and
+    g(N) = min over all covers of sum gamma (exact DP over annotators and unit levels, `_cover_dp`);
+    (gamma, mu, eps, beta) / min(g, 1) is dual feasible, so LP(N) <= D / min(g(N), 1). One DP
+    gives g for every level, so each round refutes the smallest level it can. Levels are bisected
+    between lo and hi; a level whose column generation is inconclusive within `rounds_per_level`
+    counts as not refuted (only tightness is lost). Pricing: the DP's best cover at every level
+    >= N with reduced cost > 0 (several columns per round), at duals smoothed towards the last
+    refuting ones (Wentges), falling back to the master's own duals. Initial columns: the
+    workplans of `initial` solutions.
+    """
+    from .highs import INF, HighsModel, HighsOptions
+
+    t0 = time.perf_counter()
+    t = inst.t
+    det: dict[str, Any] = {"grid": grid}
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget", det)
+    if not hi > 0 or not hi > lo:
+        det["skipped"] = "nothing to prove (hi <= lo)"
+        return BoundResult(hi, "input bound (configuration LP had nothing to prove)", det)
+    delta = hi / grid
+    seg = _Segments(inst, delta, grid)
+    S = seg.S
+    det.update(segments=S, delta=delta)
+    if S > max_segments:
+        det["skipped"] = f"{S} label classes > {max_segments}"
+        return BoundResult(hi, "input bound (configuration LP too large)", det)
+    import scipy.sparse as sp
+
+    P = len(seg.prefix_later)
+    r_mu, r_pre, r_b = S, 2 * S, 2 * S + P
+    R = r_b + 1
+    nseg = seg.n.astype(float)
+    later = seg.prefix_later
+    rows = np.concatenate([np.arange(S), r_mu + np.arange(S), np.full(S, r_b),
+                           r_pre + np.arange(P), r_pre + np.arange(P)])
+    cols = np.concatenate([np.arange(S), np.arange(S), np.arange(S), later, later - 1])
+    vals = np.concatenate([-np.ones(S), np.ones(S), np.ones(S), 1.0 / nseg[later],
+                           -1.0 / nseg[later - 1]])
+    A = sp.csc_array((vals, (rows, cols)), shape=(R, S))
+    row_hi = np.zeros(R)
+    row_hi[r_mu:r_pre] = nseg
+    row_hi[r_b] = inst.b
+    # HiGHS's time limit counts the Highs object's run time across re-solves: the whole budget
+    opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
+                        time_limit=time_limit)
+    master = HighsModel.from_arrays(np.zeros(S), A, np.full(R, -INF), row_hi, np.zeros(S),
+                                    np.full(S, INF), None, "max", options=opts)
+    pool: dict[tuple[int, ...], int] = {}
+    units: list[int] = []
+    level = [0]
+
+    def add(cfgs: list[tuple[int, ...]]) -> int:
+        new = [c for c in dict.fromkeys(cfgs) if c and c not in pool]
+        if not new:
+            return 0
+        rr = np.concatenate([np.asarray(c) for c in new])
+        cc = np.repeat(np.arange(len(new)), [len(c) for c in new])
+        for c in new:
+            pool[c] = int(seg.u[list(c)].sum())
+            units.append(pool[c])
+        ub = np.array([INF if pool[c] >= level[0] else 0.0 for c in new])
+        master.add_columns(np.ones(len(new)), 0.0, ub,
+                           sp.csc_array((np.ones(len(rr)), (rr, cc)), shape=(R, len(new))))
+        return len(new)
+
+    def set_level(n_need: int) -> None:
+        level[0] = n_need
+        if units:
+            u = np.asarray(units)
+            master.set_col_bounds(np.arange(S, S + len(u)), 0.0, np.where(u >= n_need, INF, 0.0))
+
+    def farley(y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, list]:
+        gamma = y[:S]
+        beta = y[r_b]
+        eps = y[r_pre:r_b]
+        slack = beta - gamma
+        np.add.at(slack, later, eps / nseg[later])
+        np.add.at(slack, later - 1, -eps / nseg[later - 1])
+        mu = np.maximum(y[r_mu:r_pre], -slack)
+        D = inst.b * beta + float(nseg @ mu)
+        dp, steps = _cover_dp(seg, gamma, grid)
+        g = np.minimum.accumulate(dp[::-1])[::-1]  # g[c] = min cost with unit sum >= c
+        return D, g, dp, steps
+
+    for sol in initial or []:
+        add([tuple(sorted({int(seg.of[j, k]) for j, k in wp})) for wp in sol.workplans(t)])
+    lo_lvl = int(min(grid, math.floor(lo / delta))) if lo > 0 else 0
+    hi_lvl = grid + 1  # refuted by assumption: OPT <= hi = grid * delta
+    rounds = levels = 0
+    out_of_time = False
+    version = ""
+    while hi_lvl - lo_lvl > 1 and not out_of_time:
+        # top-down: refutations are cheap near the top, proving LP(N) >= t is not; each round's
+        # Farley bound refutes every level it can, so the descent jumps
+        n_need = hi_lvl - 1 if strategy == "descent" else (lo_lvl + hi_lvl) // 2
+        levels += 1
+        set_level(n_need)
+        center: np.ndarray | None = None
+        for _ in range(rounds_per_level):
+            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                out_of_time = True
+                break
+            rounds += 1
+            if master.num_col > S:
+                res = master.solve()
+                version = res.highs_version or version
+                if res.row_duals is None or res.objective is None:
+                    det["master_status"] = f"{res.status} {res.message}"
+                    out_of_time = True  # master time limit or failure: keep what is proven
+                    break
+                z, y = float(res.objective), np.maximum(res.row_duals, 0.0)
+            else:
+                z, y = 0.0, np.zeros(R)
+            if z >= t - 1e-7:
+                lo_lvl = n_need  # LP(N) >= t: this level cannot be refuted
+                break
+            found: list[tuple[int, ...]] = []
+            duals = [y] if center is None or smoothing <= 0 else [
+                smoothing * center + (1 - smoothing) * y, y]
+            for yy in duals:
+                D, g, dp, steps = farley(yy)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ub = np.where(g > 1e-12, D / np.minimum(g, 1.0), np.inf)
+                ref = np.flatnonzero(ub < t * (1.0 - REL))
+                if ref.size and ref[0] < hi_lvl:
+                    hi_lvl = int(ref[0])
+                    center = yy.copy()
+                if center is None:
+                    center = yy.copy()
+                if hi_lvl <= n_need:
+                    break
+                for c in range(n_need, grid + 1):
+                    if dp[c] < 1.0 - 1e-9:
+                        cfg = _backtrack(seg, steps, c, grid)
+                        if cfg not in pool:
+                            found.append(cfg)
+                if found:
+                    break
+            if hi_lvl <= n_need:
+                break
+            if not add(found):
+                lo_lvl = n_need  # no column prices out but LP < t not shown: give up the level
+                break
+        else:
+            lo_lvl = n_need  # inconclusive within the round cap: counted as not refuted
+        if lo_lvl == n_need and strategy == "descent":
+            break  # a level that was not refuted ends the descent
+    value = hi if hi_lvl > grid else min(hi, (hi_lvl - 1) * delta * (1 + 1e-12))
+    det.update(levels=levels, rounds=rounds, columns=len(pool), refuted_level=hi_lvl,
+               feasible_level=lo_lvl, stopped="time limit" if out_of_time else (
+                   "converged" if hi_lvl - lo_lvl <= 1 else "round cap"),
+               time_s=time.perf_counter() - t0)
+    if version:
+        det["highs_version"] = version
+    src = ("configuration LP over truncated rounded-up weights (column generation, Farley bound)"
+           if hi_lvl <= grid else "input bound (configuration LP refuted nothing)")
+    return BoundResult(value, src, det)
+
+
+# ----------------------------------------------------------------------------- pairing (Hall)
+PAIRING_X = (0.15, 0.25, 0.35, 0.45, 0.5)  # x / theta: the "small" thresholds tried
+PAIRING_MU = (0.0, 0.1, 0.3, 1.0, 3.0)  # mu / lambda (0: the covering test itself)
+
+
+def pairing_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None,
+                  xs: tuple = PAIRING_X, mus: tuple = PAIRING_MU) -> BoundResult:
+    """Covering + a Hall condition on two-label tasks inside the budget's prefixes (issue 18).
+
+    Validity. Suppose OPT >= theta > 0; take an optimal assignment with prefix lengths n
+    (L = sum n_j <= b, (13), (16)). Tasks: T1 hold a big label (phi >= theta; m1 <= B(n), the
+    number of big labels), T2 hold no big label and exactly two labels (m2), T3 hold no big
+    label and >= 3 labels (m3); no other task reaches theta. Fix 0 < x <= theta/2; "small" =
+    phi < x, "large" = phi >= theta - x. A T2 task's two labels sum to >= theta, so it holds at
+    most one small label, and then also a large one (distinct per task): small labels in T2 <=
+    G_x(n), the number of large labels. A T1 task holds a big, not small, label: small labels in
+    T1 <= L1 - m1; in T3 <= L3. With L = L1 + 2 m2 + L3 and L >= m1 + 2 m2 + 3 m3 (so
+    m3 <= L - 2t + m1):  S_x(n) <= G_x(n) + L - 2 m2 - m1 <= G_x(n) + 3L - 6t + 3 B(n).
+    With the covering condition sum_prefixes min(phi, theta)/theta >= t (`covering_bound`), for
+    any lambda, mu >= 0 the prefixes satisfy sum_prefixes [lambda min(phi, theta)/theta +
+    mu (1[large] - 1[small] + 3 + 3 1[big])] >= (lambda + 6 mu) t, and the LP relaxation of the
+    multiple-choice knapsack over prefix lengths (`mckp_lp`) bounds the left side from above:
+    when it falls short for some (x, mu) in the grid, OPT < theta. The condition is what the
+    bottleneck pairing needs (the k-th lightest label with a partner of at least theta minus
+    it), which the covering bound, an average, misses when few heavy labels must carry many
+    light ones (increasing curves at b = 2t). Thresholds are shifted by REL so that rounding
+    only ever counts fewer small and more large or big labels; bisection as in
+    `covering_bound` (a refuted theta is returned, valid whatever the monotonicity).
+    """
+    from .cltap_colgen import closed_form_bound
+
+    t0 = time.perf_counter()
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           {"time_s": time.perf_counter() - t0})
+    phi, t, b = inst.phi, inst.t, inst.b
+    kinds = _row_kinds(phi)  # every term is monotone in phi: rows keep their kind
+
+    def test(theta: float) -> bool:
+        trunc = np.minimum(phi, theta) / theta
+        big = (phi >= theta * (1 - REL)).astype(float)
+        if 0.0 in mus:
+            got, _ = mckp_lp(trunc, b, kinds)
+            if got < t * (1 - REL) - 1e-9:
+                return True
+        for fx in xs:
+            x = fx * theta
+            pair = ((phi >= (theta - x) * (1 - REL)).astype(float)
+                    - (phi < x * (1 - REL)).astype(float) + 3.0 + 3.0 * big)
+            for mu in mus:
+                if mu == 0.0:
+                    continue
+                got, _ = mckp_lp(trunc + mu * pair, b, kinds)
+                if got < (1.0 + 6.0 * mu) * t * (1 - REL) - 1e-9:
+                    return True
+        return False
+
+    ub_lp = closed_form_bound(inst)
+    top = ub_lp * (1 + 1e-12) + 1e-300 if hi is None else min(hi, ub_lp * (1 + 1e-12) + 1e-300)
+    value, steps = _bisect(test, max(0.0, lo), top, rel=1e-7)
+    return BoundResult(value, "covering + Hall condition on two-label tasks (pairing bound)",
+                       {"bisection_steps": steps, "time_s": time.perf_counter() - t0})

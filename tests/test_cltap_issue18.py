@@ -1,0 +1,166 @@
+"""CL-TAP issue 18: every new bound >= OPT (brute force / MILP at gap 0) on random small
+instances of all three trends; the new constructions are feasible and the best-of `fast` is
+never worse than CBP; the local search stops early only on a proof; verdicts; the default
+instance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import crowdopt
+from crowdopt.problems import cltap as P
+from crowdopt.registry import RunOptions
+from crowdopt.results import verdict_text
+from crowdopt.solvers import cltap_bounds as CB
+from crowdopt.solvers.cltap import SPEC, brute_force, solve_milp
+from crowdopt.solvers.cltap_cbp import cbp
+from crowdopt.solvers.cltap_colgen import closed_form_bound
+from crowdopt.solvers.cltap_construct import alloc_lpt, cbp_phi, constructions, fast
+from crowdopt.solvers.cltap_search import local_search
+
+
+def _all_bounds(inst: P.CltapInstance) -> dict[str, float]:
+    cov = CB.covering_bound(inst).value
+    out = {"lp": closed_form_bound(inst), "covering": cov,
+           "covering-dp": CB.covering_bound(inst, exact=True).value,
+           "counting": CB.counting_bound(inst).value,
+           "pairing": CB.pairing_bound(inst).value}
+    hi = min(out.values())
+    lo = P.evaluate(inst, cbp(inst)).objective
+    out["config-lp"] = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=10.0).value
+    out["config-lp-from-0"] = CB.config_lp_bound(inst, lo=0.0, hi=hi, time_limit=10.0,
+                                                 grid=40).value
+    return out
+
+
+@st.composite
+def tiny_instances(draw):
+    t = draw(st.integers(2, 4))
+    a = draw(st.integers(1, 3))
+    trend = draw(st.sampled_from(["dec", "inc", "nonmono", "ties"]))
+    seed = draw(st.integers(0, 10_000))
+    b = draw(st.integers(0, 3 * t))
+    if trend == "ties":  # ties and the p = 1/2 boundary, any shape
+        rng = np.random.default_rng(seed)
+        K = draw(st.integers(1, t))
+        p = rng.choice([0.5, 0.6, 0.8, 0.9], size=(a, K))
+        return P.make_instance(p, t, b)
+    return P.generate(seed, t=t, a=a, trend=trend, b=b, K=draw(st.integers(0, t)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=tiny_instances())
+def test_every_bound_is_at_least_the_brute_force_optimum(inst):
+    opt = brute_force(inst)[0]
+    for name, v in _all_bounds(inst).items():
+        assert v >= opt - 1e-7 * (1 + opt), (name, v, opt)
+    for name, sol in constructions(inst).items():
+        ev = P.evaluate(inst, sol)
+        assert ev.feasible, name
+        assert ev.objective <= opt + 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trend", ["dec", "inc", "nonmono"])
+def test_every_bound_is_at_least_the_milp_optimum(trend):
+    for seed in range(3):
+        inst = P.generate(seed, t=6, a=3, trend=trend)
+        out = solve_milp(inst, RunOptions(time_limit=60, mip_rel_gap=0.0))
+        assert out.status.value == "optimal"
+        opt = P.evaluate(inst, out.solution).objective
+        for name, v in _all_bounds(inst).items():
+            assert v >= opt - 1e-7 * (1 + opt), (trend, seed, name, v, opt)
+
+
+def test_covering_bound_dec_is_machine_covering_formula():
+    inst = P.generate(3, t=30, a=5, trend="dec")
+    top = np.sort(inst.phi.ravel())[::-1][: inst.b]
+    formula = min((top.sum() - top[:k].sum()) / (inst.t - k) for k in range(inst.t))
+    assert CB.covering_bound(inst).value == pytest.approx(formula, rel=1e-8)
+    assert CB.covering_bound(inst).value <= closed_form_bound(inst) + 1e-12
+
+
+def test_dp_never_looser_than_lp_relaxation():
+    for seed in range(4):
+        inst = P.generate(seed, t=15, a=4, trend="inc")
+        assert (CB.covering_bound(inst, exact=True).value
+                <= CB.covering_bound(inst).value * (1 + 1e-9))
+
+
+def test_constructions_feasible_and_fast_at_least_cbp():
+    for trend in ("dec", "inc", "nonmono"):
+        inst = P.generate(1, t=40, a=6, trend=trend)
+        for sol in (cbp_phi(inst), alloc_lpt(inst)):
+            assert P.evaluate(inst, sol).feasible
+        f = P.evaluate(inst, fast(inst, time_limit=0.3)).objective
+        assert f >= P.evaluate(inst, cbp(inst)).objective - 1e-12
+
+
+def test_local_search_stops_early_only_on_a_proof():
+    inst = P.generate(2, t=20, a=5, trend="dec")  # CBP is optimal here (covering bound)
+    stats: dict = {}
+    ub = CB.covering_bound(inst).value
+    local_search(inst, cbp(inst), time_limit=5.0, target=ub, stats=stats)
+    assert stats["stop"].startswith("target") and stats["time_s"] < 1.0
+    inst = P.generate(0, t=20, a=5, trend="inc")
+    stats = {}
+    local_search(inst, cbp(inst), time_limit=0.6, stats=stats)
+    assert stats["stop"] == "time limit" and stats["time_s"] >= 0.55
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_certify_default_dec_t20_is_proven_optimal(seed):
+    inst = P.generate(seed, t=20, a=5, trend="dec")
+    cert = crowdopt.certify((SPEC, inst), time_limit=0.5)
+    assert cert.certified and cert.proven_optimal and cert.gap == 0.0
+    assert "proven optimal" in cert.verdict
+
+
+def test_certify_names_the_tightest_bound():
+    inst = P.generate(0, t=20, a=5, trend="inc")
+    cert = crowdopt.certify((SPEC, inst), time_limit=0.5)
+    bounds = [r for r in cert.details["runs"] if r.get("bound") is not None]
+    best = min(r["bound"] for r in bounds)
+    assert cert.bound == pytest.approx(best)
+    assert cert.bound < closed_form_bound(inst)
+    assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "pairing",
+                                               "config-lp"}
+
+
+def test_verdicts():
+    assert "proven optimal" in verdict_text(True, (), True, 1.0, 0.0)
+    assert "n/a" in verdict_text(True, (), False, 0.0, 1e-10)
+    assert "%" not in verdict_text(True, (), False, 0.0, 1e-10)
+    line = verdict_text(True, (), False, 0.3, 1.0)
+    assert "warning" in line and "\n" not in line
+    assert "warning" not in verdict_text(True, (), False, 0.7, 1.0)
+
+
+def test_default_instance_nondegenerate_and_within_the_exact_guard():
+    inst = P.generate(0)
+    assert SPEC.method("milp-compact").applicable(inst) is None
+    assert P.evaluate(inst, cbp(inst)).objective > 0  # OPT > 0
+
+
+@pytest.mark.slow
+def test_default_instance_compare_runs_every_method():
+    inst = P.generate(0)
+    comp = crowdopt.compare((SPEC, inst), time_limit=5)
+    statuses = {r.algorithm: r.status.value for r in comp}
+    assert statuses.pop("milp-compact") == "optimal"
+    assert statuses.pop("brute-force") == "skipped"  # t <= 4, a <= 3 only
+    assert set(statuses.values()) == {"feasible"}
+    assert comp.bound > 0 and comp.proven
+
+
+def test_real_data_curves_and_errors(data_dir):
+    from crowdopt.experiments import cltap_repro as R
+
+    Pm, t, kept = R.real_curves("bluebirds")
+    assert t == 108 and kept == 39 and Pm.shape == (39, 108)
+    assert Pm.min() >= 0.5 and Pm.max() <= 1.0
+    out = R.real_errors("bluebirds", 2.0)
+    assert out["cbp"] <= min(out[p] for p in R.POLICIES[1:]) + 1e-12
