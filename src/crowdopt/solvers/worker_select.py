@@ -286,10 +286,43 @@ def _load_pyomo(inst: P.WorkerSelectInstance, hopts: Any, build: Callable) -> Le
                     coefficients(m.size), card, decode, m.kind, build_s, "pyomo")
 
 
-def lp_bound_proves(size: int, lp_min: float) -> bool:
-    """Stage 2's LP optimum L is a lower bound on min |S| (a relaxation) and sizes are
-    integers: a set of size <= ceil(L) is the smallest (1e-6 absorbs HiGHS's tolerances)."""
-    return size <= math.ceil(lp_min - 1e-6)
+def lp_bound_proves(lp_max: float, floor: float) -> bool:
+    """The LP optimum over the smaller sizes is an upper bound on F_hat of every smaller set (a
+    relaxation): below the floor by more than HiGHS's tolerances, no smaller set is optimal."""
+    return lp_max < floor - 1e-7 * max(1.0, abs(floor))
+
+
+def _shrink_lp(inst: P.WorkerSelectInstance, lm: LexModel, sol: P.WorkerSelectSolution,
+               floor: float, stage2: Any, details: dict) -> tuple[P.WorkerSelectSolution, bool]:
+    """Stage 2 on the integral LP (uniform costs): fix out every size >= k = |best| and re-solve
+    max F_hat by dual simplex, warm: only bounds change, so the stage-1 basis stays dual feasible
+    (no row, no new costs). An optimum below the floor proves that no smaller set reaches
+    F* - tol; an integral vertex at or above it is a smaller optimal set (k shrinks, repeat).
+    Returns (best set, proven); unproven (a fractional or inconsistent vertex) leaves the MILP
+    pass to the caller."""
+    from .highs import Status
+
+    hm = lm.model
+    hm.options = stage2.replace(extra=stage2.extra + (("simplex_strategy", 1),))
+    best, runs = sol, []
+    while len(best.selected) > 1:
+        hm.set_col_bounds(np.flatnonzero(lm.card >= len(best.selected)), 0.0, 0.0)
+        res = hm.solve()
+        runs.append(res.summary())
+        details["stage2"] = {**res.summary(), "lp_runs": len(runs)}
+        if res.status is Status.INFEASIBLE:
+            return best, True
+        if res.status is not Status.OPTIMAL or res.x is None:
+            return best, False
+        if lp_bound_proves(res.objective, floor):
+            return best, True
+        cand = P.WorkerSelectSolution(lm.decode(res))
+        ev = P.evaluate(inst, cand)
+        if not (ev.feasible and ev.objective >= floor
+                and len(cand.selected) < len(best.selected)):
+            return best, False
+        best = cand
+    return best, True
 
 
 def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
@@ -297,17 +330,16 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
                          integral_lp: bool = False) -> Outcome:
     """Stage 1: max F_hat, exact; stage 2 (digest 2.5): min |S| s.t. F_hat >= F* - tol.
 
-    Both stages run on ONE live HiGHS model, nothing is rebuilt or recompiled: stage 2 adds the
-    floor row, changes the costs to |S|, fixes the cardinalities above the stage-1 size (the
-    stage-1 set is feasible for stage 2, so they cannot be needed) and re-solves warm.
+    Both stages run on ONE live HiGHS model, nothing is rebuilt or recompiled.
 
     integral_lp (formulation A with uniform costs: its LP relaxation is Balas' disjunctive hull,
     integral, digest 2.4 A): stage 1 is the LP (dual simplex), its vertex checked integral (else
     the columns are made integer and the MILP is solved, gap 0), and its optimum is the bound.
-    Stage 2 is the LP re-solved warm by primal simplex from the stage-1 basis; its optimum L is a
-    lower bound on min |S|, so a decoded set of size ceil(L) is proven smallest, else stage 2 is
-    re-solved as a MILP from the best set found. Otherwise both stages are MILPs at gap 0 (the
-    second one started from the stage-1 point).
+    Stage 2 is `_shrink_lp`: bound changes and warm dual simplex re-solves of the same LP.
+    Otherwise (and if `_shrink_lp` cannot conclude) stage 2 is the MILP min |S| s.t.
+    F_hat >= floor on the live model: the floor row added, the costs changed to |S|, the sizes
+    above the best set's fixed out (that set is feasible, so they cannot be needed), gap 0,
+    started from the stage-1 point.
     """
     import scipy.sparse as sp
 
@@ -350,12 +382,6 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
     k1 = len(sol.selected)
     details["second_pass"] = "kept stage 1"
     if k1 > 1:  # |S| >= 1: a one-worker optimum is already the smallest
-        hm.add_rows([floor], [INF_], sp.csr_array(lm.value[None, :]))
-        hm.set_objective(lm.size, sense="min")
-        above = np.flatnonzero(lm.card > k1)
-        if above.size:
-            hm.set_col_bounds(above, 0.0, 0.0)
-
         def left() -> float | None:
             if opts.time_limit is None:
                 return None
@@ -364,24 +390,22 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
         stage2 = hopts.replace(time_limit=left(), known_feasible=True,
                                extra=_SECOND_PASS_TOLERANCES)
         best, proven = sol, False
-        if not hm.is_mip:  # the LP, warm: primal simplex from the stage-1 basis
-            hm.options = stage2.replace(extra=stage2.extra + (("simplex_strategy", 4),))
-            res2 = hm.solve()
-            details["stage2"] = res2.summary()
-            if res2.status is Status.OPTIMAL and res2.x is not None:
-                cand = P.WorkerSelectSolution(lm.decode(res2))
-                ev2 = P.evaluate(inst, cand)
-                if ev2.feasible and ev2.objective >= floor and len(cand.selected) <= k1:
-                    best = cand
-                proven = lp_bound_proves(len(best.selected), res2.objective)
+        if not hm.is_mip:  # the integral LP: shrink by bound changes, warm dual simplex
+            best, proven = _shrink_lp(inst, lm, sol, floor, stage2, details)
             if proven:
-                details["second_pass"] = "lp (bound ceil(L) met)"
-            else:
+                details["second_pass"] = "lp (smaller sizes bounded below the floor)"
+            else:  # the MILP below, on the same live model with only sizes > |best| fixed
+                hm.set_col_bounds(np.flatnonzero(lm.card > 0), 0.0, 1.0)
                 hm.set_integrality(ints, True)
                 details["stage2_lp"] = details.pop("stage2", None)
         if not proven:
-            x_start = x1 if best is sol else res2.x
-            hm.set_start(np.round(x_start) if x_start is not None else x1)
+            hm.add_rows([floor], [INF_], sp.csr_array(lm.value[None, :]))
+            hm.set_objective(lm.size, sense="min")
+            above = np.flatnonzero(lm.card > len(best.selected))
+            if above.size:
+                hm.set_col_bounds(above, 0.0, 0.0)
+            if best is sol:
+                hm.set_start(np.round(x1))
             hm.options = stage2.replace(time_limit=left())
             res2 = hm.solve()
             details["stage2"] = res2.summary()
