@@ -207,17 +207,20 @@ def test_import_and_fast_solve_load_no_solver():
 
 # ----------------------------------------------------------------------------- defaults
 def test_exact_falls_through_size_guards_then_fails_with_one_line():
+    from crowdopt.solvers.labeler_set import ENUM_MAX, MILP_MAX
+
     spec = get_problem("labeler-set")
-    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 15))  # milp: M <= 14
+    assert MILP_MAX["mv"] < ENUM_MAX["mv"] <= 22  # the enumeration is the wider guard
+    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, MILP_MAX["mv"] + 1))
     assert spec.method("milp").applicable(mid) and spec.method("enumeration").applicable(mid) is None
     r = crowdopt.solve(mid, "exact")
     assert r.algorithm == "enumeration" and r.proven_optimal
-    big = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 17))
+    big = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, ENUM_MAX["mv"] + 1))
     with pytest.raises(InputError) as err:
         crowdopt.solve(big, "exact")
     text = str(err.value)
     assert "\n" not in text and "milp:" in text and "enumeration:" in text and "fast" in text
-    with pytest.raises(InputError, match="MILP limited to M <= 14"):
+    with pytest.raises(InputError, match=f"MILP limited to M <= {MILP_MAX['mv']}"):
         crowdopt.solve(big, "milp")  # a named method past its guard is an error too
     assert run_method(spec, big, "milp").status is Status.SKIPPED  # compare shows it skipped
     # compare (and sweeps) name kinds too: they fall through, and none left is a skipped row
@@ -229,7 +232,7 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line():
 
 
 def test_cli_exact_with_no_applicable_method_exits_2_with_one_line():
-    doc = crowdopt.generate("cltap", seed=1, t=20).to_dict()  # t=20, a=7: past both exact guards
+    doc = crowdopt.generate("cltap", seed=1, t=30).to_dict()  # t=30, a=7: past both exact guards
     r = subprocess.run([sys.executable, "-m", "crowdopt", "solve", "-", "--method", "exact"],
                        input=json.dumps(doc), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == ""

@@ -56,7 +56,7 @@ def test_build_model_refuses_what_it_cannot_build():
     inst = FROM_ARRAYS["olas-assign"]()
     with pytest.raises(crowdopt.InputError, match="milp-epigraph"):
         crowdopt.build_model(inst, "threshold")  # polynomial, no model
-    big = crowdopt.generate("cltap", seed=1, t=20)
+    big = crowdopt.generate("cltap", seed=1, t=30)  # t*a*K = 6300 binaries
     with pytest.raises(crowdopt.InputError, match="binaries"):
         crowdopt.build_model(big, "milp-compact")
 

@@ -293,7 +293,7 @@ def test_compare_on_the_example_is_certified():
     assert exact.status == "optimal" and exact.certificate["certified"]
     assert fast.certificate["proven_optimal"] and fast.certificate["ratio"] == 1.0
     assert run_method(SPEC, SPEC.example(), "cost-dp").status == "skipped"
-    assert run_method(SPEC, P.generate(0, workers=70), "milp-compact", RunOptions()).status \
+    assert run_method(SPEC, P.generate(0, workers=S.COMPACT_MAX_WORKERS + 1), "milp-compact", RunOptions()).status \
         == "skipped"
 
 

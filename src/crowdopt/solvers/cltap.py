@@ -31,7 +31,11 @@ from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
 from .cltap_construct import fast as fast_best_of
 from .cltap_search import local_search
 
-MILP_MAX_BINARIES = 750  # bench_cltap: t=12, a=5 (720 binaries) proved in 2-43 s
+# Size guard of milp-compact (t*a*K binaries), where benchmarks/bench_exact_overhead.py measured
+# about 60 s on the 2-core development machine (`--guards`; default generator, seed 0, a = 5):
+# 0.23 s at 720, 1.4 s at 1125, 6.1 s at 2000, 34 s at 3380 binaries, time limit (120 s) at
+# 4500; t ~ n^3.3 near the guard. Instances vary: bench_cltap's t=12, a=5 (720) took 2-43 s.
+MILP_MAX_BINARIES = 4_000
 BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
 LS_DEFAULT_TIME = 2.0
@@ -44,7 +48,8 @@ MILP_DEFAULT_TIME = 120.0  # without --time-limit; a time-limited MILP still ret
 def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
                symmetry_break: bool = False) -> Outcome:
     """Exact CL-TAP by the compact MILP (11)-(17) and HiGHS at gap 0; bound = MIP dual bound.
-    Without a time limit in `opts` the limit is MILP_DEFAULT_TIME (the bound stays valid)."""
+    Without a time limit in `opts` the limit is MILP_DEFAULT_TIME (the bound stays valid).
+    Size guard MILP_MAX_BINARIES (t*a*K = 4000: ~60 s in bench_exact_overhead.py --guards)."""
     from ..models.cltap import build_compact  # Pyomo and HiGHS load only for exact solves
     from .highs import HighsOptions, solve_model
 

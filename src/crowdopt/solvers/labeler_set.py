@@ -7,7 +7,7 @@
   with a size cap; a heuristic with heterogeneous costs (digest P1: top-k loses in ~12% of
   random cost instances).
 - `local_search`: best top-k, then add / drop / swap moves while the objective improves.
-- `solve_enumeration`: every non-empty subset (exhaustive; MV M <= 16, WMV M <= 12).
+- `solve_enumeration`: every non-empty subset (exhaustive; MV M <= 22, WMV M <= 20).
 - `solve_milp`: the digest's MILPs (models/labeler_set.py) through the HiGHS adapter, gap 0.
 """
 
@@ -21,8 +21,17 @@ from ..problems import labeler_set as P
 from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
 from ..registry import MILP_DEFAULT_TIME, Evaluation, Method, Outcome, ProblemSpec, RunOptions
 
-ENUM_MAX = {"mv": 16, "wmv": 12}
-MILP_MAX = {"mv": 14, "wmv": 10}
+# Size guards (M labelers), where benchmarks/bench_exact_overhead.py (`--guards`, seed 0) measured
+# about 60 s on the 2-core development machine, unless memory binds first:
+# - milp, MV (vote-margin MILP): 14.6 s at M = 14, 30 s at 15, 50 s at 16 (x1.85 a labeler).
+# - milp, WMV (pattern MILP, 2^(M+1) patterns): 25 s at M = 10, 35 s at 11, time limit (120 s)
+#   at 12.
+# - enumeration, MV (vectorized, (2^M, M+1) table): 2.8 s / 0.9 GB at M = 20, 22 s / 4.0 GB at
+#   22; memory binds (~8 GB at 23).
+# - enumeration, WMV (one exact WMV accuracy per set, ~30 us each): 1.8 s at M = 16, 79 s at 21
+#   (x2.1 a labeler): ~37 s at 20.
+ENUM_MAX = {"mv": 22, "wmv": 20}
+MILP_MAX = {"mv": 16, "wmv": 11}
 
 
 def quality_rank(inst: P.LabelerSetInstance) -> np.ndarray:
@@ -141,7 +150,8 @@ def subset_accuracies_mv(p: np.ndarray) -> np.ndarray:
 
 
 def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference)."""
+    """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference). Size guard
+    ENUM_MAX (MV 22: memory, 4 GB; WMV 20: ~40 s), from bench_exact_overhead.py --guards."""
     M = inst.n_labelers
     masks = np.arange(1, 1 << M)
     member = ((masks[:, None] >> np.arange(M)) & 1).astype(bool)
@@ -172,7 +182,8 @@ def _enum_size(inst: P.LabelerSetInstance) -> str | None:
 
 
 def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0."""
+    """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0. Size guard
+    MILP_MAX (MV 16, WMV 11 labelers: ~60 s in bench_exact_overhead.py --guards)."""
     # Pyomo and HiGHS load only here, so the fast path and the learner stay light to import.
     from ..models.labeler_set import build_milp, decode
     from .highs import Status, solve_model

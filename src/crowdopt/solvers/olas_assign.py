@@ -7,7 +7,8 @@
   feasible assignment, checked by the nested Hall condition. It returns the optimum with a
   proof: the next smaller value is infeasible, so the optimum is also a lower bound.
 - `solve_milp`: the epigraph MILP (models/olas_assign.py) through the HiGHS adapter, gap 0; a
-  cross-check only (48 s at N = 600, M = 17), with the default MILP time limit.
+  cross-check only, with the default MILP time limit; size guard MILP_MAX_BINARIES (N*M =
+  40,000: ~60 s in bench_exact_overhead.py --guards, see its note).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def _fast(inst: P.OlasAssignInstance, opts: RunOptions) -> Outcome:
 
 def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact Model 2 by the epigraph MILP and HiGHS (mip gap 0): a cross-check of `threshold`.
-    Stopped by its time limit it returns the incumbent and the MIP dual bound."""
+    Stopped by its time limit it returns the incumbent and the MIP dual bound. Size guard
+    MILP_MAX_BINARIES (N*M = 40,000: ~60 s in bench_exact_overhead.py --guards)."""
     from ..models.olas_assign import build_model2, decode  # Pyomo loads only for exact solves
     from .highs import Status, solve_model
 
@@ -74,7 +76,11 @@ def _hall_feasible(eps_sorted: np.ndarray, cum_cap: np.ndarray, theta: float) ->
 
 
 def solve_threshold(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact Model 2 by bottleneck threshold search; proof = the next smaller value fails Hall."""
+    """Exact Model 2 by bottleneck threshold search; proof = the next smaller value fails Hall.
+
+    No size guard: O(N M log(N M)); bench_exact_overhead.py measured 3.2 s at N = 1.6M, M = 17
+    (27M eps entries, t ~ n^1.3), so ~60 s lies beyond ~250M entries, where the instance's own
+    eps matrix (8 bytes an entry, 2 GB) binds first."""
     if not inst.feasible:
         return Outcome("infeasible", details={"message": "more points than total capacity"})
     if inst.n_points == 0:
@@ -97,9 +103,17 @@ def solve_threshold(inst: P.OlasAssignInstance, opts: RunOptions | None = None) 
                    {"thresholds_tested": int(np.ceil(np.log2(len(values) + 1)))})
 
 
+# Size guard of milp-epigraph (N*M binaries), where benchmarks/bench_exact_overhead.py (`--guards`,
+# superellipse noise, M = 17, seed 0) measured about 60 s on the 2-core development machine:
+# 0.78 s at 10,200, 29.5 s at 37,400, 101 s at 45,050 and 76 s at 51,000 binaries.
+MILP_MAX_BINARIES = 40_000
+
+
 def _exact_size(inst: P.OlasAssignInstance) -> str | None:
-    if inst.n_points * inst.n_labelers > 200_000:
-        return f"MILP too large ({inst.n_points}x{inst.n_labelers} binaries); use threshold"
+    n = inst.n_points * inst.n_labelers
+    if n > MILP_MAX_BINARIES:
+        return (f"MILP too large ({inst.n_points}x{inst.n_labelers} = {n} binaries > "
+                f"{MILP_MAX_BINARIES}); use threshold")
     return None
 
 

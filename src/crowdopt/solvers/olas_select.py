@@ -77,8 +77,16 @@ def assign_theorem1(inst: P.OlasSelectInstance, selected: np.ndarray) -> P.OlasS
 
 # ---------------------------------------------------------------------------- exact references
 
-LITERAL_MAX_ROWS = 60_000  # (10e) rows; beyond this the literal model is refused (digest 7.6)
-COMPACT_MAX_PAIRS = 20_000  # M*u; the compact MILP takes minutes beyond (digest 6.2 timings)
+# Size guards, from benchmarks/bench_exact_overhead.py `--guards` (seed 0) on the 2-core
+# development machine; MILP times vary by instance, so each is the largest size measured near
+# (below) 60 s:
+# - milp-literal, nominal (10e) rows M(M-1)/2 * u(u-1)/2 (superellipse noise, M = 12): 1.0 s at
+#   208,560, 27 s at 737,550, 32 s at 993,366 rows.
+# - milp-compact, u*M pairs (Spambase-like pool: linear noise, capacity 16, M = 17): 15 s at
+#   20,000, 37 s at 30,600, 32 s at 40,800, 39 s at 61,200 (the sparse superellipse family of
+#   the overhead table: 11 s at 136,000).
+LITERAL_MAX_ROWS = 1_000_000
+COMPACT_MAX_PAIRS = 60_000
 INTEGRAL_TOL = 1e-7
 
 
@@ -128,14 +136,17 @@ def _solve_milp(inst: P.OlasSelectInstance, opts: RunOptions, build: Any, source
 
 
 def solve_literal(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact: the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)."""
+    """Exact: the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools).
+    Size guard LITERAL_MAX_ROWS (1M nominal (10e) rows: ~30-60 s in bench_exact_overhead.py
+    --guards)."""
     from ..models.olas_select import build_model10_literal
 
     return _solve_milp(inst, opts or RunOptions(), build_model10_literal, "milp-dual-bound")
 
 
 def solve_compact(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools)."""
+    """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools). Size guard
+    COMPACT_MAX_PAIRS (u*M = 60,000: ~40-60 s in bench_exact_overhead.py --guards)."""
     from ..models.olas_select import build_model10_compact
 
     return _solve_milp(inst, opts or RunOptions(), build_model10_compact, "milp-dual-bound")
@@ -297,7 +308,8 @@ def solve_prefix_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = None, 
 
     route "arrays" (the registered method): `prefix_lp_arrays`, presolve per TU_LP_PRESOLVE;
     "pyomo": the reference builder `models.olas_select.build_model10_prefix_lp`, compiled once.
-    No size guard: the LP has at most (M + 2) u nonzeros (bench_exact_overhead.py measures it).
+    No size guard: bench_exact_overhead.py measured 0.10 s at u = 100,000 (M = 17), t ~ u^0.9,
+    0.6 KB per column, so ~60 s lies near u = 6e7, where memory (~36 GB) binds first.
     """
     if route == "pyomo":
         from ..models.olas_select import build_model10_prefix_lp
@@ -314,6 +326,9 @@ def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = Non
 
     route "arrays" (the registered method): `bmatching_lp_arrays`; "pyomo": the reference
     builder `models.olas_select.build_model10_bmatching_lp`, compiled once.
+    No size guard: bench_exact_overhead.py measured 0.41 s at 680,000 columns (u = 40,000,
+    M = 17), t ~ n^1.0, 0.37 KB per column, so ~60 s lies near 1e8 columns, where memory
+    (~37 GB) binds first.
     """
     if route == "pyomo":
         from ..models.olas_select import build_model10_bmatching_lp

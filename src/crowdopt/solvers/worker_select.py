@@ -29,13 +29,24 @@ from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptio
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
 
-FORMULATION_A_MAX_BINARIES = 2_000_000
+# Size guards, each where benchmarks/bench_exact_overhead.py (`--guards`, seed 0) measured about
+# 60 s on the 2-core development machine, unless memory binds first:
+# - milp-a, uniform costs (M*B binaries; the integral LP and its warm shrink pass): 0.7 s at
+#   0.3M, 11.9 s and 2.9 GB at 2M, 49.5 s and 8.6 GB at 6M binaries (t ~ n^1.3, 1.44 KB each).
+# - milp-a with costs (the MILP, 3 KB per binary): 3.9 s at 0.16M, 36.7 s and 3.0 GB at 1.0M,
+#   65 s and 4.5 GB at 1.5M binaries (M = B = 1224).
+# - milp-compact (M workers, weak relaxation): 0.72 s at M = 60, 26 s at 120, 30 s at 140
+#   (t ~ M^4.4): ~60 s at M = 160.
+# - cost-dp (M*B*(C+1) cells): a one-byte choice table per cell, 0.16 s at 1.05e8 cells; memory
+#   binds long before time (60 s would be ~4e10 cells, 40 GB): 2e8 cells = 200 MB.
+FORMULATION_A_MAX_BINARIES = 6_000_000
+FORMULATION_A_COSTS_MAX_BINARIES = 1_500_000
 # presolve for formulation A (digest 2.4: presolve dominates its time); the same setting as
 # models.worker_select.PRESOLVE["formulation-a"] (a test checks they agree)
 PRESOLVE_A = False
 INTEGRAL_TOL = 1e-7  # an LP vertex farther than this from integers is fractional
 INF_ = float("inf")
-COMPACT_MAX_WORKERS = 60
+COMPACT_MAX_WORKERS = 160
 DP_MAX_CELLS = 200_000_000
 # stage 2 must not accept a set worse than F* - tol because of HiGHS's 1e-6 feasibility slack
 _SECOND_PASS_TOLERANCES = (("mip_feasibility_tolerance", 1e-9),
@@ -430,7 +441,9 @@ def solve_formulation_a(inst: P.WorkerSelectInstance, opts: RunOptions | None = 
     (`formulation_a_arrays`), presolve off; "pyomo": the reference Pyomo builder
     `models.worker_select.build_formulation_a` compiled once. Both give the same optimum.
 
-    Size guard FORMULATION_A_MAX_BINARIES (M*B): see the constant's note.
+    Size guards (M*B binaries), measured by bench_exact_overhead.py --guards at ~60 s:
+    FORMULATION_A_MAX_BINARIES (6M) for uniform costs, FORMULATION_A_COSTS_MAX_BINARIES (1.5M)
+    with costs; the notes at the constants give the timings.
     """
     if route == "pyomo":
         from ..models.worker_select import PRESOLVE, build_formulation_a
@@ -447,7 +460,8 @@ def solve_compact(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) 
     """Exact selection by the compact McCormick model (digest 2.4 B), small instances only.
 
     Pyomo-built (M + B binaries: the build is negligible next to HiGHS), compiled once; the
-    second pass runs on the same live model. Size guard COMPACT_MAX_WORKERS: see its note.
+    second pass runs on the same live model. Size guard COMPACT_MAX_WORKERS (M = 160, ~60 s in
+    bench_exact_overhead.py --guards): see its note.
     """
     from ..models.worker_select import PRESOLVE, build_compact
 
@@ -458,8 +472,9 @@ def solve_compact(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) 
 
 def _a_size(inst: P.WorkerSelectInstance) -> str | None:
     n = inst.n_workers * inst.cap
-    if n > FORMULATION_A_MAX_BINARIES:
-        return f"formulation A too large (M*B = {n} binaries > {FORMULATION_A_MAX_BINARIES})"
+    lim = FORMULATION_A_COSTS_MAX_BINARIES if inst.has_costs else FORMULATION_A_MAX_BINARIES
+    if n > lim:
+        return f"formulation A too large (M*B = {n} binaries > {lim})"
     return None
 
 
