@@ -241,6 +241,8 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
                 if ours_name in ("mv", "wawa", "zbs"):  # crowd-kit: ties to the first class
                     first = run_method(tb, ours_name, ties="first")
                     row["ours@ck"] = accuracy(first, gold, ties="labels")
+                    # same method = same tie rule: compare at crowd-kit's (first class)
+                    row["diff"] = row["ours@ck"] - row["crowdkit"]
                 elif stop and ours_name in CK_SETTINGS:
                     at = run_method(tb, ours_name, max_iter=int(stop), tol=0.0,
                                     **CK_SETTINGS[ours_name])
