@@ -139,6 +139,21 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
     return rep.write()
 
 
+def replay_runs(runs: int | None, order: str | None) -> tuple[int, str]:
+    """(runs, order) of a replay: replicates differ, so more than one run means shuffled
+    arrival orders; a fixed file order replays one run (more would be identical copies)."""
+    if runs is not None and runs < 1:
+        raise InputError("--runs", "an integer >= 1", runs)
+    if order == "file" and runs is not None and runs > 1:
+        raise InputError("--runs", "1 with --order file (every run would replay the same order)",
+                         runs)
+    if order is None:
+        order = "shuffle" if runs is not None and runs > 1 else "file"
+    if runs is None:
+        runs = 1 if order == "file" else 10
+    return runs, order
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..crowd.datasets import dataset_name, list_datasets
@@ -146,7 +161,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
-                              "use_filter": args.filter, "order": args.order}
+                              "use_filter": args.filter}
     name = dataset_name(args.labels)
     if name is not None:
         if args.gold:
@@ -157,7 +172,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         raise InputError("LABELS", "a label table file or a data set name ("
                          + ", ".join(list_datasets()) + ")", args.labels)
-    runs = args.runs if args.runs else (1 if args.order == "file" else 10)
+    runs, order = replay_runs(args.runs, args.order)
+    params["order"] = order
     tasks = [Task("crowdopt.sim.lsol_replay:replay_task", params, args.seed + r)
              for r in range(runs)]
     records = run_tasks(tasks, jobs=args.jobs, show_progress=not (args.quiet or args.json),
@@ -267,10 +283,12 @@ def register(cli: Any) -> None:
                    help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
     r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
     r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
-    r.add_argument("--order", choices=("file", "shuffle"), default="file",
-                   help="task arrival order (default file order)")
-    r.add_argument("--runs", type=int, default=0,
-                   help="replications (default 1 in file order, 10 shuffled)")
+    r.add_argument("--order", choices=("file", "shuffle"), default=None,
+                   help="task arrival order: file (one run) or shuffle (run r's order drawn "
+                        "from seed + r); default file for one run, shuffle for --runs > 1")
+    r.add_argument("--runs", type=int, default=None,
+                   help="replications, each its own arrival order (default 1 in file order; "
+                        "10 with --order shuffle)")
     r.add_argument("--duplicates", choices=("error", "first", "last"), default="first",
                    help="repeated (worker, task) rows (default first)")
     r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
