@@ -4,13 +4,15 @@ select: n control items are drawn (seeded) from the gold items; every worker's r
 estimated from them (w_hat = c/n, paper 004 eq. 10), the selection problem (eq. 11, optional
 costs and budget) is solved, and the other items are aggregated with the chosen workers by
 WMV-linear (eq. 2), WMV-log (eq. 1, w_hat clipped to [1/(2n), 1-1/(2n)]) and MV. Accuracy is
-measured on the gold items that were not control items (null when every gold item is control).
+measured on the gold items that were not control items (null when every gold item is control),
+with its coverage: the share of them that a selected worker labelled (the others are ties).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ import numpy as np
 from ..errors import InputError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
+COVERAGE_WARN = 0.9  # below this share of held-out items labelled, say so on stderr
 
 
 def read_costs(path: str, worker_ids: list) -> np.ndarray:
@@ -101,6 +104,10 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),
         "workers": table.n_workers, "eligible_workers": int(len(eligible)),
+        "unscored_workers": {"total": int(table.n_workers - len(eligible)),
+                             "no_control_answer": int(np.sum(rel.n == 0)),
+                             f"fewer_than_{need}_control_answers":
+                                 int(np.sum((rel.n > 0) & (rel.n < need)))},
         "selected": [], "size": 0}
     if res.solution is None:
         return out
@@ -128,7 +135,20 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         out["accuracy"] = out["accuracies"]["wmv-linear"]
         covered = np.bincount(main.task, minlength=table.n_tasks)[rest] > 0
         out["evaluation_items_labelled"] = int(covered.sum())
+        # the accuracies count an item no selected worker labelled as an L-way tie
+        out["coverage"] = float(covered.mean())
     return out
+
+
+def unscored_text(out: dict) -> str:
+    """Why the workers that could not be scored were not: no or too few control answers."""
+    u = out["unscored_workers"]
+    if not u["total"]:
+        return "every worker scored"
+    few = next(k for k in u if k.startswith("fewer_than_"))
+    n = few.split("_")[2]
+    return (f"{u['total']} not: {u['no_control_answer']} answered no control item, "
+            f"{u[few]} fewer than {n}")
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -150,12 +170,17 @@ def cmd_select(args: argparse.Namespace) -> int:
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)
+    if out.get("coverage") is not None and out["coverage"] < COVERAGE_WARN:
+        print(f"crowdopt select: warning: only {out['evaluation_items_labelled']} of "
+              f"{out['evaluation_items']} held-out items ({100 * out['coverage']:.1f} %) have a "
+              "label from the selected workers; the accuracy rests on the rest as ties",
+              file=sys.stderr)
     if args.json or args.output:
         emit_json(out, args.output, stdout=args.json)
     if not args.json:
         print(f"crowdopt select: {out['eligible_workers']} of {out['workers']} workers scored on "
-              f"{out['control_items']} control items ({out['estimator']} G, L = "
-              f"{out['classes']}); {out['algorithm']}: {out['status']}")
+              f"{out['control_items']} control items ({unscored_text(out)}; "
+              f"{out['estimator']} G, L = {out['classes']}); {out['algorithm']}: {out['status']}")
         if out["selected"]:
             cols = ["worker", "n", "correct", "w_hat", "score"] + (
                 ["cost"] if costs is not None else [])
@@ -165,7 +190,10 @@ def cmd_select(args: argparse.Namespace) -> int:
                   + (f", cost {out['cost']} of {budget}" if costs is not None else ""))
         if out["accuracies"]:
             acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies"].items())
-            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc}")
+            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc} (coverage "
+                  f"{out['evaluation_items_labelled']}/{out['evaluation_items']} = "
+                  f"{100 * out['coverage']:.1f} % labelled by the selected workers; an unlabelled "
+                  "item counts as a tie)")
         elif out["selected"]:
             print("accuracy: none (every gold item was a control item; see --n-control)")
     if out["status"] == "infeasible":
