@@ -128,7 +128,7 @@ def _add_solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON to FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     p.add_argument("--verbose", action="store_true",
                    help="HiGHS solver log on stderr (stdout keeps only the result)")
 
@@ -349,19 +349,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
     p.add_argument("--time-limit", type=positive_float, default=60.0,
                    help="per exact solve (s)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout (logs on stderr)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("generate", help="write a random instance as JSON",
                        description="Problems: " + ", ".join(problem_names()) +
                        ". Parameters per problem: `crowdopt generate PROBLEM --show-params`.")
     p.add_argument("problem", metavar="PROBLEM", help="one of: " + ", ".join(problem_names()))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed of the instance (an integer >= 0)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="generator parameter (repeatable)")
     p.add_argument("--show-params", action="store_true",
                    help="list the problem's generator parameters and defaults, then exit")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the instance to this FILE (default: stdout)")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("solve", help="solve an instance (fast path or exact model)")

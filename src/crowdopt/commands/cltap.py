@@ -55,7 +55,7 @@ def register(cli) -> None:
                         "Table 3 cells through certify, 5 seeds (2 at t = 1000), both generator "
                         "readings, 5 s per method (about 11 min); paper: 10 seeds, figures")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
-                   help="output folder (default cltap-SCALE)")
+                   help="output DIRECTORY (default cltap-SCALE)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     p.add_argument("--seed", type=int, default=0, help="base seed (replication r uses seed+r)")
     p.add_argument("--resume", action="store_true", help="skip tasks already in results.jsonl")

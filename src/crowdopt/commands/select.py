@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cliargs import add_runs
 from ..errors import InputError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
@@ -218,7 +219,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     res = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
                     resume=args.resume, show_progress=not (args.quiet or args.json),
-                    sources=args.sources, trials=args.trials)
+                    sources=args.sources, trials=args.runs)
     if args.json:
         emit_json(res)
     else:
@@ -254,7 +255,7 @@ def register(cli: Any) -> None:
                    "first for a data set)")
     p.add_argument("--seed", type=int, default=0, help="control-item draw and vote tie-breaks")
     p.add_argument("--json", action="store_true", help="print JSON (has `accuracy`)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     p.set_defaults(func=cmd_select)
 
     r = cli.reproduce.add_parser(
@@ -264,7 +265,7 @@ def register(cli: Any) -> None:
                     "workers used vs K as PNG plots and a markdown table in DIR/report.md.")
     r.add_argument("--scale", choices=("smoke", "paper"), default="smoke",
                    help="smoke: 3 trials, K every 7; paper: 100 trials, every K")
-    r.add_argument("--trials", type=int, default=None, help="override the scale's trials")
+    add_runs(r, None, "trials (default: the scale's)")
     r.add_argument("--sources", nargs="+", default=None,
                    choices=("sim", "bluebirds", "fig2a", "fig2b"),
                    help="sim = Fig. 1, bluebirds = Fig. 4(b), fig2a/fig2b = Fig. 2 sweeps over "
@@ -274,5 +275,6 @@ def register(cli: Any) -> None:
     r.add_argument("--resume", action="store_true", help="keep finished trials of DIR")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
-    r.add_argument("-o", "--output", default="reproduce-selection", metavar="DIR")
+    r.add_argument("-o", "--output", default="reproduce-selection", metavar="DIR",
+                   help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-selection)")
     r.set_defaults(func=cmd_reproduce)
