@@ -241,6 +241,8 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
                 if ours_name in ("mv", "wawa", "zbs"):  # crowd-kit: ties to the first class
                     first = run_method(tb, ours_name, ties="first")
                     row["ours@ck"] = accuracy(first, gold, ties="labels")
+                    # same method = same tie rule: compare at crowd-kit's (first class)
+                    row["diff"] = row["ours@ck"] - row["crowdkit"]
                 elif stop and ours_name in CK_SETTINGS:
                     at = run_method(tb, ours_name, max_iter=int(stop), tol=0.0,
                                     **CK_SETTINGS[ours_name])
@@ -362,6 +364,11 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
           flush=True)
     rows = peer_table(gold_sets, data, methods, repeat, args.peer_timeout, args.peer_memory_gb)
     summ = peer_summary(rows, acc_rows)
+    path = RESULTS / "aggregation_peer.json"
+    path.write_text(json.dumps({"topic": "aggregation_peer", "args": vars(args),
+                                "crowdkit": crowdkit.__version__, "rows": rows,
+                                "summary": summ, "versions": cached_versions()},
+                               indent=1, default=str))
     print(format_table(rows, ["dataset", "method", "ours", "crowdkit", "diff", "ck_iter",
                               "ours@ck", "ours_s", "crowdkit_s", "ratio", "note"]))
     print("ours: accuracy with ties split evenly (the expectation under random tie-breaking); "
@@ -377,21 +384,19 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
     print(f"\ncrowdopt's best >= crowd-kit's best on {summ['best_ge']} of {summ['sets']} sets; "
           f"same method within 0.01 or better in {summ['within_0.01_or_better']} of "
           f"{summ['cells']} cells where crowd-kit runs; time ratio crowd-kit/crowdopt on "
-          f"{', '.join(SPEED_SETS)}: min "
-          f"{summ['min_speed_ratio_on_' + '/'.join(SPEED_SETS)]:.1f}x")
+          f"{', '.join(SPEED_SETS)}: min {_fmt_ratio(summ['min_speed_ratio_on_' + '/'.join(SPEED_SETS)])}")
     if summ["outside"]:
         print("more than 0.01 below crowd-kit:")
         print(format_table(summ["outside"], ["dataset", "method", "ours", "crowdkit", "diff"]))
     if summ["speed_below_10x"]:
         print("below 10x:")
         print(format_table(summ["speed_below_10x"], ["dataset", "method", "ratio"]))
-    path = RESULTS / "aggregation_peer.json"
-    path.write_text(json.dumps({"topic": "aggregation_peer", "args": vars(args),
-                                "crowdkit": crowdkit.__version__, "rows": rows,
-                                "summary": summ, "versions": cached_versions()},
-                               indent=1, default=str))
     print(f"(written {path.relative_to(HERE.parent)})")
     return True
+
+
+def _fmt_ratio(r: float | None) -> str:
+    return "n/a (none of these sets in this run)" if r is None else f"{r:.1f}x"
 
 
 if __name__ == "__main__":

@@ -56,19 +56,36 @@ def nondecreasing(trace, rel=1e-12):
 
 # ----------------------------------------------------------------------------- Wawa, ZBS
 def test_wawa_hand_values(tiny):
-    r = wawa(tiny, ties="first")
+    r = wawa(tiny)
     # MV: t1 a (2:1), t2 tie; agreement w1 (1 + 1/2)/2, w2 (1 + 1/2)/2, w3 0
     np.testing.assert_allclose(r.skills, [0.75, 0.75, 0.0])
     np.testing.assert_allclose(r.posteriors, [[1.0, 0.0], [0.5, 0.5]])
-    assert r.labels.tolist() == [0, 0] and r.iterations == 0
+    assert r.labels[0] == 0 and r.iterations == 0
+
+
+def test_wawa_first_tie_rule_follows_through(tiny):
+    # ties='first' (crowd-kit's rule): the tied t2 votes a, so w1 agrees 1/2, w2 1, w3 0;
+    # the weighted vote then gives t2: a 1.0 vs b 0.5
+    r = wawa(tiny, ties="first")
+    np.testing.assert_allclose(r.skills, [0.5, 1.0, 0.0])
+    np.testing.assert_allclose(r.posteriors, [[1.0, 0.0], [2 / 3, 1 / 3]])
+    assert r.labels.tolist() == [0, 0]
 
 
 def test_zbs_hand_values_and_objective(tiny):
-    r = zero_based_skill(tiny, ties="first")
+    r = zero_based_skill(tiny)
     np.testing.assert_allclose(r.skills, [0.75, 0.75, 0.0])
     # G = sum_e s_w y[t, l_e] - 1/2 sum_w n_w s_w^2 = 2 * 0.75 * 1.5 - 1/2 * 2 * 2 * 0.5625
     assert r.objective[-1] == pytest.approx(2.25 - 1.125)
     assert r.converged and r.iterations == 2 and nondecreasing(r.objective)
+
+
+def test_zbs_first_tie_rule(tiny):
+    r = zero_based_skill(tiny, ties="first")
+    np.testing.assert_allclose(r.skills, [0.5, 1.0, 0.0])
+    # G = (0.5 + 1 + 1) - 1/2 (2 * 0.25 + 2 * 1)
+    assert r.objective[-1] == pytest.approx(2.5 - 1.25)
+    assert r.converged and r.labels.tolist() == [0, 0] and nondecreasing(r.objective)
 
 
 def test_zbs_with_learning_rate_schedule_is_monotone():

@@ -90,12 +90,12 @@ def test_replay_on_rte(data_dir):
 
 
 def test_cli_simulate_replay_json_and_errors(tmp_path, capsys):
-    assert main(["simulate", "optkg", "--K", "10", "--budgets", "2K,4K", "--reps", "2",
+    assert main(["simulate", "optkg", "--K", "10", "--budgets", "2K,4K", "--runs", "2",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["budgets"] == [20, 40] and "optkg" in out["accuracy"]
     assert main(["simulate", "optkg", "--model", "heterogeneous", "--K", "5", "--M", "4",
-                 "--budgets", "10", "--reps", "1", "--quiet"]) == 0
+                 "--budgets", "10", "--runs", "1", "--quiet"]) == 0
     capsys.readouterr()
     table, gold = _toy_table()
     lab, gd = tmp_path / "labels.csv", tmp_path / "gold.csv"

@@ -16,7 +16,7 @@ import os
 import pkgutil
 import sys
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from .errors import CrowdoptError, InputError
@@ -77,7 +77,10 @@ def _json_default(o: Any) -> Any:
         return o.tolist()
     if hasattr(o, "value") and isinstance(o.value, str):
         return o.value
-    return str(o)
+    if isinstance(o, PurePath):
+        return str(o)
+    # anything else would be written as its repr string: a bug at the source, not a value
+    raise TypeError(f"cannot write {type(o).__name__} as JSON")
 
 
 def positive_float(text: str) -> float:
@@ -125,7 +128,7 @@ def _add_solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON to FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     p.add_argument("--verbose", action="store_true",
                    help="HiGHS solver log on stderr (stdout keeps only the result)")
 
@@ -210,9 +213,25 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     spec, inst = load_instance(path)
     sol = None
     if solution:
-        sol = spec.solution_from_dict(inst, read_json(solution, "solution"))
+        sol = spec.solution_from_dict(inst, solution_part(read_json(solution, "solution"),
+                                                          spec.name))
     cert = certify((spec, inst), sol, time_limit=time_limit, threads=threads, seed=seed)
     return cert.replace(instance=str(path)).to_dict()
+
+
+def solution_part(doc, problem: str):
+    """The solution inside any document crowdopt writes: a bare solution object, a result
+    (`solve -o` / `solve --json`) or a certificate (`certify --json`), which hold it under
+    "solution" next to their "problem"."""
+    if not (isinstance(doc, dict) and "solution" in doc):
+        return doc
+    if doc.get("problem") not in (None, problem):
+        raise InputError("--solution", f"a solution of problem {problem}",
+                         f"a {doc['problem']} document")
+    if not isinstance(doc["solution"], dict):
+        raise InputError("--solution", "a document holding a solution object",
+                         f"solution {doc['solution']!r} (method {doc.get('method')!r} found none)")
+    return doc["solution"]
 
 
 def _cert_exit(certs: list[dict]) -> int:
@@ -330,19 +349,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
     p.add_argument("--time-limit", type=positive_float, default=60.0,
                    help="per exact solve (s)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout (logs on stderr)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("generate", help="write a random instance as JSON",
                        description="Problems: " + ", ".join(problem_names()) +
                        ". Parameters per problem: `crowdopt generate PROBLEM --show-params`.")
     p.add_argument("problem", metavar="PROBLEM", help="one of: " + ", ".join(problem_names()))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed of the instance (an integer >= 0)")
     p.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="generator parameter (repeatable)")
     p.add_argument("--show-params", action="store_true",
                    help="list the problem's generator parameters and defaults, then exit")
-    p.add_argument("-o", "--output", default=None, metavar="FILE")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the instance to this FILE (default: stdout)")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("solve", help="solve an instance (fast path or exact model)")
@@ -362,7 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("certify", help="lower and upper bounds, gap, ratio of a solution")
     p.add_argument("instance", metavar="INSTANCE|DIR", help="instance file, - , or a folder of *.json")
-    p.add_argument("--solution", default=None, metavar="FILE", help="certify this solution")
+    p.add_argument("--solution", default=None, metavar="FILE",
+                   help="certify this solution: a solution object, or the result file of "
+                        "`solve -o`/`solve --json`, or a `certify --json` certificate")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run a folder's certificates on a Dask cluster (extra: dask)")

@@ -228,7 +228,8 @@ def register(cli) -> None:
                        "(column worker; accuracy for cltap: one number or ';'-separated per "
                        "iteration), pairs.csv (item,worker). dataset:NAME works for each.")
     p.add_argument("db", metavar="DB", help="the campaign file to create (must not exist)")
-    p.add_argument("--policy", required=True, choices=("optkg", "optkg-het", "lsol", "cltap"))
+    p.add_argument("--policy", required=True, choices=("optkg", "optkg-het", "lsol", "cltap"),
+                   help="allocation policy: optkg, optkg-het (per-worker reliability), lsol, cltap")
     p.add_argument("--items", required=True, metavar="ITEMS",
                    help="items CSV (item[,max_labels]) or dataset:NAME (LS_OL: arrival order)")
     p.add_argument("--workers", default=None, metavar="WORKERS",
@@ -257,18 +258,18 @@ def register(cli) -> None:
     g.add_argument("--filter", action="store_true", help="lsol: disagreement filter")
     g.add_argument("--delta-rank", type=float, default=None, help="lsol filter level (0.1)")
     g.add_argument("--p-max", type=float, default=None, help="cltap: accuracy clip (0.999)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("next", help="hand out the next queries (leased)",
                        description="The next queries: item, and worker where the policy "
                        "chooses one. Expired leases are handed out again first.")
-    p.add_argument("db", metavar="DB")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--n", type=_positive_int, default=1, help="at most N queries (default 1)")
     p.add_argument("--worker", default=None, help="only queries this worker may answer")
     p.add_argument("--lease", type=positive_float, default=600.0,
                    help="lease in seconds (default 600); expired: handed out again")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_next)
 
     p = sub.add_parser("record", help="record answers (idempotent, all or nothing)",
@@ -276,24 +277,25 @@ def register(cli) -> None:
                        "stdin). The same (item, worker, label) twice is one answer; a "
                        "conflicting label or an answer to a query never handed out rejects "
                        "the whole file (exit 2).")
-    p.add_argument("db", metavar="DB")
-    p.add_argument("answers", metavar="ANSWERS")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("answers", metavar="ANSWERS",
+                   help="CSV FILE of answers: item,worker,label (- for stdin)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_record)
 
     p = sub.add_parser("status", help="budget, labels with confidence, worker reliabilities",
                        description="Budget spent/left, open and expired leases, current labels "
                        "with posterior confidence, worker reliabilities.")
-    p.add_argument("db", metavar="DB")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--gold", default=None, metavar="GOLD",
                    help="gold CSV (item,label) or a data set name: adds accuracy")
     p.add_argument("--top", type=_positive_int, default=10, help="rows per table (text)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("export", help="write the answers (task,worker,label) or the labels")
-    p.add_argument("db", metavar="DB")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="default stdout")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="output FILE (default stdout)")
     p.add_argument("--what", choices=("answers", "labels"), default="answers",
                    help="answers: task,worker,label rows (default); labels: task,label,"
                    "confidence,answers")
@@ -303,7 +305,8 @@ def register(cli) -> None:
                        description="JSON endpoints POST /next, POST /record, GET /status, "
                        "GET /export; every request needs 'Authorization: Bearer TOKEN' (the "
                        "token init wrote to DB.token). Needs pip install 'crowdopt[serve]'.")
-    p.add_argument("db", metavar="DB")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="interface to listen on (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     p.set_defaults(func=cmd_serve)

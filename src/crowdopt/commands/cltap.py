@@ -50,12 +50,13 @@ def register(cli) -> None:
         description="Reproduce paper 003 (CL-TAP): Table 3 small instances (CBP vs the proven "
                     "optimum), large instances (certified ratio LB/UB) and the classification "
                     "error of CBP vs the baselines. Writes DIR/report.md, PNGs, results.jsonl.")
-    p.add_argument("--scale", choices=["smoke", "table3", "paper"], default="smoke",
-                   help="smoke: 1-3 seeds, short time limits (minutes); table3: only the large "
+    p.add_argument("--scale", choices=["check", "smoke", "table3", "paper"], default="smoke",
+                   help="check: the small exact cells, one seed (seconds; a pipeline check); "
+                        "smoke: 1-3 seeds, short time limits (minutes); table3: only the large "
                         "Table 3 cells through certify, 5 seeds (2 at t = 1000), both generator "
                         "readings, 5 s per method (about 11 min); paper: 10 seeds, figures")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
-                   help="output folder (default cltap-SCALE)")
+                   help="output DIRECTORY (default cltap-SCALE)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     p.add_argument("--seed", type=int, default=0, help="base seed (replication r uses seed+r)")
     p.add_argument("--resume", action="store_true", help="skip tasks already in results.jsonl")

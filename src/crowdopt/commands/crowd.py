@@ -52,7 +52,7 @@ def register(cli) -> None:
                    help="EM methods: clamp gold tasks to their gold label (accuracy is then not "
                    "a held-out figure)")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write task,label,confidence CSV")
+                   help="output FILE: task,label,confidence CSV")
     p.add_argument("--posteriors", default=None, metavar="FILE",
                    help="write task,label,probability CSV (long form: one row per task and "
                    "class)")
@@ -71,7 +71,7 @@ def register(cli) -> None:
     p.add_argument("--seed", type=int, default=0, help="restart / initial message seed")
     _add_model_opts(p)
     p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write worker,n,correct,accuracy,variance,score,source CSV")
+                   help="output FILE: worker,n,correct,accuracy,variance,score,source CSV")
     p.add_argument("--confusion", default=None, metavar="FILE",
                    help="write worker,true_label,label,probability CSV (long form)")
     p.set_defaults(func=cmd_estimate)

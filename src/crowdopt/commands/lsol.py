@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..cliargs import add_runs
 from ..errors import InputError
 from ..validate import probability_array, real
 
@@ -139,6 +140,21 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
     return rep.write()
 
 
+def replay_runs(runs: int | None, order: str | None) -> tuple[int, str]:
+    """(runs, order) of a replay: replicates differ, so more than one run means shuffled
+    arrival orders; a fixed file order replays one run (more would be identical copies)."""
+    if runs is not None and runs < 1:
+        raise InputError("--runs", "an integer >= 1", runs)
+    if order == "file" and runs is not None and runs > 1:
+        raise InputError("--runs", "1 with --order file (every run would replay the same order)",
+                         runs)
+    if order is None:
+        order = "shuffle" if runs is not None and runs > 1 else "file"
+    if runs is None:
+        runs = 1 if order == "file" else 10
+    return runs, order
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..crowd.datasets import dataset_name, list_datasets
@@ -146,7 +162,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
-                              "use_filter": args.filter, "order": args.order}
+                              "use_filter": args.filter}
     name = dataset_name(args.labels)
     if name is not None:
         if args.gold:
@@ -157,7 +173,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         raise InputError("LABELS", "a label table file or a data set name ("
                          + ", ".join(list_datasets()) + ")", args.labels)
-    runs = args.runs if args.runs else (1 if args.order == "file" else 10)
+    runs, order = replay_runs(args.runs, args.order)
+    params["order"] = order
     tasks = [Task("crowdopt.sim.lsol_replay:replay_task", params, args.seed + r)
              for r in range(runs)]
     records = run_tasks(tasks, jobs=args.jobs, show_progress=not (args.quiet or args.json),
@@ -233,26 +250,30 @@ def register(cli: Any) -> None:
                                 description=doc[0] + " " + doc[1])
     s.add_argument("--M", type=int, default=5, help="labelers (default 5)")
     s.add_argument("--T", type=int, default=2000, help="steps per run (default 2000)")
-    s.add_argument("--runs", type=int, default=20, help="replications (default 20)")
+    add_runs(s, 20, "replications, run r with seed + r (default 20)")
     s.add_argument("--population", choices=POPULATIONS, default="table1",
                    help="qualities: table1 (Table 1's five, default), uniform U(p-low, p-high), "
                    "uniform_good (conditioned on mean p > 1/2), spammers")
-    s.add_argument("--p-low", type=float, default=0.6)
-    s.add_argument("--p-high", type=float, default=1.0)
+    s.add_argument("--p-low", type=float, default=0.6,
+                   help="lowest labeler quality drawn (default 0.6)")
+    s.add_argument("--p-high", type=float, default=1.0,
+                   help="highest labeler quality drawn (default 1.0)")
     s.add_argument("--p", default=None, metavar="P1,P2,...", help="fixed qualities")
-    s.add_argument("--rule", choices=("mv", "wmv", "both"), default="mv")
+    s.add_argument("--rule", choices=("mv", "wmv", "both"), default="mv",
+                   help="aggregation of the chosen subset: mv, wmv (weighted) or both (default mv)")
     s.add_argument("--estimator", choices=("first", "pooled"), default="first",
                    help="first: the paper's first-label agreement; pooled: all repeated labels")
     s.add_argument("--G1", type=float, default=2.0, help="D1(t) = G1 log t (default 2)")
     s.add_argument("--G2", type=float, default=2.0, help="D2(t) = G2 log t (default 2)")
-    s.add_argument("--schedule", choices=("log", "param_free"), default="log")
+    s.add_argument("--schedule", choices=("log", "param_free"), default="log",
+                   help="exploration schedule: log (D(t) = G log t) or param_free (default log)")
     s.add_argument("--cost", type=float, default=0.02, help="cost per label (default 0.02)")
     s.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
     s.add_argument("--contexts", choices=("none", "finite", "continuous"), default="none",
                    help="task types (Sec. 5); uses the pooled/first estimator given")
     s.add_argument("--types", type=int, default=3, help="finite task types (default 3)")
     s.add_argument("-o", "--output", default=None, metavar="DIR",
-                   help="write DIR/results.jsonl, DIR/report.md and the regret plot")
+                   help="output DIRECTORY: results.jsonl, report.md and the regret plot")
     _common(s)
     s.set_defaults(func=cmd_simulate)
 
@@ -260,20 +281,23 @@ def register(cli: Any) -> None:
                               description=doc[2] + " " + doc[3])
     r.add_argument("labels", metavar="LABELS", help="label table file, or a data set name")
     r.add_argument("--gold", default=None, metavar="GOLD", help="gold table task,label")
-    r.add_argument("--rule", choices=("mv", "wmv"), default="mv")
-    r.add_argument("--estimator", choices=("first", "pooled"), default="first")
+    r.add_argument("--rule", choices=("mv", "wmv"), default="mv",
+                   help="aggregation of the chosen subset: mv or wmv (weighted; default mv)")
+    r.add_argument("--estimator", choices=("first", "pooled"), default="first",
+                   help="quality estimate: first (tester labels) or pooled (all labels; default first)")
     r.add_argument("--G1", type=float, default=2.0, help="testers D1(t) = G1 log t")
     r.add_argument("--price", type=float, default=0.01,
                    help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
     r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
     r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
-    r.add_argument("--order", choices=("file", "shuffle"), default="file",
-                   help="task arrival order (default file order)")
-    r.add_argument("--runs", type=int, default=0,
-                   help="replications (default 1 in file order, 10 shuffled)")
+    r.add_argument("--order", choices=("file", "shuffle"), default=None,
+                   help="task arrival order: file (one run) or shuffle (run r's order drawn "
+                        "from seed + r); default file for one run, shuffle for --runs > 1")
+    add_runs(r, None, "replications, each its own arrival order (default 1 in file order; "
+                      "10 with --order shuffle)")
     r.add_argument("--duplicates", choices=("error", "first", "last"), default="first",
                    help="repeated (worker, task) rows (default first)")
-    r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
+    r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     _common(r)
     r.set_defaults(func=cmd_replay)
 
@@ -282,12 +306,14 @@ def register(cli: Any) -> None:
     p.add_argument("--scale", choices=("smoke", "paper"), default="smoke",
                    help="smoke: ~20 runs per cell; paper: 100 / 500 runs (Table 2)")
     p.add_argument("--parts", nargs="+", default=None,
-                   choices=("fig2", "fig4", "table2", "context", "replay"))
+                   choices=("fig2", "fig4", "table2", "context", "replay"),
+                   help="only these parts of the report (default all)")
     p.add_argument("--population", choices=("uniform", "uniform_good"), default="uniform_good",
                    help="Table 2 qualities (default uniform_good: mean p > 1/2)")
     p.add_argument("--quality", default=None, metavar="LO,HI",
                    help="Table 2 quality range (default 0,1)")
     p.add_argument("--resume", action="store_true", help="keep finished tasks of DIR")
-    p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR")
+    p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR",
+                   help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-lsol)")
     _common(p)
     p.set_defaults(func=cmd_reproduce)

@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 from ..cli import emit_json, format_table
+from ..cliargs import add_runs
 from ..errors import InputError
 
 
@@ -135,15 +136,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if len(betas) > 1 and "OLAS" not in strategies:
         raise InputError("--beta", "one value unless OLAS is among --strategies", args.beta)
     data = load_dataset(dataset)  # fail fast on a bad file, before any process starts
-    if args.reps < 1:
-        raise InputError("--reps", "an integer >= 1", args.reps)
+    if args.runs < 1:
+        raise InputError("--runs", "an integer >= 1", args.runs)
     if args.jobs < 1:
         raise InputError("--jobs", "an integer >= 1", args.jobs)
     # a beta sweep re-runs only OLAS: the baselines do not depend on beta (same seeds)
     tasks = [Task("crowdopt.sim.olas_loop:replication_task",
                   {"dataset": dataset, "strategies": strategies if k == 0 else ["OLAS"],
                    "config": {**cfg.to_dict(), "beta": b}}, seed=args.seed + r)
-             for k, b in enumerate(betas) for r in range(args.reps)]
+             for k, b in enumerate(betas) for r in range(args.runs)]
     results_path = None
     if args.output:
         from pathlib import Path
@@ -163,7 +164,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rows += [row for row in part if k == 0 or row["strategy"] == "OLAS"]
     olas_row = next((r for r in rows if r["strategy"] == "OLAS"), rows[0])
     out = {"dataset": dataset, "n": int(len(data.y)), "classes": data.classes,
-           "config": cfg.to_dict(), "betas": betas, "reps": args.reps,
+           "config": cfg.to_dict(), "betas": betas, "reps": args.runs,
            "seeds": sorted({t.seed for t in tasks}), "accuracy": olas_row["accuracy"],
            "strategies": rows,
            "replications": [r["result"] for r in records] if args.per_rep else None}
@@ -173,7 +174,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         emit_json(out)
         return 0
     name = dataset if isinstance(dataset, str) else args.data
-    print(f"{name}: n={len(data.y)}, {args.reps} replication(s), {cfg.cycles} cycles, "
+    print(f"{name}: n={len(data.y)}, {args.runs} replication(s), {cfg.cycles} cycles, "
           f"B={cfg.per_cycle}, M={cfg.labelers}, c={cfg.capacity}, noise={args.noise}, "
           f"{cfg.noise_mode} alpha={cfg.alpha}")
     print(format_table(rows, ["strategy", "beta", "reps", "f1_initial", "f1_mean", "f1_sd",
@@ -191,8 +192,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         grid["datasets"] = [d.strip() for d in args.datasets.split(",") if d.strip()]
     if args.noises:
         grid["noises"] = [n.strip() for n in args.noises.split(",") if n.strip()]
-    if args.reps is not None:
-        grid["reps"] = args.reps
+    if args.runs is not None:
+        grid["reps"] = args.runs
     if args.cycles is not None:
         grid["cycles"] = args.cycles
     out_dir = args.output or f"olas-{args.scale}"
@@ -228,12 +229,14 @@ def register(cli: Any) -> None:
     p.add_argument("--golden", required=True, help="golden table CSV/TSV")
     p.add_argument("--features", default=None,
                    help="features CSV (sample + numeric columns) when there is no entropy column")
-    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf")
+    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf",
+                   help="classifier of the noise model (default rf)")
     p.add_argument("--folds", type=int, default=5, help="folds for out-of-fold entropies")
-    p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="lnC")
+    p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="lnC",
+                   help="entropy term: none (literal eq. 1) or lnC (e / ln C; default lnC)")
     p.add_argument("--monotone", choices=["warn", "clip", "error"], default="warn",
                    help="what to do if the fit is not monotone (default warn)")
-    p.add_argument("-o", "--output", default=None, help="also write the JSON here")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     _common(p, jobs=False)
     p.set_defaults(func=cmd_estimate_noise)
 
@@ -247,19 +250,23 @@ def register(cli: Any) -> None:
                    help="'fit' (estimate from the golden table), linear, superellipse or "
                    "logistic:w0,we,wa")
     p.add_argument("--grid", default="0.02:0.5:0.02", help="lo:hi:step or a comma list")
-    p.add_argument("--splits", type=int, default=5)
-    p.add_argument("--eval-frac", type=float, default=0.3)
+    p.add_argument("--splits", type=int, default=5,
+                   help="random train/evaluation splits (default 5)")
+    p.add_argument("--eval-frac", type=float, default=0.3,
+                   help="share of the data held out to evaluate each beta (default 0.3)")
     p.add_argument("--init-frac", type=float, default=0.2,
                    help="clean initial labeled share of the pool part")
     p.add_argument("--capacity", type=int, default=None,
                    help="capacity per labeler (default: pool size / labelers, rounded up)")
     p.add_argument("--budget", type=int, default=None, help="cap on selected points")
-    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf")
-    p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="lnC")
+    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf",
+                   help="classifier of the noise model (default rf)")
+    p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="lnC",
+                   help="entropy term: none (literal eq. 1) or lnC (e / ln C; default lnC)")
     p.add_argument("--monotone", choices=["warn", "clip", "error"], default="clip",
                    help="for --noise fit (default clip)")
     p.add_argument("--pos-label", default=None, help="F1 positive class (default: minority)")
-    p.add_argument("-o", "--output", default=None, help="also write the JSON here")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     _common(p, jobs=False)
     p.set_defaults(func=cmd_tune_beta)
 
@@ -271,28 +278,35 @@ def register(cli: Any) -> None:
     p.add_argument("--data", default=None, help="CSV with a header and numeric features")
     p.add_argument("--target", default=None, help="label column of --data")
     p.add_argument("--pos-label", default=None, help="F1 positive class of --data")
-    p.add_argument("--strategies", default=",".join(STRATEGIES))
+    p.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help="comma list of strategies to run (default all)")
     p.add_argument("--noise", default="linear",
                    help="linear (NM1), superellipse (NM2) or logistic:w0,we,wa")
     p.add_argument("--alpha", type=float, default=0.2, help="label simulator threshold")
     p.add_argument("--beta", default="0.2",
                    help="OLAS noise bound; a comma list or lo:hi:step sweeps it (OLAS only)")
-    p.add_argument("--cycles", type=int, default=10)
+    p.add_argument("--cycles", type=int, default=10, help="active-learning cycles (default 10)")
     p.add_argument("--budget", type=int, default=None,
                    help="points per cycle (default: preset, else labelers x capacity)")
-    p.add_argument("--labelers", type=int, default=None)
-    p.add_argument("--capacity", type=int, default=None)
-    p.add_argument("--acc-range", type=float, nargs=2, default=[0.5, 0.95], metavar=("LO", "HI"))
-    p.add_argument("--init-frac", type=float, default=0.16)
-    p.add_argument("--test-frac", type=float, default=0.2)
-    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf")
-    p.add_argument("--noise-mode", choices=NOISE_MODES, default="threshold")
+    p.add_argument("--labelers", type=int, default=None,
+                   help="labelers M (default: the preset's, else 5)")
+    p.add_argument("--capacity", type=int, default=None,
+                   help="capacity c of each labeler per cycle (default: the preset's, else 3)")
+    p.add_argument("--acc-range", type=float, nargs=2, default=[0.5, 0.95], metavar=("LO", "HI"),
+                   help="range of the labelers' accuracies (default 0.5 0.95)")
+    p.add_argument("--init-frac", type=float, default=0.16,
+                   help="clean initial labeled share of the pool (default 0.16)")
+    p.add_argument("--test-frac", type=float, default=0.2, help="held-out test share (default 0.2)")
+    p.add_argument("--classifier", choices=CLASSIFIERS, default="rf",
+                   help="classifier (default rf)")
+    p.add_argument("--noise-mode", choices=NOISE_MODES, default="threshold",
+                   help="noise model to labels: threshold or bernoulli (default threshold)")
     p.add_argument("--entropy-normalize", choices=["none", "lnC"], default=None,
                    help="default: none with --preset (literal eq. 1), else lnC")
-    p.add_argument("--reps", type=int, default=1)
+    add_runs(p, 1, "replications, run r with seed + r (default 1)")
     p.add_argument("--per-rep", action="store_true", help="include every replication in JSON")
     p.add_argument("-o", "--output", default=None,
-                   help="folder for results.jsonl and summary.json")
+                   metavar="DIR", help="output DIRECTORY: results.jsonl and summary.json")
     p.add_argument("--resume", action="store_true", help="skip replications already in -o")
     _common(p)
     p.set_defaults(func=cmd_simulate)
@@ -302,14 +316,16 @@ def register(cli: Any) -> None:
                                  "and sd next to the paper's, report.md and F1-per-cycle PNGs.")
     p.add_argument("--scale", choices=["smoke", "paper"], default="smoke",
                    help="smoke: 2 replications (~1 min on 2 cores); paper: 100 replications")
-    p.add_argument("-o", "--output", default=None, help="output folder (default olas-SCALE)")
+    p.add_argument("-o", "--output", default=None, metavar="DIR", help="output DIRECTORY (default olas-SCALE)")
     p.add_argument("--datasets", default=None, help="comma list (default all four)")
     p.add_argument("--noises", default=None, help="comma list of linear,superellipse")
-    p.add_argument("--reps", type=int, default=None, help="override the scale's replications")
+    add_runs(p, None, "replications (default: the scale's)")
     p.add_argument("--cycles", type=int, default=None, help="override the scale's cycles")
-    p.add_argument("--alpha", type=float, default=0.2)
-    p.add_argument("--beta", type=float, default=0.2)
-    p.add_argument("--noise-mode", choices=NOISE_MODES, default="threshold")
+    p.add_argument("--alpha", type=float, default=0.2,
+                   help="label simulator threshold (default 0.2)")
+    p.add_argument("--beta", type=float, default=0.2, help="noise bound of Model 10 (default 0.2)")
+    p.add_argument("--noise-mode", choices=NOISE_MODES, default="threshold",
+                   help="noise model to labels: threshold or bernoulli (default threshold)")
     p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="none",
                    help="none = literal eq. 1 (paper, default); lnC = e / ln C")
     p.add_argument("--resume", action="store_true", help="skip replications already in -o")

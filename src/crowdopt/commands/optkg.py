@@ -7,6 +7,7 @@ import argparse
 
 import numpy as np
 
+from ..cliargs import add_alias, add_runs
 from ..errors import InputError
 
 HELP_POLICIES = ("homogeneous: optkg, kg, pessimistic, cvar, nlu, uniform, gittins, "
@@ -62,8 +63,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from ..experiments.executor import Task, run_tasks
     from ..sim.optkg_sim import mean_curves
 
-    if args.K < 1 or args.M < 1 or args.reps < 1:
-        raise InputError("--K/--M/--reps", "positive integers", (args.K, args.M, args.reps))
+    if args.K < 1 or args.M < 1 or args.runs < 1:
+        raise InputError("--K/--M/--runs", "positive integers", (args.K, args.M, args.runs))
     budgets = _budget_list(args.budgets, args.K)
     theta = _floats(args.theta_dist, "--theta-dist")
     if args.model == "homogeneous":
@@ -78,7 +79,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                   "prior": _prior(args.prior, "--prior"),
                   "worker_prior": _prior(args.worker_prior, "--worker-prior")}
         fn = "crowdopt.sim.optkg_sim:heterogeneous_replication"
-    tasks = [Task(fn, params, seed=args.seed + r) for r in range(args.reps)]
+    tasks = [Task(fn, params, seed=args.seed + r) for r in range(args.runs)]
     quiet = args.json or args.quiet
     results_path = f"{args.output}/results.jsonl" if args.output else None
     recs = run_tasks(tasks, jobs=args.jobs, results_path=results_path, show_progress=not quiet,
@@ -94,7 +95,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         rows = [{"T": t, **{p: cur["mean"][p][k] for p in cur["mean"]}}
                 for k, t in enumerate(cur["budgets"])]
-        print(f"mean accuracy over {args.reps} replications ({args.model}, K={args.K})")
+        print(f"mean accuracy over {args.runs} replications ({args.model}, K={args.K})")
         print(format_table(rows, ["T", *cur["mean"]]))
     return 0
 
@@ -111,26 +112,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.budget is not None and args.budget < 1:
         raise InputError("--budget", "an integer >= 1 (labels to buy)", args.budget)
     budgets = [args.budget] if args.budget is not None else [table.n_labels]
-    if args.reps < 1:
-        raise InputError("--reps", "an integer >= 1", args.reps)
+    if args.runs < 1:
+        raise InputError("--runs", "an integer >= 1", args.runs)
     rows, accs = [], []
-    for r in range(args.reps):
-        res = replay(table, gold, policy=args.policy, budgets=budgets, mode=args.mode,
+    for r in range(args.runs):
+        res = replay(table, gold, policy=args.policy, budgets=budgets, mode=args.model,
                      prior=_floats(args.prior, "--prior"),
                      worker_prior=_floats(args.worker_prior, "--worker-prior"),
                      alpha=args.alpha, seed=args.seed + r)
         accs.append(res["accuracy"][-1])
         rows.append({"seed": args.seed + r, "budget": budgets[-1], "accuracy": accs[-1],
                      "time_s": res["time_s"][-1]})
-    out = {"policy": args.policy, "mode": args.mode, "budget": budgets[-1],
+    out = {"policy": args.policy, "mode": args.model, "budget": budgets[-1],
            "items": table.n_tasks, "labels": table.n_labels,
            "accuracy": float(np.mean(accs)), "runs": rows}
     if args.json:
         emit_json(out)
     else:
-        print(f"{args.policy} ({args.mode}) on {table.n_tasks} items, {table.n_labels} labels")
+        print(f"{args.policy} ({args.model}) on {table.n_tasks} items, {table.n_labels} labels")
         print(format_table(rows, ["seed", "budget", "accuracy", "time_s"]))
-        if args.reps > 1:
+        if args.runs > 1:
             print(f"mean accuracy {out['accuracy']:.4f}")
     return 0
 
@@ -161,7 +162,8 @@ def register(cli) -> None:
                                 "(paper 002, Sec. 8.1)",
                                 description="Accuracy vs budget of allocation policies. "
                                 + HELP_POLICIES)
-    p.add_argument("--model", choices=["homogeneous", "heterogeneous"], default="homogeneous")
+    p.add_argument("--model", choices=["homogeneous", "heterogeneous"], default="homogeneous",
+                   help="worker model: one crowd (homogeneous) or per-worker reliability (heterogeneous)")
     p.add_argument("--theta-dist", default="1,1", help="generating Beta of theta (a,b)")
     p.add_argument("--rho-dist", default="4,1", help="generating Beta of worker reliability")
     p.add_argument("--K", type=int, default=50, help="instances")
@@ -172,12 +174,13 @@ def register(cli) -> None:
     p.add_argument("--prior", default="uniform", help="uniform | true | jeffreys | a,b")
     p.add_argument("--worker-prior", default="4,1", help="true | c,d")
     p.add_argument("--alpha", type=float, default=0.5, help="CVaR level of the cvar policy")
-    p.add_argument("--reps", type=int, default=20)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("-o", "--output", default=None, metavar="DIR", help="keep results.jsonl")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    add_runs(p, 20, "replications, run r with seed + r (default 20)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of replication 0 (run r uses seed + r)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("-o", "--output", default=None, metavar="DIR", help="output DIRECTORY: keep results.jsonl there")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_simulate)
 
     p = cli.replay.add_parser("optkg", help="replay Opt-KG or a baseline on a binary label "
@@ -190,30 +193,44 @@ def register(cli) -> None:
     p.add_argument("--gold", default=None, help="gold file (task,label); optional for names")
     p.add_argument("--budget", type=int, default=None, help="labels to buy (default all)")
     p.add_argument("--policy", default="optkg", help=HELP_POLICIES)
-    p.add_argument("--mode", choices=["homogeneous", "heterogeneous"], default="homogeneous")
-    p.add_argument("--prior", default="1,1")
-    p.add_argument("--worker-prior", default="4,1")
-    p.add_argument("--alpha", type=float, default=0.5)
-    p.add_argument("--reps", type=int, default=1, help="runs with seeds seed, seed+1, ...")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--task-col", default=None)
-    p.add_argument("--worker-col", default=None)
-    p.add_argument("--label-col", default=None)
-    p.add_argument("--gold-task-col", default=None)
-    p.add_argument("--gold-label-col", default=None)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--model", choices=["homogeneous", "heterogeneous"], default="homogeneous",
+                   help="worker model: one crowd (homogeneous) or per-worker reliability")
+    add_alias(p, "--mode", "model", choices=["homogeneous", "heterogeneous"])
+    p.add_argument("--prior", default="1,1",
+                   help="Beta prior a,b of each item's theta (default 1,1)")
+    p.add_argument("--worker-prior", default="4,1",
+                   help="Beta prior c,d of each worker's reliability (heterogeneous; default 4,1)")
+    p.add_argument("--alpha", type=float, default=0.5,
+                   help="CVaR level of the cvar policy (default 0.5)")
+    add_runs(p, 1, "replications, run r with seed + r (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of run 0 (run r uses seed + r)")
+    p.add_argument("--task-col", default=None,
+                   help="column of LABELS holding the task (default: detected from the header)")
+    p.add_argument("--worker-col", default=None,
+                   help="column of LABELS holding the worker (default: detected from the header)")
+    p.add_argument("--label-col", default=None,
+                   help="column of LABELS holding the label (default: detected from the header)")
+    p.add_argument("--gold-task-col", default=None,
+                   help="column of GOLD holding the task (default: detected from the header)")
+    p.add_argument("--gold-label-col", default=None,
+                   help="column of GOLD holding the label (default: detected from the header)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_replay)
 
     p = cli.reproduce.add_parser("optkg", help="paper 002 (Opt-KG): report.md + plots")
-    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke")
-    p.add_argument("-o", "--output", default="optkg-report", metavar="DIR")
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--seed", type=int, default=2013)
-    p.add_argument("--resume", action="store_true")
+    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke",
+                   help="smoke: minutes, few replications; paper: the paper's replications")
+    p.add_argument("-o", "--output", default="optkg-report", metavar="DIR",
+                   help="output DIRECTORY for report.md, PNGs and results.jsonl (default optkg-report)")
+    p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=2013,
+                   help="seed of the first replication (default 2013)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep finished replications of DIR and run only the rest")
     p.add_argument("--only", default=None, metavar="LIST",
                    help="comma-separated sections: dp,fig45,fig10,fig11,replay,table4 (default all)")
     p.add_argument("--sim-gittins", action=argparse.BooleanOptionalAction, default=None,
                    help="Gittins-Inf in the synthetic panels (default: paper scale only)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_reproduce)

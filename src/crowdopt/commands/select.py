@@ -4,21 +4,25 @@ select: n control items are drawn (seeded) from the gold items; every worker's r
 estimated from them (w_hat = c/n, paper 004 eq. 10), the selection problem (eq. 11, optional
 costs and budget) is solved, and the other items are aggregated with the chosen workers by
 WMV-linear (eq. 2), WMV-log (eq. 1, w_hat clipped to [1/(2n), 1-1/(2n)]) and MV. Accuracy is
-measured on the gold items that were not control items (null when every gold item is control).
+measured on the gold items that were not control items (null when every gold item is control),
+with its coverage: the share of them that a selected worker labelled (the others are ties).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..cliargs import add_runs
 from ..errors import InputError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
+COVERAGE_WARN = 0.9  # below this share of held-out items labelled, say so on stderr
 
 
 def read_costs(path: str, worker_ids: list) -> np.ndarray:
@@ -101,6 +105,10 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),
         "workers": table.n_workers, "eligible_workers": int(len(eligible)),
+        "unscored_workers": {"total": int(table.n_workers - len(eligible)),
+                             "no_control_answer": int(np.sum(rel.n == 0)),
+                             f"fewer_than_{need}_control_answers":
+                                 int(np.sum((rel.n > 0) & (rel.n < need)))},
         "selected": [], "size": 0}
     if res.solution is None:
         return out
@@ -128,7 +136,20 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         out["accuracy"] = out["accuracies"]["wmv-linear"]
         covered = np.bincount(main.task, minlength=table.n_tasks)[rest] > 0
         out["evaluation_items_labelled"] = int(covered.sum())
+        # the accuracies count an item no selected worker labelled as an L-way tie
+        out["coverage"] = float(covered.mean())
     return out
+
+
+def unscored_text(out: dict) -> str:
+    """Why the workers that could not be scored were not: no or too few control answers."""
+    u = out["unscored_workers"]
+    if not u["total"]:
+        return "every worker scored"
+    few = next(k for k in u if k.startswith("fewer_than_"))
+    n = few.split("_")[2]
+    return (f"{u['total']} not: {u['no_control_answer']} answered no control item, "
+            f"{u[few]} fewer than {n}")
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -150,12 +171,17 @@ def cmd_select(args: argparse.Namespace) -> int:
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)
+    if out.get("coverage") is not None and out["coverage"] < COVERAGE_WARN:
+        print(f"crowdopt select: warning: only {out['evaluation_items_labelled']} of "
+              f"{out['evaluation_items']} held-out items ({100 * out['coverage']:.1f} %) have a "
+              "label from the selected workers; the accuracy rests on the rest as ties",
+              file=sys.stderr)
     if args.json or args.output:
         emit_json(out, args.output, stdout=args.json)
     if not args.json:
         print(f"crowdopt select: {out['eligible_workers']} of {out['workers']} workers scored on "
-              f"{out['control_items']} control items ({out['estimator']} G, L = "
-              f"{out['classes']}); {out['algorithm']}: {out['status']}")
+              f"{out['control_items']} control items ({unscored_text(out)}; "
+              f"{out['estimator']} G, L = {out['classes']}); {out['algorithm']}: {out['status']}")
         if out["selected"]:
             cols = ["worker", "n", "correct", "w_hat", "score"] + (
                 ["cost"] if costs is not None else [])
@@ -165,7 +191,10 @@ def cmd_select(args: argparse.Namespace) -> int:
                   + (f", cost {out['cost']} of {budget}" if costs is not None else ""))
         if out["accuracies"]:
             acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies"].items())
-            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc}")
+            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc} (coverage "
+                  f"{out['evaluation_items_labelled']}/{out['evaluation_items']} = "
+                  f"{100 * out['coverage']:.1f} % labelled by the selected workers; an unlabelled "
+                  "item counts as a tie)")
         elif out["selected"]:
             print("accuracy: none (every gold item was a control item; see --n-control)")
     if out["status"] == "infeasible":
@@ -190,7 +219,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     res = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
                     resume=args.resume, show_progress=not (args.quiet or args.json),
-                    sources=args.sources, trials=args.trials)
+                    sources=args.sources, trials=args.runs)
     if args.json:
         emit_json(res)
     else:
@@ -226,7 +255,7 @@ def register(cli: Any) -> None:
                    "first for a data set)")
     p.add_argument("--seed", type=int, default=0, help="control-item draw and vote tie-breaks")
     p.add_argument("--json", action="store_true", help="print JSON (has `accuracy`)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
+    p.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")
     p.set_defaults(func=cmd_select)
 
     r = cli.reproduce.add_parser(
@@ -236,7 +265,7 @@ def register(cli: Any) -> None:
                     "workers used vs K as PNG plots and a markdown table in DIR/report.md.")
     r.add_argument("--scale", choices=("smoke", "paper"), default="smoke",
                    help="smoke: 3 trials, K every 7; paper: 100 trials, every K")
-    r.add_argument("--trials", type=int, default=None, help="override the scale's trials")
+    add_runs(r, None, "trials (default: the scale's)")
     r.add_argument("--sources", nargs="+", default=None,
                    choices=("sim", "bluebirds", "fig2a", "fig2b"),
                    help="sim = Fig. 1, bluebirds = Fig. 4(b), fig2a/fig2b = Fig. 2 sweeps over "
@@ -246,5 +275,6 @@ def register(cli: Any) -> None:
     r.add_argument("--resume", action="store_true", help="keep finished trials of DIR")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
-    r.add_argument("-o", "--output", default="reproduce-selection", metavar="DIR")
+    r.add_argument("-o", "--output", default="reproduce-selection", metavar="DIR",
+                   help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-selection)")
     r.set_defaults(func=cmd_reproduce)

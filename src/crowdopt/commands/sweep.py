@@ -75,7 +75,7 @@ def register(cli) -> None:
                    help="run on a Dask distributed cluster (e.g. tcp://host:8786; needs the "
                    "`dask` extra and crowdopt installed on the workers)")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
-                   help="output folder (default: the config's `output`, else runs/<config name>)")
+                   help="output DIRECTORY (default: the config's `output`, else runs/<config name>)")
     p.add_argument("--resume", action="store_true",
                    help="keep the results already in DIR/results.jsonl; run only the missing tasks")
     p.add_argument("--fresh", action="store_true",

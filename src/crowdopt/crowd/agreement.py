@@ -4,8 +4,10 @@ Neither has a paper; both are defined by crowd-kit's documentation (Toloka, "Wor
 with Aggregate" and "Zero-Based Skill"), restated here with the objective ZBS increases.
 
 Wawa: (1) majority vote; (2) skill s_w = the fraction of w's answers that agree with it;
-(3) the vote weighted by s. Agreement with a tied majority counts 1/m for each of the m tied
-classes (the expectation under random tie-breaking), so the result does not depend on a seed.
+(3) the vote weighted by s. Under ties='random', agreement with a tied majority counts 1/m for
+each of the m tied classes (the expectation under random tie-breaking), so the result does not
+depend on a seed; under ties='first' the vote is the first tied class throughout (crowd-kit's
+rule, so both give the same labels).
 
 Zero-Based Skill alternates, from equal skills (so the first vote is majority vote):
 
@@ -48,7 +50,7 @@ def wawa(table: LabelTable, *, ties: str = "random", seed: int = 0) -> Aggregati
     with it, then the skill-weighted vote. `skills` are the agreements."""
     _check_ties(ties)
     _require_rows(table)
-    y = _soft_argmax(table.vote_counts().astype(float))
+    y = _vote_rows(table.vote_counts().astype(float), ties)
     skills = _agreement(table, y)
     scores = table.vote_counts(np.nan_to_num(skills))
     return AggregationResult("wawa", break_ties(scores, ties=ties, seed=seed),
@@ -70,7 +72,7 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
         raise InputError("lr_steps", "an integer >= 1", lr_steps)
     n = table.labels_per_worker().astype(float)
     s = np.full(table.n_workers, 1.0 / table.n_classes)
-    y = _soft_argmax(table.vote_counts(s))
+    y = _vote_rows(table.vote_counts(s), ties)
     objs: list[float] = []
     it, converged, lr = 0, False, lr_init
     while it < max_iter:
@@ -78,7 +80,7 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
             lr *= lr_factor
         a = np.nan_to_num(_agreement(table, y))
         s = s + lr * (a - s)
-        y_new = _soft_argmax(table.vote_counts(s))
+        y_new = _vote_rows(table.vote_counts(s), ties)
         it += 1
         same = np.array_equal(y_new, y)
         y = y_new
@@ -94,9 +96,14 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
                              objective_name="weighted agreement G (Zero-Based Skill)")
 
 
-def _soft_argmax(scores: np.ndarray) -> np.ndarray:
-    """Rows: 1/m on each of the m classes tied for the maximum, 0 elsewhere."""
+def _vote_rows(scores: np.ndarray, ties: str) -> np.ndarray:
+    """Rows of the vote as class weights: 1/m on each of the m classes tied for the maximum
+    (ties='random': the expectation), or 1 on the first tied class (ties='first')."""
     top = _top_mask(scores).astype(float)
+    if ties == "first":
+        first = np.zeros_like(top)
+        first[np.arange(len(top)), top.argmax(1)] = 1.0
+        return first
     return top / top.sum(1, keepdims=True)
 
 

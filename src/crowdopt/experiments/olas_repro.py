@@ -66,7 +66,7 @@ def build_tasks(*, scale: str = "smoke", datasets: list[str] | None = None,
         choice(d, "--datasets", sorted(PRESETS))
     for n in noises:
         choice(n, "--noises", sorted(NOISES))
-    reps = integer(reps if reps is not None else sc["reps"], "--reps", lo=1)
+    reps = integer(reps if reps is not None else sc["reps"], "--runs", lo=1)
     configs = []
     for d in datasets:
         T = cycles if cycles is not None else sc["cycles_by_dataset"].get(d, sc["cycles"])

@@ -150,7 +150,7 @@ def build_tasks(*, scale: str = "smoke", sources: list[str] | None = None,
     sources = sources or [*SOURCES, *SWEEPS]
     for s in sources:
         choice(s, "--sources", [*SOURCES, *SWEEPS])
-    trials = integer(trials if trials is not None else sc["trials"], "--trials", lo=1)
+    trials = integer(trials if trials is not None else sc["trials"], "--runs", lo=1)
     n_control = integer(n_control, "--n-control", lo=2)
     tasks = []
     for s in sources:
