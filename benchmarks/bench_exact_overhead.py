@@ -25,7 +25,8 @@ Every instance is seeded and every run checks its status and objective against t
 Growth: the exponent p of time ~ n^p (least squares on the 3 sizes, n = binaries), or for the
 exponential methods the factor r of time ~ r^M per labeler. `--guards` runs each method once at
 its size guard (the constant in its module, set where this benchmark measured about 60 s on the
-2-core development machine) and prints the time. `--presolve` adds the TU-LP presolve on/off
+2-core development machine, or where memory binds first; olas-select milp-compact on the harder
+Spambase-like family) and prints the time; `--guard-worker CASE --size S` probes one size. `--presolve` adds the TU-LP presolve on/off
 table (raw replays with the presolve option flipped).
 Writes benchmarks/results/exact_overhead.json (and exact_overhead_guards.json with --guards).
 """

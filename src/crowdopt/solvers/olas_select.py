@@ -228,9 +228,10 @@ def bmatching_lp_arrays(inst: P.OlasSelectInstance) -> dict[str, Any]:
 
 # HiGHS settings of the TU LPs, from raw replays of the same arrays with the settings flipped
 # (benchmarks/bench_exact_overhead.py --presolve, the "presolve" table): presolve off, primal
-# simplex (simplex_strategy 4). At u = 30000 (prefix) / 15000 (b-matching), M = 17: dual simplex
-# with presolve on 2.6 s / 1.6 s, dual off 0.74 s / 1.6 s, primal off 0.034 s / 0.20 s; all four
-# give the same objective and an integral vertex.
+# simplex (simplex_strategy 4). At u = 100,000 (prefix) / 40,000 (b-matching), M = 17, medians
+# of 3: dual simplex with presolve on 25.7 s / 10.0 s, primal on 21.1 s / 0.91 s, dual off
+# 7.3 s / 9.6 s, primal off 0.13 s / 0.47 s; all four give the same objective and an integral
+# vertex (the returned vertex is checked anyway, `_solve_tu_lp`).
 TU_LP_PRESOLVE = {"lp-prefix": False, "lp-bmatching": False}
 TU_LP_SIMPLEX_STRATEGY = 4  # primal
 
