@@ -108,10 +108,23 @@ def test_resume_after_a_torn_write_runs_only_the_missing_tasks(tmp_path):
     assert all(line.endswith("\n") for line in path.read_text().splitlines(keepends=True))
 
 
-def test_without_resume_the_file_is_replaced(tmp_path):
+def test_results_are_never_lost_by_accident(tmp_path):
+    """Issue 19 item 2: the same tasks again resume (nothing re-run, nothing lost); other
+    tasks are refused; only `fresh` replaces the file."""
     path = tmp_path / "r.jsonl"
-    run_tasks(_tasks(3), results_path=path, show_progress=False)
-    run_tasks(_tasks(2), results_path=path, show_progress=False)
+    first = run_tasks(_tasks(3), results_path=path, show_progress=False)
+    again = run_tasks(_tasks(3), results_path=path, show_progress=False)  # the same: resumed
+    assert len(read_results(path)) == 3  # nothing re-run
+    assert [r["result"] for r in again] == [r["result"] for r in first]
+    more = run_tasks(_tasks(4), results_path=path, show_progress=False)  # more runs: extended
+    assert len(read_results(path)) == 4 and len(more) == 4
+    other = [Task(BUSY, {"work": 99}, seed=0)]
+    with pytest.raises(InputError, match="--fresh"):
+        run_tasks(other, results_path=path, show_progress=False)
+    assert len(read_results(path)) == 4
+    run_tasks(other, results_path=path, show_progress=False, resume=True)  # keep and add
+    assert len(read_results(path)) == 5
+    run_tasks(_tasks(2), results_path=path, show_progress=False, fresh=True)
     assert len(read_results(path)) == 2
 
 

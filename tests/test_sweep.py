@@ -162,8 +162,12 @@ def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys
     assert main(base) == 0
     out, err = capsys.readouterr()
     assert "%|" in err and "%|" not in out and "mean(sum)" in out
-    assert main([*base, "--quiet"]) == 2  # results exist: --resume or --fresh
+    assert main([*base, "--quiet"]) == 0  # the same configuration again: resumed, nothing lost
+    assert "6 tasks" in capsys.readouterr().out
+    cfg.write_text(cfg.read_text().replace("2000]", "3000]"))  # other parameters: refused
+    assert main([*base, "--quiet"]) == 2
     assert "--fresh" in capsys.readouterr().err
+    cfg.write_text(cfg.read_text().replace("3000]", "2000]"))
     assert main([*base, "--quiet", "--fresh"]) == 0
     out, err = capsys.readouterr()
     assert err == "" and "mean(sum)" in out

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
+from .cliargs import add_batch_flags
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
@@ -252,8 +253,15 @@ def cmd_certify(args: argparse.Namespace) -> int:
             raise InputError("INSTANCE", "a directory with *.json instance files", str(target))
         if args.solution:
             raise InputError("--solution", "no solution file when certifying a directory", args.solution)
+        from .cliargs import check_batch_args
+
+        check_batch_args(args, args.output)
         certs = certify_many(files, args)
     else:
+        for flag in ("scheduler", "resume", "fresh"):
+            if getattr(args, flag):
+                raise InputError(f"--{flag}", "a folder of instances (one file is certified "
+                                 "here, in this process)", args.instance)
         certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads, args.seed)]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
@@ -285,8 +293,12 @@ def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
                                               "threads": args.threads}, seed=args.seed)
              for f in files]
     quiet = args.json or getattr(args, "quiet", False)
+    # with -o FILE the task records are kept next to it (FILE.tasks.jsonl): a rerun resumes
+    sidecar = f"{args.output}.tasks.jsonl" if getattr(args, "output", None) else None
     records = run_tasks(tasks, jobs=getattr(args, "jobs", 1), show_progress=not quiet,
-                        scheduler=getattr(args, "scheduler", None), desc="certify")
+                        scheduler=getattr(args, "scheduler", None), desc="certify",
+                        results_path=sidecar, resume=getattr(args, "resume", False),
+                        fresh=getattr(args, "fresh", False))
     out = []
     for f, rec in zip(files, records):
         if rec["error"] is None:
@@ -388,8 +400,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="certify this solution: a solution object, or the result file of "
                         "`solve -o`/`solve --json`, or a `certify --json` certificate")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run a folder's certificates on a Dask cluster (extra: dask)")
+    add_batch_flags(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_solver_opts(p)
     p.set_defaults(func=cmd_certify)

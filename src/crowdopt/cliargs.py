@@ -22,3 +22,31 @@ def add_runs(p: argparse.ArgumentParser, default: int | None, help: str,
     p.add_argument("--runs", type=int, default=default, metavar="N", help=help)
     for a in aliases:
         add_alias(p, a, "runs", type=int, metavar="N")
+
+
+def add_batch_flags(p: argparse.ArgumentParser, *, jobs_help: str | None = None) -> None:
+    """The execution flags of every batch command (simulate, reproduce, sweep, certify DIR),
+    one meaning everywhere: --jobs, --resume, --fresh, --scheduler. Without --resume or
+    --fresh, a second run of the same command into the same DIR resumes it, and a run with
+    other parameters is refused (experiments.executor.run_tasks)."""
+    if jobs_help is not None:
+        p.add_argument("--jobs", type=int, default=1, metavar="N", help=jobs_help)
+    p.add_argument("--resume", action="store_true",
+                   help="keep DIR's finished results, also of other parameters, and run only "
+                        "the missing tasks")
+    p.add_argument("--fresh", action="store_true",
+                   help="replace the results already in DIR (the only way to overwrite them)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the tasks on this Dask cluster (extra: dask; default: "
+                        "$CROWDOPT_SCHEDULER, else local processes)")
+
+
+def check_batch_args(args: argparse.Namespace, out_dir) -> None:
+    """--resume/--fresh need an output directory; together they contradict each other."""
+    from .errors import InputError
+
+    if args.resume and args.fresh:
+        raise InputError("--resume / --fresh", "one of them", "both")
+    if (args.resume or args.fresh) and not out_dir:
+        raise InputError("--resume / --fresh", "an output directory (-o DIR) to resume or "
+                         "replace", None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ..cli import emit_json, format_table
+from ..cliargs import add_batch_flags
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -19,7 +20,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     out_dir = args.output or f"cltap-{args.scale}"
     res = reproduce(out_dir, scale=args.scale, jobs=args.jobs, seed=args.seed,
-                    resume=args.resume, show_progress=not (args.json or args.quiet))
+                    resume=args.resume, fresh=args.fresh, scheduler=args.scheduler,
+                    show_progress=not (args.json or args.quiet))
     if args.json:
         emit_json(res)
         return 0
@@ -59,7 +61,7 @@ def register(cli) -> None:
                    help="output DIRECTORY (default cltap-SCALE)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     p.add_argument("--seed", type=int, default=0, help="base seed (replication r uses seed+r)")
-    p.add_argument("--resume", action="store_true", help="skip tasks already in results.jsonl")
+    add_batch_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_reproduce)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cliargs import add_runs
+from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
 from ..validate import probability_array, real
 
@@ -79,9 +79,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InputError("--runs/--T/--M", "positive integers", (args.runs, args.T, args.M))
     tasks = _sim_tasks(args)
     out_dir = Path(args.output) if args.output else None
+    from ..cliargs import check_batch_args
+
+    check_batch_args(args, out_dir)
     records = run_tasks(tasks, jobs=args.jobs,
                         results_path=out_dir / "results.jsonl" if out_dir else None,
-                        show_progress=not (args.quiet or args.json), desc="lsol runs")
+                        show_progress=not (args.quiet or args.json), desc="lsol runs",
+                        resume=args.resume, fresh=args.fresh, scheduler=args.scheduler)
     bad = [r for r in records if r.get("error")]
     if bad and bad[0]["error"].startswith("InputError: "):
         raise InputError("simulate lsol", "valid parameters",
@@ -225,7 +229,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     lo, hi = _floats(args.quality, "--quality") if args.quality else (0.0, 1.0)
     res = reproduce(args.output, scale=args.scale, parts=args.parts, jobs=args.jobs,
-                    seed=args.seed, resume=args.resume,
+                    seed=args.seed, resume=args.resume, fresh=args.fresh,
+                    scheduler=args.scheduler,
                     show_progress=not (args.quiet or args.json), p_low=lo, p_high=hi,
                     population=args.population)
     if args.json:
@@ -275,6 +280,7 @@ def register(cli: Any) -> None:
     s.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="output DIRECTORY: results.jsonl, report.md and the regret plot")
     _common(s)
+    add_batch_flags(s)
     s.set_defaults(func=cmd_simulate)
 
     r = cli.replay.add_parser("lsol", help="LS_OL on a real label table",
@@ -312,7 +318,7 @@ def register(cli: Any) -> None:
                    help="Table 2 qualities (default uniform_good: mean p > 1/2)")
     p.add_argument("--quality", default=None, metavar="LO,HI",
                    help="Table 2 quality range (default 0,1)")
-    p.add_argument("--resume", action="store_true", help="keep finished tasks of DIR")
+    add_batch_flags(p)
     p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR",
                    help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-lsol)")
     _common(p)

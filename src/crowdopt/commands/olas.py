@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..cli import emit_json, format_table
-from ..cliargs import add_runs
+from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
 
 
@@ -145,12 +145,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                   {"dataset": dataset, "strategies": strategies if k == 0 else ["OLAS"],
                    "config": {**cfg.to_dict(), "beta": b}}, seed=args.seed + r)
              for k, b in enumerate(betas) for r in range(args.runs)]
+    from ..cliargs import check_batch_args
+
+    check_batch_args(args, args.output)
     results_path = None
     if args.output:
         from pathlib import Path
 
         results_path = Path(args.output) / "results.jsonl"
     records = run_tasks(tasks, jobs=args.jobs, results_path=results_path, resume=args.resume,
+                        fresh=args.fresh, scheduler=args.scheduler,
                         show_progress=_progress_on(args), desc="simulate olas")
     errors = [r for r in records if r.get("error")]
     if errors:
@@ -198,7 +202,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         grid["cycles"] = args.cycles
     out_dir = args.output or f"olas-{args.scale}"
     res = reproduce(out_dir, scale=args.scale, jobs=args.jobs, seed=args.seed,
-                    resume=args.resume, show_progress=_progress_on(args), **grid)
+                    resume=args.resume, fresh=args.fresh, scheduler=args.scheduler,
+                    show_progress=_progress_on(args), **grid)
     if args.json:
         emit_json(res)
         return 0
@@ -307,7 +312,7 @@ def register(cli: Any) -> None:
     p.add_argument("--per-rep", action="store_true", help="include every replication in JSON")
     p.add_argument("-o", "--output", default=None,
                    metavar="DIR", help="output DIRECTORY: results.jsonl and summary.json")
-    p.add_argument("--resume", action="store_true", help="skip replications already in -o")
+    add_batch_flags(p)
     _common(p)
     p.set_defaults(func=cmd_simulate)
 
@@ -328,6 +333,6 @@ def register(cli: Any) -> None:
                    help="noise model to labels: threshold or bernoulli (default threshold)")
     p.add_argument("--entropy-normalize", choices=["none", "lnC"], default="none",
                    help="none = literal eq. 1 (paper, default); lnC = e / ln C")
-    p.add_argument("--resume", action="store_true", help="skip replications already in -o")
+    add_batch_flags(p)
     _common(p)
     p.set_defaults(func=cmd_reproduce)

@@ -7,7 +7,7 @@ import argparse
 
 import numpy as np
 
-from ..cliargs import add_alias, add_runs
+from ..cliargs import add_alias, add_batch_flags, add_runs
 from ..errors import InputError
 
 HELP_POLICIES = ("homogeneous: optkg, kg, pessimistic, cvar, nlu, uniform, gittins, "
@@ -81,9 +81,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         fn = "crowdopt.sim.optkg_sim:heterogeneous_replication"
     tasks = [Task(fn, params, seed=args.seed + r) for r in range(args.runs)]
     quiet = args.json or args.quiet
+    from ..cliargs import check_batch_args
+
+    check_batch_args(args, args.output)
     results_path = f"{args.output}/results.jsonl" if args.output else None
     recs = run_tasks(tasks, jobs=args.jobs, results_path=results_path, show_progress=not quiet,
-                     desc="optkg simulate")
+                     desc="optkg simulate", resume=args.resume, fresh=args.fresh,
+                     scheduler=args.scheduler)
     errs = [r["error"] for r in recs if r.get("error")]
     if errs:
         raise InputError("simulation", "replications without error", errs[0])
@@ -143,6 +147,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     summary = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
                         show_progress=not (args.json or args.quiet), resume=args.resume,
+                        fresh=args.fresh, scheduler=args.scheduler,
                         only=only, sim_gittins=args.sim_gittins)
     if args.json:
         emit_json(summary)
@@ -178,6 +183,7 @@ def register(cli) -> None:
     p.add_argument("--seed", type=int, default=0,
                    help="seed of replication 0 (run r uses seed + r)")
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
+    add_batch_flags(p)
     p.add_argument("-o", "--output", default=None, metavar="DIR", help="output DIRECTORY: keep results.jsonl there")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -225,8 +231,7 @@ def register(cli) -> None:
     p.add_argument("--jobs", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--seed", type=int, default=2013,
                    help="seed of the first replication (default 2013)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep finished replications of DIR and run only the rest")
+    add_batch_flags(p)
     p.add_argument("--only", default=None, metavar="LIST",
                    help="comma-separated sections: dp,fig45,fig10,fig11,replay,table4 (default all)")
     p.add_argument("--sim-gittins", action=argparse.BooleanOptionalAction, default=None,

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cliargs import add_runs
+from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
@@ -218,7 +218,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.selection_repro import reproduce
 
     res = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
-                    resume=args.resume, show_progress=not (args.quiet or args.json),
+                    resume=args.resume, fresh=args.fresh,
+                    scheduler=args.scheduler, show_progress=not (args.quiet or args.json),
                     sources=args.sources, trials=args.runs)
     if args.json:
         emit_json(res)
@@ -272,7 +273,7 @@ def register(cli: Any) -> None:
                    "n and a at K = 20 (default all)")
     r.add_argument("--jobs", type=int, default=1, help="parallel processes (0 = all cores)")
     r.add_argument("--seed", type=int, default=0, help="trial t uses seed + t")
-    r.add_argument("--resume", action="store_true", help="keep finished trials of DIR")
+    add_batch_flags(r)
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
     r.add_argument("-o", "--output", default="reproduce-selection", metavar="DIR",

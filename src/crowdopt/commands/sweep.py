@@ -13,23 +13,22 @@ import argparse
 import shlex
 from pathlib import Path
 
+from ..cliargs import add_batch_flags, check_batch_args
+
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     import sys
 
     from ..cli import emit_json, format_table
-    from ..errors import InputError
     from ..experiments.sweep import load_config, run_sweep
 
     cfg = load_config(args.config)
     jobs = args.jobs if args.jobs is not None else (cfg.jobs if cfg.jobs is not None else 1)
     out_dir = Path(args.output or cfg.output or Path("runs") / Path(args.config).stem)
-    old = out_dir / "results.jsonl"
-    if not (args.resume or args.fresh) and old.exists() and old.stat().st_size > 0:
-        raise InputError("-o", "a folder without results (add --resume to keep them and run only "
-                         "the missing tasks, or --fresh to start over)", str(out_dir))
+    check_batch_args(args, out_dir)
     command = _command(args, out_dir)
     run = run_sweep(cfg, out_dir, jobs=jobs, scheduler=args.scheduler, resume=args.resume,
+                    fresh=args.fresh,
                     show_progress=not (args.quiet or args.json), command=command)
     errors = run.errors
     if args.json:
@@ -71,15 +70,9 @@ def register(cli) -> None:
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="parallel worker processes (0 = all cores; default: the config's "
                    "`jobs`, else 1); one HiGHS thread per task")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run on a Dask distributed cluster (e.g. tcp://host:8786; needs the "
-                   "`dask` extra and crowdopt installed on the workers)")
     p.add_argument("-o", "--output", default=None, metavar="DIR",
                    help="output DIRECTORY (default: the config's `output`, else runs/<config name>)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the results already in DIR/results.jsonl; run only the missing tasks")
-    p.add_argument("--fresh", action="store_true",
-                   help="discard the results already in DIR (default: refuse to overwrite them)")
+    add_batch_flags(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_sweep)

@@ -471,13 +471,15 @@ def _num_pct(v: str) -> float | None:
 
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 0,
-              resume: bool = False, show_progress: bool = True) -> dict:
+              resume: bool = False, show_progress: bool = True, fresh: bool = False,
+              scheduler: Any = None) -> dict:
     """Run every task through the executor; write DIR/report.md, PNGs and results.jsonl."""
     tasks = build_tasks(scale, seed)
     out = Path(out_dir)
     rep = Report(out, "CL-TAP (paper 003): Table 3 and classification error vs baselines",
                  seeds=sorted({t.seed for t in tasks}))
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
+                        fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="cltap")
     failed = [r for r in records if r.get("error")]
     s = summarize(records)

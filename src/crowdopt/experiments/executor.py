@@ -196,14 +196,15 @@ def _check_functions(records: list[dict]) -> None:
 
 def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str | None = None,
               resume: bool = False, scheduler: Any = None, show_progress: bool = True,
-              desc: str = "tasks", on_result: Callable[[dict], None] | None = None
-              ) -> list[dict]:
+              desc: str = "tasks", on_result: Callable[[dict], None] | None = None,
+              fresh: bool = False) -> list[dict]:
     """Run tasks; return one result record per task, in task order.
 
     jobs: 1 = in this process, N > 1 = spawn process pool, 0 = one worker per core.
-    results_path: JSON Lines file appended as results finish (created with its folder); without
-    `resume` an existing file is replaced. resume: keep the successful records of the file and
-    run only the other tasks. scheduler: a Dask scheduler address or `distributed.Client`;
+    results_path: JSON Lines file appended as results finish (created with its folder). Results
+    are never lost by accident: a file holding only tasks of this run is resumed (its successful
+    records kept, the other tasks run); a file holding other tasks is refused (InputError) unless
+    `resume` (keep the successful records of the wanted tasks, append) or `fresh` (replace it). scheduler: a Dask scheduler address or `distributed.Client`;
     when None, the environment variable CROWDOPT_SCHEDULER (if set) sends every command's tasks
     to that cluster. on_result: called with each new record as it finishes (parent process).
     """
@@ -217,7 +218,7 @@ def run_tasks(tasks: Iterable[Task], *, jobs: int = 1, results_path: Path | str 
     sink = _ResultsFile(Path(results_path)) if results_path is not None else None
     try:
         if sink is not None:
-            done = sink.prepare({r["key"] for r in records}, resume)
+            done = sink.prepare({r["key"] for r in records}, resume, fresh)
         todo, seen = [], set(done)
         for r in records:
             if r["key"] not in seen:
@@ -269,14 +270,21 @@ class _ResultsFile:
             raise InputError("results file", "a file no other running crowdopt run is "
                              "writing", str(path)) from None
 
-    def prepare(self, wanted: set[str], resume: bool) -> dict[str, dict]:
-        """resume: the successful records of wanted tasks (torn tail cut); else start empty."""
-        if not resume:
+    def prepare(self, wanted: set[str], resume: bool, fresh: bool = False) -> dict[str, dict]:
+        """The successful records of wanted tasks to keep (torn tail cut): all of them when
+        `resume` or when the file holds only wanted tasks (the same configuration run again);
+        none when `fresh` (the file is emptied). A file with other tasks is refused."""
+        if fresh:
             os.ftruncate(self.fd, 0)
             return {}
         _drop_torn_tail(self.path)
-        return {k: r for k, r in latest_results(self.path).items()
-                if k in wanted and r.get("error") is None}
+        old = latest_results(self.path)
+        if not resume and not set(old) <= wanted:
+            other = len(set(old) - wanted)
+            raise InputError("-o", "a directory without results of other parameters (the same "
+                             "command resumes; --fresh replaces them; or choose another DIR)",
+                             f"{self.path.parent} ({other} results of other parameters)")
+        return {k: r for k, r in old.items() if k in wanted and r.get("error") is None}
 
     def append(self, record: dict) -> None:
         data = (json.dumps(record, default=_default) + "\n").encode()

@@ -143,6 +143,7 @@ def replay_rows(records: list[dict]) -> list[dict]:
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | None = None,
               jobs: int = 1, seed: int = 0, resume: bool = False, show_progress: bool = True,
+              fresh: bool = False, scheduler: Any = None,
               p_low: float = 0.0, p_high: float = 1.0, population: str = "uniform_good") -> dict:
     """Run the tasks, write DIR/report.md with tables and PNG plots; return a summary."""
     if not 0.0 <= p_low <= p_high <= 1.0:
@@ -151,6 +152,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     choice(population, "--population", ("uniform", "uniform_good"))
     tasks = build_tasks(scale, parts, seed, p_low, p_high, population=population)
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
+                        fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="lsol")
     failed = [r for r in records if r.get("error")]
     top = max(SCALES[scale].values())

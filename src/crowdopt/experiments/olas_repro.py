@@ -212,7 +212,8 @@ def notes(cfg: dict) -> str:
 
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 0,
-              resume: bool = False, show_progress: bool = True, **grid: Any) -> dict:
+              resume: bool = False, show_progress: bool = True, fresh: bool = False,
+              scheduler: Any = None, **grid: Any) -> dict:
     """Run the grid through the executor, write DIR/report.md, the PNGs and results.jsonl."""
     tasks = build_tasks(scale=scale, seed=seed, **grid)
     make_classifier("rf", 0)  # the `al` and `plot` extras, checked before any work
@@ -223,6 +224,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                  seeds=f"{seeds[0]}..{seeds[-1]} (replication r uses seed {seed} + r)")
     records = run_tasks(tasks, jobs=integer(jobs, "--jobs", lo=1),
                         results_path=out / "results.jsonl", resume=resume,
+                        fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="olas")
     errors = [r for r in records if r.get("error")]
     rows = summarize(records)

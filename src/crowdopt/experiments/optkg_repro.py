@@ -12,6 +12,7 @@ listed as such.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,8 +61,9 @@ SECTIONS = ("dp", "fig45", "fig10", "fig11", "replay", "table4")
 
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 2013,
-              show_progress: bool = True, resume: bool = False,
-              only: list[str] | None = None, sim_gittins: bool | None = None) -> dict:
+              show_progress: bool = True, resume: bool = False, fresh: bool = False,
+              scheduler: Any = None, only: list[str] | None = None,
+              sim_gittins: bool | None = None) -> dict:
     """Run the experiments of the scale (all sections, or `only` some of them), write
     DIR/report.md + PNGs; return the summary. `sim_gittins` overrides whether Gittins-Inf
     runs in the synthetic panels (one index table per delta = 1 - 1/T: slow)."""
@@ -88,7 +90,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
     if "dp" in only:
         _dp_section(rep, cfg, summary)
     if "fig45" in only:
-        _fig45_section(rep, cfg, seed, jobs, out, show_progress, resume, summary)
+        _fig45_section(rep, cfg, seed, jobs, out, show_progress, (resume, fresh, scheduler),
+                       summary)
     K = cfg["K"]
     budgets = [m * K for m in cfg["mults"]]
     pols = HOMO_POLICIES if cfg["sim_gittins"] else [p for p in HOMO_POLICIES if p != "gittins"]
@@ -115,7 +118,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                           {"dataset": "rte", "budgets": sorted(TABLE4)}, seed=seed,
                           key="table4"))
     recs = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
-                     show_progress=show_progress, desc="optkg")
+                     fresh=fresh, scheduler=scheduler, show_progress=show_progress, desc="optkg")
     by = {r["key"]: r for r in recs}
     failed = [r["key"] + ": " + str(r["error"]) for r in recs if r.get("error")]
     if "fig10" in only:
@@ -185,7 +188,8 @@ FIG5_RHO = [round(0.10 + 0.05 * k, 3) for k in range(9)] + [round(0.505 + 0.01 *
 
 
 def _fig45_section(rep: Report, cfg: dict, seed: int, jobs: int, out: Path,
-                   show_progress: bool, resume: bool, summary: dict) -> None:
+                   show_progress: bool, batch: tuple, summary: dict) -> None:
+    resume, fresh, scheduler = batch
     budgets = [5 * 21, 15 * 21, 50 * 21]
     tasks = [Task(f"{SIM}:label_counts_replication", {"theta": FIG4_THETA, "budgets": budgets},
                   seed=seed + 90_000 + r, key=f"fig4-{r}") for r in range(cfg["reps"])]
@@ -193,7 +197,8 @@ def _fig45_section(rep: Report, cfg: dict, seed: int, jobs: int, out: Path,
                    {"theta": FIG4_THETA, "rho": FIG5_RHO, "budgets": budgets},
                    seed=seed + 95_000 + r, key=f"fig5-{r}") for r in range(cfg["reps"])]
     recs = [r for r in run_tasks(tasks, jobs=jobs, results_path=out / "results_fig45.jsonl",
-                                 resume=resume, show_progress=show_progress, desc="fig4-5")
+                                 resume=resume, fresh=fresh, scheduler=scheduler,
+                                 show_progress=show_progress, desc="fig4-5")
             if r.get("result")]
     f4 = [r["result"] for r in recs if r["key"].startswith("fig4")]
     f5 = [r["result"] for r in recs if r["key"].startswith("fig5")]

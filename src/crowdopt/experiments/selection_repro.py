@@ -274,12 +274,14 @@ dominates at K = M" nor "plugin worse than unbiased"; these are reported as curv
 
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed: int = 0,
-              resume: bool = False, show_progress: bool = True, **grid: Any) -> dict:
+              resume: bool = False, show_progress: bool = True, fresh: bool = False,
+              scheduler: Any = None, **grid: Any) -> dict:
     """Run the trials through the executor; write DIR/report.md, PNGs and results.jsonl."""
     tasks = build_tasks(scale=scale, seed=seed, **grid)
     out = Path(out_dir)
     records = run_tasks(tasks, jobs=integer(jobs, "--jobs", lo=0),
                         results_path=out / "results.jsonl", resume=resume,
+                        fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="selection")
     errors = [r for r in records if r.get("error")]
     rows = summarize(records)

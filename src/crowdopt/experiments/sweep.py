@@ -400,14 +400,16 @@ class SweepRun:
 
 
 def run_sweep(cfg: SweepConfig, out_dir: str | Path, *, jobs: int = 1, scheduler: Any = None,
-              resume: bool = False, show_progress: bool = True, command: str = "") -> SweepRun:
+              resume: bool = False, show_progress: bool = True, command: str = "",
+              fresh: bool = False) -> SweepRun:
     """Run every task (appending DIR/results.jsonl), then write the summary files."""
     check_points(cfg)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     records = run_tasks(cfg.tasks(), jobs=jobs, results_path=out / "results.jsonl",
-                        resume=resume, scheduler=scheduler, show_progress=show_progress,
+                        resume=resume, fresh=fresh, scheduler=scheduler,
+                        show_progress=show_progress,
                         desc=f"sweep {cfg.name}")
     wall = time.perf_counter() - t0
     rows, columns = summarize(cfg, records)
