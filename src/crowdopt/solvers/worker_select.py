@@ -161,7 +161,8 @@ def solve_dp(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) -> Ou
 class LexModel:
     """A worker-selection MILP loaded into HiGHS, with what the two stages need.
 
-    `value` and `size` are the coefficient vectors of F_hat and |S| over the model's columns,
+    `value` and `size()` are the coefficient vectors of F_hat and |S| over the model's columns
+    (`size` made on demand: only the MILP pass needs it, and memory peaks in HiGHS),
     `card[j]` the cardinality k a column belongs to (0 if none) and `decode(res)` the selected
     worker indices (positions) of a solved `HighsResult`.
     """
@@ -169,7 +170,7 @@ class LexModel:
     model: Any  # a live solvers.highs.HighsModel
     int_cols: np.ndarray  # the binary columns
     value: np.ndarray
-    size: np.ndarray
+    size: Callable[[], np.ndarray]
     card: np.ndarray
     decode: Callable[[Any], np.ndarray]
     kind: str
@@ -236,8 +237,7 @@ def formulation_a_arrays(inst: P.WorkerSelectInstance) -> dict[str, Any]:
     row_lo[1:B + 1] = 0.0
     return {"c": value, "A": A, "row_lo": row_lo, "row_hi": row_hi,
             "col_lo": np.zeros(n), "col_hi": np.ones(n), "integrality": np.ones(n, np.int32),
-            "size": np.concatenate([k.astype(float), np.zeros(nz)]),
-            "card": np.concatenate([k, kk]).astype(np.int64), "M": M, "B": B}
+            "card": np.concatenate([k, kk]).astype(np.int32), "M": M, "B": B}
 
 
 
@@ -257,7 +257,10 @@ def _load_a_arrays(inst: P.WorkerSelectInstance, hopts: Any) -> LexModel:
         z = res.x[B:].reshape(B, M)
         return np.flatnonzero(z.max(axis=0, initial=0.0) > 0.5).astype(np.int64)
 
-    return LexModel(hm, np.arange(hm.num_col), a["c"], a["size"], a["card"], decode,
+    def size() -> np.ndarray:  # |S| = sum_k k y_k; made only if the MILP pass needs it
+        return np.concatenate([np.arange(1, B + 1, dtype=float), np.zeros(M * B)])
+
+    return LexModel(hm, np.arange(hm.num_col, dtype=np.int32), a["c"], size, a["card"], decode,
                     "formulation-a", build_s, "arrays")
 
 
@@ -293,8 +296,9 @@ def _load_pyomo(inst: P.WorkerSelectInstance, hopts: Any, build: Callable) -> Le
     def decode(res: Any) -> np.ndarray:
         return decode_model(inst, m, res).selected
 
+    size = coefficients(m.size)
     return LexModel(hm, np.flatnonzero(hm._integrality), coefficients(m.value),
-                    coefficients(m.size), card, decode, m.kind, build_s, "pyomo")
+                    lambda: size, card, decode, m.kind, build_s, "pyomo")
 
 
 def lp_bound_proves(lp_max: float, floor: float) -> bool:
@@ -411,7 +415,7 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
                 details["stage2_lp"] = details.pop("stage2", None)
         if not proven:
             hm.add_rows([floor], [INF_], sp.csr_array(lm.value[None, :]))
-            hm.set_objective(lm.size, sense="min")
+            hm.set_objective(lm.size(), sense="min")
             above = np.flatnonzero(lm.card > len(best.selected))
             if above.size:
                 hm.set_col_bounds(above, 0.0, 0.0)
