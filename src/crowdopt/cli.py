@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any
 
-from .cliargs import add_batch_flags
+from .cliargs import add_batch_flags, apply_boundary_types
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
@@ -419,6 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(f"crowdopt.commands.{info.name}")
         if hasattr(mod, "register"):
             mod.register(cli)
+    apply_boundary_types(parser)
     return parser
 
 
@@ -431,7 +432,12 @@ def _missing_target(gp: argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad option: argparse printed its one line; --help exits 0
+        if exc.code in (0, None):
+            raise
+        return int(exc.code)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_INPUT
