@@ -117,6 +117,13 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- core commands
+# what `certify --solution FILE` reads (crowdopt.api.solution_part unwraps each)
+SOLUTION_FORMATS = ("a bare solution ({\"selected\": [...]}, {\"assignment\": [...]}, "
+                    "{\"task_of\": [...]}, ...), a result (`crowdopt solve -o FILE` or --json), "
+                    "a certificate (`crowdopt certify --json`) or a comparison "
+                    "(`crowdopt compare -o FILE`: its best solution)")
+
+
 def _add_solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
@@ -208,9 +215,10 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     from .instances import load_instance, read_json
 
     spec, inst = load_instance(path)
-    sol = None
-    if solution:
-        sol = spec.solution_from_dict(inst, read_json(solution, "solution"))
+    # any document the package writes with a solution in it (SOLUTION_FORMATS)
+    sol = read_json(solution, "solution") if solution else None
+    if sol is not None and not isinstance(sol, dict):
+        raise InputError("solution", "a JSON object", type(sol).__name__)
     cert = certify((spec, inst), sol, time_limit=time_limit, threads=threads, seed=seed)
     return cert.replace(instance=str(path)).to_dict()
 
@@ -362,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("certify", help="lower and upper bounds, gap, ratio of a solution")
     p.add_argument("instance", metavar="INSTANCE|DIR", help="instance file, - , or a folder of *.json")
-    p.add_argument("--solution", default=None, metavar="FILE", help="certify this solution")
+    p.add_argument("--solution", default=None, metavar="FILE",
+                   help="certify this solution (JSON): " + SOLUTION_FORMATS)
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run a folder's certificates on a Dask cluster (extra: dask)")

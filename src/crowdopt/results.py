@@ -409,9 +409,14 @@ class Comparison(Sequence):
         return b is not None and b.gap == 0.0 and b.certified
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document of `crowdopt compare --json`."""
+        """The JSON document of `crowdopt compare --json`; `best` names the best certified
+        feasible result and carries its solution (what `certify --solution` reads)."""
+        best = self.best
         return jsonable({"problem": self.problem, "size": self.size, "bound": self.bound,
                          "bound_source": self.bound_source, "warmup_s": self.warmup_s,
+                         "best": None if best is None else {
+                             "algorithm": best.algorithm, "objective": best.objective,
+                             "solution": best.solution_dict()},
                          "results": [r.to_dict(solution=False) for r in self.results]})
 
     def to_json(self, indent: int | None = 1) -> str:
