@@ -157,7 +157,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         raise InputError("LABELS", "a label table file or a data set name ("
                          + ", ".join(list_datasets()) + ")", args.labels)
-    runs = args.runs if args.runs else (1 if args.order == "file" else 10)
+    runs = args.runs if args.runs is not None else (1 if args.order == "file" else 10)
+    if runs < 1:
+        raise InputError("--runs", "an integer >= 1", runs)
+    if args.order == "file" and runs > 1:  # every run would replay the same arrival order
+        raise InputError("--runs", "1 with --order file (the file's order makes every run "
+                         "identical; drop --order file for seeded shuffles)", runs)
     tasks = [Task("crowdopt.sim.lsol_replay:replay_task", params, args.seed + r)
              for r in range(runs)]
     records = run_tasks(tasks, jobs=args.jobs, show_progress=not (args.quiet or args.json),
@@ -267,10 +272,13 @@ def register(cli: Any) -> None:
                    help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
     r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
     r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
-    r.add_argument("--order", choices=("file", "shuffle"), default="file",
-                   help="task arrival order (default file order)")
-    r.add_argument("--runs", type=int, default=0,
-                   help="replications (default 1 in file order, 10 shuffled)")
+    r.add_argument("--order", choices=("file", "shuffle"), default="shuffle",
+                   help="task arrival order: shuffle (default; run r draws its own order from "
+                   "seed + r, so replicates differ) or file (the file's order; one run)")
+    r.add_argument("--file-order", dest="order", action="store_const", const="file",
+                   help="same as --order file")
+    r.add_argument("--runs", type=int, default=None,
+                   help="replications (default 10; must be 1 with --order file)")
     r.add_argument("--duplicates", choices=("error", "first", "last"), default="first",
                    help="repeated (worker, task) rows (default first)")
     r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write JSON")
