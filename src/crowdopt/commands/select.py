@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),
         "workers": table.n_workers, "eligible_workers": int(len(eligible)),
-        "selected": [], "size": 0}
+        "unscored_workers": _unscored(rel.n, need, estimator),
+        "coverage": None, "selected": [], "size": 0}
     if res.solution is None:
         return out
     chosen = eligible[res.solution.selected]
@@ -128,7 +130,33 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         out["accuracy"] = out["accuracies"]["wmv-linear"]
         covered = np.bincount(main.task, minlength=table.n_tasks)[rest] > 0
         out["evaluation_items_labelled"] = int(covered.sum())
+        # what the accuracy rests on: an item no selected worker labelled is a coin flip
+        out["coverage"] = {"labelled": int(covered.sum()), "evaluated": int(len(rest)),
+                           "fraction": float(covered.mean())}
+        if covered.any():
+            on = gold.subset(rest[covered])
+            out["accuracies_labelled"] = {k: accuracy(r, on) for k, r in runs.items()}
     return out
+
+
+COVERAGE_WARN = 0.9  # below this share of labelled evaluation items, say so on stderr
+
+
+def _unscored(n: np.ndarray, need: int, estimator: str) -> dict:
+    """How many workers could not be scored, and why (too few answered control items)."""
+    none, few = int(np.sum(n == 0)), int(np.sum((n > 0) & (n < need)))
+    reasons = {}
+    if none:
+        reasons["answered no control item"] = none
+    if few:
+        reasons[f"answered fewer than {need} control items (the {estimator} score needs "
+                f"{need})"] = few
+    return {"count": none + few, "reasons": reasons}
+
+
+def coverage_text(cov: dict) -> str:
+    """'coverage 336/790 = 42.5 %': the held-out items an accuracy rests on."""
+    return f"coverage {cov['labelled']}/{cov['evaluated']} = {100 * cov['fraction']:.1f} %"
 
 
 def cmd_select(args: argparse.Namespace) -> int:
@@ -150,12 +178,19 @@ def cmd_select(args: argparse.Namespace) -> int:
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)
+    cov = out["coverage"]
+    if cov is not None and cov["fraction"] < COVERAGE_WARN:
+        print(f"crowdopt select: warning: {coverage_text(cov)}: only these held-out items have "
+              "a label from the selected workers; the accuracy counts the others as ties "
+              "(raise --max-workers or --n-control)", file=sys.stderr)
     if args.json or args.output:
         emit_json(out, args.output, stdout=args.json)
     if not args.json:
+        why = "; ".join(f"{v} {k}" for k, v in out["unscored_workers"]["reasons"].items())
         print(f"crowdopt select: {out['eligible_workers']} of {out['workers']} workers scored on "
               f"{out['control_items']} control items ({out['estimator']} G, L = "
-              f"{out['classes']}); {out['algorithm']}: {out['status']}")
+              f"{out['classes']}); {out['algorithm']}: {out['status']}"
+              + (f"\nnot scored: {why}" if why else ""))
         if out["selected"]:
             cols = ["worker", "n", "correct", "w_hat", "score"] + (
                 ["cost"] if costs is not None else [])
@@ -165,7 +200,11 @@ def cmd_select(args: argparse.Namespace) -> int:
                   + (f", cost {out['cost']} of {budget}" if costs is not None else ""))
         if out["accuracies"]:
             acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies"].items())
-            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc}")
+            print(f"accuracy on {out['evaluation_items']} held-out gold items "
+                  f"({coverage_text(out['coverage'])}): {acc}")
+            if out.get("accuracies_labelled"):
+                acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies_labelled"].items())
+                print(f"accuracy on the {out['coverage']['labelled']} labelled ones: {acc}")
         elif out["selected"]:
             print("accuracy: none (every gold item was a control item; see --n-control)")
     if out["status"] == "infeasible":
