@@ -57,27 +57,16 @@ def format_table(rows: list[dict], columns: list[str]) -> str:
 
 
 def emit_json(obj: Any, path: str | None = None, stdout: bool = True) -> None:
-    text = json.dumps(obj, indent=1, default=_json_default)
+    """One JSON document to stdout (and/or `path`), strict: numpy values become Python ones
+    (booleans true/false), non-finite numbers null; a value with no JSON form raises
+    TypeError (a bug to fix at its source) instead of turning into text."""
+    from .results import jsonable
+
+    text = json.dumps(jsonable(obj, strict=True), indent=1, allow_nan=False)
     if path:
         Path(path).write_text(text + "\n")
     if stdout:
         print(text)
-
-
-def _json_default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.bool_):
-        return bool(o)  # JSON true/false, never the string "True"
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if hasattr(o, "value") and isinstance(o.value, str):
-        return o.value
-    return str(o)
 
 
 def positive_float(text: str) -> float:
