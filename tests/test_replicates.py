@@ -51,3 +51,15 @@ def test_file_order_is_one_run_and_refuses_more(labels, capsys, flag):
     code, out, err = _replay(capsys, labels, *flag, "--runs", "3")
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0 and "--runs" in err and "identical" in err
+
+
+def test_replay_optkg_replicates_differ(data_dir, capsys, monkeypatch):
+    """Opt-KG replay draws which stored label a query reveals from seed + r: replicates
+    differ even for a deterministic-tie policy."""
+    monkeypatch.setenv("CROWDOPT_DATA", str(data_dir))
+    for policy in ("optkg", "optkg-det"):
+        assert main(["replay", "optkg", "rte", "--budget", "300", "--reps", "3", "--policy",
+                     policy, "--json"]) == 0
+        runs = json.loads(capsys.readouterr().out)["runs"]
+        assert [r["seed"] for r in runs] == [0, 1, 2]
+        assert len({r["accuracy"] for r in runs}) > 1, policy
