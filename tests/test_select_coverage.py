@@ -46,3 +46,29 @@ def test_full_coverage_gives_no_warning(data_dir, capsys, monkeypatch):
     doc = json.loads(cap.out)
     assert doc["coverage"]["fraction"] == 1.0 and "coverage" not in cap.err
     assert doc["unscored_workers"] == {"count": 0, "reasons": {}}
+
+
+def test_replay_optkg_reports_coverage_of_its_budget(data_dir, capsys, monkeypatch):
+    monkeypatch.setenv("CROWDOPT_DATA", str(data_dir))
+    assert main(["replay", "optkg", "rte", "--budget", "400", "--reps", "2", "--json"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    # 400 labels on 800 items: at most 400 items can have a label (Opt-KG spreads them)
+    assert doc["coverage"]["evaluated"] == 800 and 0 < doc["coverage"]["labelled"] <= 400
+    assert all(r["coverage"] == r["gold_items_labelled"] / 800 for r in doc["runs"])
+    assert len([ln for ln in cap.err.splitlines() if "coverage" in ln]) == 1
+    assert main(["replay", "optkg", "rte", "--budget", "4000"]) == 0
+    cap = capsys.readouterr()
+    assert "coverage" not in cap.err and "coverage" in cap.out
+
+
+def test_replay_lsol_reports_coverage(data_dir, capsys, monkeypatch):
+    monkeypatch.setenv("CROWDOPT_DATA", str(data_dir))
+    assert main(["replay", "lsol", "bluebirds", "--runs", "2", "--json"]) == 0
+    cap = capsys.readouterr()
+    doc = json.loads(cap.out)
+    assert doc["coverage"]["evaluated"] == 108
+    assert doc["coverage"]["labelled"] == sum(
+        r["gold_tasks_labelled"] for r in doc["per_run"]) / 2
+    assert main(["replay", "lsol", "bluebirds", "--runs", "2"]) == 0
+    assert "coverage" in capsys.readouterr().out.splitlines()[1]

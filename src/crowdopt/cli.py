@@ -69,6 +69,29 @@ def emit_json(obj: Any, path: str | None = None, stdout: bool = True) -> None:
         print(text)
 
 
+COVERAGE_WARN = 0.9  # an accuracy resting on fewer of its items than this is flagged on stderr
+
+
+def coverage(labelled: float, evaluated: int) -> dict:
+    """What an accuracy rests on: items that got a label / items it is measured on (an item
+    without a label counts as a guess). `labelled` may be a mean over runs."""
+    return {"labelled": labelled, "evaluated": int(evaluated),
+            "fraction": float(labelled / evaluated) if evaluated else None}
+
+
+def coverage_text(cov: dict) -> str:
+    """'coverage 336/790 = 42.5 %'."""
+    if cov["fraction"] is None:
+        return "coverage n/a (no items)"
+    return f"coverage {fmt(cov['labelled'])}/{cov['evaluated']} = {100 * cov['fraction']:.1f} %"
+
+
+def warn_coverage(command: str, cov: dict | None, what: str) -> None:
+    """One stderr line when an accuracy rests on fewer than COVERAGE_WARN of its items."""
+    if cov is not None and cov["fraction"] is not None and cov["fraction"] < COVERAGE_WARN:
+        print(f"crowdopt {command}: warning: {coverage_text(cov)}: {what}", file=sys.stderr)
+
+
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (time limits); one-line error otherwise."""
     try:

@@ -140,7 +140,7 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, format_table
+    from ..cli import coverage, emit_json, format_table, warn_coverage
     from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
 
@@ -179,32 +179,41 @@ def cmd_replay(args: argparse.Namespace) -> int:
     doc = {"policy": "lsol", "params": params, "runs": len(res), "seeds": [t.seed for t in tasks],
            "accuracy": float(np.mean(acc)) if acc else None,
            "accuracy_sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else None,
+           "coverage": coverage(float(np.mean([r["gold_tasks_labelled"] for r in res])),
+                                first["gold_tasks"]),
            "labels_spent": float(np.mean([r["labels_spent"] for r in res])),
            "labels_per_task": float(np.mean([r["labels_per_task"] for r in res])),
            "tasks": first["tasks"], "workers": first["workers"],
            "mv_all": first.get("mv_all"), "oracle": first.get("oracle"),
-           "per_run": [{k: r[k] for k in ("accuracy", "labels_spent", "testers", "selected",
-                                          "removed")} for r in res],
+           "per_run": [{k: r[k] for k in ("accuracy", "gold_tasks_labelled", "labels_spent",
+                                          "testers", "selected", "removed")} for r in res],
            "curve": first["curve"]}
+    if doc["accuracy"] is not None:
+        warn_coverage("replay lsol", doc["coverage"], "only these gold tasks got a label from "
+                      "LS_OL's workers; the others are guesses")
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json)
     if not args.json:
         rows = [{"method": "LS_OL", "accuracy": doc["accuracy"],
+                 "coverage": doc["coverage"]["fraction"],
                  "labels_per_task": doc["labels_per_task"], "runs": len(res)}]
         if doc["mv_all"]:
-            rows.append({"method": "majority vote of all", **_pick(doc["mv_all"]), "runs": 1})
+            rows.append({"method": "majority vote of all", **_pick(doc["mv_all"], first),
+                         "runs": 1})
         if doc["oracle"]:
             rows.append({"method": f"oracle best set (k={doc['oracle']['k']})",
-                         **_pick(doc["oracle"]), "runs": 1})
-        print(f"LS_OL replay: {first['tasks']} tasks, {first['workers']} workers")
-        print(format_table(rows, ["method", "accuracy", "labels_per_task", "runs"]))
+                         **_pick(doc["oracle"], first), "runs": 1})
+        print(f"LS_OL replay: {first['tasks']} tasks, {first['workers']} workers, "
+              f"{first['gold_tasks']} with gold (coverage: share of those that got a label)")
+        print(format_table(rows, ["method", "accuracy", "coverage", "labels_per_task", "runs"]))
         print(f"final set (run 1): {len(first['selected'])} workers"
               + (f"; removed {first['removed']}" if first["removed"] else ""))
     return EXIT_OK
 
 
-def _pick(b: dict) -> dict:
-    return {"accuracy": b["accuracy"], "labels_per_task": b["labels_per_task"]}
+def _pick(b: dict, run: dict) -> dict:
+    return {"accuracy": b["accuracy"], "labels_per_task": b["labels_per_task"],
+            "coverage": b["gold_tasks_labelled"] / run["gold_tasks"]}
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +63,7 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
                      time_limit: float | None = None, seed: int = 0) -> dict:
     """The whole `select` pipeline on a LabelTable and Gold; returns the JSON-ready result."""
     from ..api import run_method
+    from ..cli import coverage
     from ..crowd.aggregate import accuracy, majority_vote, weighted_majority_vote
     from ..crowd.aggregate import weights_from_accuracy as weights
     from ..crowd.reliability import from_gold
@@ -131,15 +131,11 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         covered = np.bincount(main.task, minlength=table.n_tasks)[rest] > 0
         out["evaluation_items_labelled"] = int(covered.sum())
         # what the accuracy rests on: an item no selected worker labelled is a coin flip
-        out["coverage"] = {"labelled": int(covered.sum()), "evaluated": int(len(rest)),
-                           "fraction": float(covered.mean())}
+        out["coverage"] = coverage(int(covered.sum()), len(rest))
         if covered.any():
             on = gold.subset(rest[covered])
             out["accuracies_labelled"] = {k: accuracy(r, on) for k, r in runs.items()}
     return out
-
-
-COVERAGE_WARN = 0.9  # below this share of labelled evaluation items, say so on stderr
 
 
 def _unscored(n: np.ndarray, need: int, estimator: str) -> dict:
@@ -154,13 +150,9 @@ def _unscored(n: np.ndarray, need: int, estimator: str) -> dict:
     return {"count": none + few, "reasons": reasons}
 
 
-def coverage_text(cov: dict) -> str:
-    """'coverage 336/790 = 42.5 %': the held-out items an accuracy rests on."""
-    return f"coverage {cov['labelled']}/{cov['evaluated']} = {100 * cov['fraction']:.1f} %"
-
 
 def cmd_select(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, fmt, format_table
+    from ..cli import coverage_text, emit_json, fmt, format_table, warn_coverage
     from ..crowd.datasets import load_labels_and_gold
     from ..validate import integer
 
@@ -178,11 +170,9 @@ def cmd_select(args: argparse.Namespace) -> int:
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)
-    cov = out["coverage"]
-    if cov is not None and cov["fraction"] < COVERAGE_WARN:
-        print(f"crowdopt select: warning: {coverage_text(cov)}: only these held-out items have "
-              "a label from the selected workers; the accuracy counts the others as ties "
-              "(raise --max-workers or --n-control)", file=sys.stderr)
+    warn_coverage("select", out["coverage"], "only these held-out items have a label from the "
+                  "selected workers; the accuracy counts the others as ties (raise "
+                  "--max-workers or --n-control)")
     if args.json or args.output:
         emit_json(out, args.output, stdout=args.json)
     if not args.json:
