@@ -105,7 +105,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, format_table
+    from ..cli import coverage, coverage_text, emit_json, format_table, warn_coverage
     from ..sim.optkg_replay import load_table, replay
 
     cols = {k: v for k, v in (("task", args.task_col), ("worker", args.worker_col),
@@ -126,17 +126,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
                      alpha=args.alpha, seed=args.seed + r)
         accs.append(res["accuracy"][-1])
         rows.append({"seed": args.seed + r, "budget": budgets[-1], "accuracy": accs[-1],
+                     "gold_items_labelled": res["gold_items_labelled"][-1],
+                     "coverage": res["gold_items_labelled"][-1] / res["gold_items"],
                      "time_s": res["time_s"][-1]})
+    cov = coverage(float(np.mean([r["gold_items_labelled"] for r in rows])), res["gold_items"])
     out = {"policy": args.policy, "mode": args.model, "budget": budgets[-1],
            "items": table.n_tasks, "labels": table.n_labels,
-           "accuracy": float(np.mean(accs)), "runs": rows}
+           "accuracy": float(np.mean(accs)), "coverage": cov, "runs": rows}
+    warn_coverage("replay optkg", cov, "only these gold items got a bought label; the others "
+                  "are decided by the prior alone (raise --budget)")
     if args.json:
         emit_json(out)
     else:
-        print(f"{args.policy} ({args.model}) on {table.n_tasks} items, {table.n_labels} labels")
-        print(format_table(rows, ["seed", "budget", "accuracy", "time_s"]))
+        print(f"{args.policy} ({args.model}) on {table.n_tasks} items, {table.n_labels} labels; "
+              f"coverage: share of the {res['gold_items']} gold items with a bought label")
+        print(format_table(rows, ["seed", "budget", "accuracy", "coverage", "time_s"]))
         if args.runs > 1:
-            print(f"mean accuracy {out['accuracy']:.4f}")
+            print(f"mean accuracy {out['accuracy']:.4f} ({coverage_text(cov)})")
     return 0
 
 
