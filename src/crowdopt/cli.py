@@ -23,6 +23,13 @@ from .cliargs import add_batch_flags, apply_boundary_types
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
+EXIT_MEANING = {
+    EXIT_INFEASIBLE: "infeasible (no solution satisfies the constraints)",
+    EXIT_TIME_LIMIT: "time limit reached without proof (the incumbent and bound are in the "
+                     "output; raise --time-limit)",
+    EXIT_CERT: "a certificate check failed, a method errored or a replication failed (see "
+               "the output)",
+}
 
 
 @dataclass
@@ -444,7 +451,10 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "verbose", False):
         os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        if code in EXIT_MEANING:  # every non-zero exit says why, in one stderr line
+            print(f"crowdopt {args.command}: exit {code}: {EXIT_MEANING[code]}", file=sys.stderr)
+        return code
     except InputError as exc:
         print(f"crowdopt: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

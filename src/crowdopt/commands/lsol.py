@@ -32,6 +32,14 @@ def _floats(text: str, field: str) -> list[float]:
 def _sim_tasks(args: argparse.Namespace) -> list:
     from ..experiments.executor import Task
 
+    M = args.M if args.M is not None else (len(args.p.split(",")) if args.p else 5)
+    if args.p and args.M is not None and len(args.p.split(",")) != args.M:
+        raise InputError("--p", f"{args.M} qualities (one per labeler, --M {args.M})", args.p)
+    if M < 1:
+        raise InputError("--M", "an integer >= 1", M)
+    args.M = M
+    if args.contexts == "finite" and args.types < 1:
+        raise InputError("--types", "an integer >= 1 (finite task types)", args.types)
     if args.contexts != "none":
         return [Task("crowdopt.sim.lsol_sim:context_task",
                      {"kind": args.contexts, "M": args.M, "T": args.T, "n_types": args.types,
@@ -75,9 +83,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..experiments.executor import run_tasks
 
-    if args.runs < 1 or args.T < 1 or args.M < 1:
-        raise InputError("--runs/--T/--M", "positive integers", (args.runs, args.T, args.M))
-    tasks = _sim_tasks(args)
+    tasks = _sim_tasks(args)  # validates --M, --p, --types first
+    if args.runs < 1 or args.T < 1:
+        raise InputError("--runs/--T", "positive integers", (args.runs, args.T))
     out_dir = Path(args.output) if args.output else None
     from ..cliargs import check_batch_args
 
@@ -251,7 +259,8 @@ def register(cli: Any) -> None:
     doc = __doc__.split("\n\n")[1].splitlines()
     s = cli.simulate.add_parser("lsol", help="LS_OL online labeler selection (paper 001)",
                                 description=doc[0] + " " + doc[1])
-    s.add_argument("--M", type=int, default=5, help="labelers (default 5)")
+    s.add_argument("--M", type=int, default=None,
+                   help="labelers (default 5, or the number of --p qualities)")
     s.add_argument("--T", type=int, default=2000, help="steps per run (default 2000)")
     add_runs(s, 20, "replications, run r with seed + r (default 20)")
     s.add_argument("--population", choices=POPULATIONS, default="table1",

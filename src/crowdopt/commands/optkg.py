@@ -25,15 +25,20 @@ def _floats(text: str, field: str, n: int | None = 2) -> list[float]:
     return vals
 
 
+def _beta(text: str, field: str) -> list[float]:
+    """a,b of a Beta distribution: two numbers > 0."""
+    vals = _floats(text, field)
+    if min(vals) <= 0:
+        raise InputError(field, "two positive numbers a,b (Beta parameters)", text)
+    return vals
+
+
 def _prior(text: str, field: str):
     if text in ("uniform", "true"):
         return text
     if text == "jeffreys":
         return [0.5, 0.5]
-    vals = _floats(text, field)
-    if min(vals) <= 0:
-        raise InputError(field, "positive Beta parameters", text)
-    return vals
+    return _beta(text, field)
 
 
 def _budget_list(text: str, K: int) -> list[int]:
@@ -66,7 +71,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.K < 1 or args.M < 1 or args.runs < 1:
         raise InputError("--K/--M/--runs", "positive integers", (args.K, args.M, args.runs))
     budgets = _budget_list(args.budgets, args.K)
-    theta = _floats(args.theta_dist, "--theta-dist")
+    theta = _beta(args.theta_dist, "--theta-dist")
     if args.model == "homogeneous":
         pols = args.policies or ["optkg", "uniform", "kg", "nlu"]
         params = {"theta_dist": theta, "K": args.K, "budgets": budgets, "policies": pols,
@@ -74,7 +79,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         fn = "crowdopt.sim.optkg_sim:homogeneous_replication"
     else:
         pols = args.policies or ["optkg", "uniform", "kg"]
-        params = {"theta_dist": theta, "rho_dist": _floats(args.rho_dist, "--rho-dist"),
+        params = {"theta_dist": theta, "rho_dist": _beta(args.rho_dist, "--rho-dist"),
                   "K": args.K, "M": args.M, "budgets": budgets, "policies": pols,
                   "prior": _prior(args.prior, "--prior"),
                   "worker_prior": _prior(args.worker_prior, "--worker-prior")}
@@ -150,7 +155,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..cli import emit_json
     from ..experiments.optkg_repro import reproduce
 
-    only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+    only = None
+    if args.only is not None:
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        if not only:
+            raise InputError("--only", "a comma list of sections (dp,fig45,fig10,fig11,replay,"
+                             "table4)", args.only)
     summary = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
                         show_progress=not (args.json or args.quiet), resume=args.resume,
                         fresh=args.fresh, scheduler=args.scheduler,

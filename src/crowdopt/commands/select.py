@@ -169,6 +169,9 @@ def cmd_select(args: argparse.Namespace) -> int:
     budget = integer(args.budget, "--budget", lo=0) if args.budget is not None else None
     n_control = None if args.n_control == "all" else integer(
         _int_or_text(args.n_control), "--n-control", lo=1)
+    if n_control is not None and n_control > gold.n:
+        raise InputError("--n-control", f"at most the {gold.n} gold items ('all' uses every one)",
+                         n_control)
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)

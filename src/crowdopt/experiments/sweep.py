@@ -87,7 +87,7 @@ def load_config(path: str | Path) -> SweepConfig:
     p = Path(path)
     if not p.is_file():
         raise InputError("CONFIG", "a sweep TOML file", str(path))
-    text = p.read_text()
+    text = p.read_text(encoding="utf-8-sig")  # a BOM (as Windows editors write) is accepted
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
