@@ -305,8 +305,11 @@ def test_compare_is_a_sequence_of_results_with_a_warm_up_apart(tmp_path):
     assert comp.warmup_s > 0 and comp.proven and comp.best is not None
     assert crowdopt.compare(inst, warmup=False).warmup_s == 0.0
     doc = comp.to_dict()
-    assert set(doc) == {"problem", "size", "bound", "bound_source", "warmup_s", "results"}
+    assert set(doc) == {"problem", "size", "bound", "bound_source", "warmup_s", "best",
+                        "results"}
     assert all("solution" not in row for row in doc["results"])
+    assert doc["best"] == {"algorithm": comp.best.algorithm, "objective": comp.best.objective,
+                           "solution": comp.best.solution_dict()}  # what certify reads
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(inst.to_dict()))
     out = subprocess.run([sys.executable, "-m", "crowdopt", "compare", str(path), "--json"],

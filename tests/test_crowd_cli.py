@@ -99,7 +99,7 @@ def test_every_output_reports_iterations_and_converged(files, capsys, cmd, metho
     (["aggregate", "{lab}", "--gold", "{gold}", "--use-gold", "--init", "gold"], "both"),
     (["aggregate", "{lab}", "--method", "mv", "--weights", "{gold}"], "--weights"),
     (["aggregate", "{lab}", "--tol", "-1"], "tol"),
-    (["aggregate", "{lab}", "--max-iter", "-2"], "max_iter"),
+    (["aggregate", "{lab}", "--max-iter", "-2"], "max-iter"),
     (["estimate", "{lab}", "--gold", "{gold}", "--smoothing", "1"], "--smoothing"),
     (["aggregate", "{lab}", "--columns", "task"], "--columns"),
 ])

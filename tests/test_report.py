@@ -29,3 +29,22 @@ def test_report_writes_tables_figures_command_and_seeds(tmp_path):
     assert "`crowdopt reproduce x --scale smoke`" in text and "Seeds: [0, 1, 2]" in text
     assert "![caption](time_vs_size.png)" in text and "| 1 | 0.5000 |" in text
     assert not list((tmp_path / "r").glob("*.tmp"))
+
+
+def test_line_plot_shows_every_series_and_no_zero_on_a_log_axis():
+    """Issue 19 item 9: equal curves stay distinguishable (own marker and line style), a
+    method keeps its color across figures, points <= 0 are left out of a log axis (and
+    counted in the legend), and the legend sits outside the axes."""
+    pytest.importorskip("matplotlib")
+    from crowdopt.experiments.report import line_plot, series_color
+
+    fig = line_plot({"a": ([1, 2, 3], [0.0, 1.0, 2.0]), "b": ([1, 2, 3], [0.0, 1.0, 2.0])},
+                    xlabel="x", ylabel="y", logy=True)
+    ax = fig.axes[0]
+    la, lb = ax.get_lines()[:2]
+    assert la.get_marker() != lb.get_marker() and la.get_linestyle() != lb.get_linestyle()
+    assert list(la.get_ydata()) == [1.0, 2.0]  # the zero is not drawn on the log axis
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("a (1 point <= 0")
+    assert ax.get_legend().get_bbox_to_anchor().x0 > ax.get_window_extent().x1 - 1
+    assert series_color("cbp") == series_color("cbp (paper)")

@@ -235,3 +235,11 @@ def test_summarize_aggregates_over_seeds():
     assert rows[0] == {"a": 1, "n": 3, "errors": 0, "mean(v)": 11.0, "max(v)": 12.0,
                        "std(v)": 1.0, "mean(ok)": 2 / 3}
     assert rows[1]["errors"] == 1 and rows[1]["mean(v)"] == 20.5
+
+
+def test_problem_tasks_time_after_a_warm_up():
+    """Issue 19 item 8: a sweep's first task carries no one-off warm-up in its method times."""
+    from crowdopt.experiments.sweep import problem_task
+
+    out = problem_task("labeler-set", {}, ["top-k", "milp"], seed=0)
+    assert out["warmup_s"] > 0

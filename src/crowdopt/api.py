@@ -77,12 +77,35 @@ def load(source: Any) -> ProblemInstance:
 
 
 def _solution_of(spec: ProblemSpec, inst: Any, solution: Any) -> Any:
-    """A typed solution from a typed one, a `Result`, or its JSON form (ids or indices)."""
+    """A typed solution from a typed one, a `Result`, or a JSON document (`solution_part`)."""
     if isinstance(solution, Result):
         solution = solution.solution
     if isinstance(solution, dict):
-        return spec.solution_from_dict(inst, solution)
+        return spec.solution_from_dict(inst, solution_part(spec, solution))
     return solution
+
+
+def solution_part(spec: ProblemSpec, doc: dict) -> dict:
+    """The bare solution inside any document the package writes where a solution is expected
+    (`crowdopt certify --help` lists them): a result's or certificate's `solution`, a comparison's `best`
+    solution, else `doc` itself. A document of another problem, or one without a solution
+    (a method that found none), is a one-line InputError."""
+    wrapped = "problem" in doc or "results" in doc or "certificate" in doc
+    if not wrapped:
+        return doc
+    if doc.get("problem") not in (None, spec.name):
+        raise InputError("solution.problem", spec.name, doc.get("problem"))
+    if "results" in doc:  # a comparison
+        best = doc.get("best")
+        if not isinstance(best, dict) or best.get("solution") is None:
+            raise InputError("solution", "a comparison with a best solution",
+                             "a comparison where no method found a feasible solution")
+        return best["solution"]
+    if doc.get("solution") is None:
+        what = doc.get("algorithm") or "document"
+        raise InputError("solution", "a result or certificate with a solution",
+                         f"{what} without one (status {doc.get('status')})")
+    return doc["solution"]
 
 
 # ----------------------------------------------------------------------------- one method

@@ -16,13 +16,20 @@ import os
 import pkgutil
 import sys
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
-from .cliargs import add_batch_flags
+from .cliargs import add_batch_flags, apply_boundary_types
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
+EXIT_MEANING = {
+    EXIT_INFEASIBLE: "infeasible (no solution satisfies the constraints)",
+    EXIT_TIME_LIMIT: "time limit reached without proof (the incumbent and bound are in the "
+                     "output; raise --time-limit)",
+    EXIT_CERT: "a certificate check failed, a method errored or a replication failed (see "
+               "the output)",
+}
 
 
 @dataclass
@@ -58,30 +65,39 @@ def format_table(rows: list[dict], columns: list[str]) -> str:
 
 
 def emit_json(obj: Any, path: str | None = None, stdout: bool = True) -> None:
-    text = json.dumps(obj, indent=1, default=_json_default)
+    """One JSON document to stdout (and/or `path`), strict: numpy values become Python ones
+    (booleans true/false), non-finite numbers null; a value with no JSON form raises
+    TypeError (a bug to fix at its source) instead of turning into text."""
+    from .results import jsonable
+
+    text = json.dumps(jsonable(obj, strict=True), indent=1, allow_nan=False)
     if path:
         Path(path).write_text(text + "\n")
     if stdout:
         print(text)
 
 
-def _json_default(o: Any) -> Any:
-    import numpy as np
+COVERAGE_WARN = 0.9  # an accuracy resting on fewer of its items than this is flagged on stderr
 
-    if isinstance(o, np.bool_):
-        return bool(o)  # JSON true/false, never the string "True"
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if hasattr(o, "value") and isinstance(o.value, str):
-        return o.value
-    if isinstance(o, PurePath):
-        return str(o)
-    # anything else would be written as its repr string: a bug at the source, not a value
-    raise TypeError(f"cannot write {type(o).__name__} as JSON")
+
+def coverage(labelled: float, evaluated: int) -> dict:
+    """What an accuracy rests on: items that got a label / items it is measured on (an item
+    without a label counts as a guess). `labelled` may be a mean over runs."""
+    return {"labelled": labelled, "evaluated": int(evaluated),
+            "fraction": float(labelled / evaluated) if evaluated else None}
+
+
+def coverage_text(cov: dict) -> str:
+    """'coverage 336/790 = 42.5 %'."""
+    if cov["fraction"] is None:
+        return "coverage n/a (no items)"
+    return f"coverage {fmt(cov['labelled'])}/{cov['evaluated']} = {100 * cov['fraction']:.1f} %"
+
+
+def warn_coverage(command: str, cov: dict | None, what: str) -> None:
+    """One stderr line when an accuracy rests on fewer than COVERAGE_WARN of its items."""
+    if cov is not None and cov["fraction"] is not None and cov["fraction"] < COVERAGE_WARN:
+        print(f"crowdopt {command}: warning: {coverage_text(cov)}: {what}", file=sys.stderr)
 
 
 def positive_float(text: str) -> float:
@@ -121,6 +137,13 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- core commands
+# what `certify --solution FILE` reads (crowdopt.api.solution_part unwraps each)
+SOLUTION_FORMATS = ("a bare solution ({\"selected\": [...]}, {\"assignment\": [...]}, "
+                    "{\"task_of\": [...]}, ...), a result (`crowdopt solve -o FILE` or --json), "
+                    "a certificate (`crowdopt certify --json`) or a comparison "
+                    "(`crowdopt compare -o FILE`: its best solution)")
+
+
 def _add_solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
                    help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
@@ -212,27 +235,12 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     from .instances import load_instance, read_json
 
     spec, inst = load_instance(path)
-    sol = None
-    if solution:
-        sol = spec.solution_from_dict(inst, solution_part(read_json(solution, "solution"),
-                                                          spec.name))
+    # any document the package writes with a solution in it (SOLUTION_FORMATS)
+    sol = read_json(solution, "solution") if solution else None
+    if sol is not None and not isinstance(sol, dict):
+        raise InputError("solution", "a JSON object", type(sol).__name__)
     cert = certify((spec, inst), sol, time_limit=time_limit, threads=threads, seed=seed)
     return cert.replace(instance=str(path)).to_dict()
-
-
-def solution_part(doc, problem: str):
-    """The solution inside any document crowdopt writes: a bare solution object, a result
-    (`solve -o` / `solve --json`) or a certificate (`certify --json`), which hold it under
-    "solution" next to their "problem"."""
-    if not (isinstance(doc, dict) and "solution" in doc):
-        return doc
-    if doc.get("problem") not in (None, problem):
-        raise InputError("--solution", f"a solution of problem {problem}",
-                         f"a {doc['problem']} document")
-    if not isinstance(doc["solution"], dict):
-        raise InputError("--solution", "a document holding a solution object",
-                         f"solution {doc['solution']!r} (method {doc.get('method')!r} found none)")
-    return doc["solution"]
 
 
 def _cert_exit(certs: list[dict]) -> int:
@@ -397,8 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("certify", help="lower and upper bounds, gap, ratio of a solution")
     p.add_argument("instance", metavar="INSTANCE|DIR", help="instance file, - , or a folder of *.json")
     p.add_argument("--solution", default=None, metavar="FILE",
-                   help="certify this solution: a solution object, or the result file of "
-                        "`solve -o`/`solve --json`, or a `certify --json` certificate")
+                   help="certify this solution (JSON): " + SOLUTION_FORMATS)
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
     add_batch_flags(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -419,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(f"crowdopt.commands.{info.name}")
         if hasattr(mod, "register"):
             mod.register(cli)
+    apply_boundary_types(parser)
     return parser
 
 
@@ -431,14 +439,22 @@ def _missing_target(gp: argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad option: argparse printed its one line; --help exits 0
+        if exc.code in (0, None):
+            raise
+        return int(exc.code)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_INPUT
     if getattr(args, "verbose", False):
         os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        if code in EXIT_MEANING:  # every non-zero exit says why, in one stderr line
+            print(f"crowdopt {args.command}: exit {code}: {EXIT_MEANING[code]}", file=sys.stderr)
+        return code
     except InputError as exc:
         print(f"crowdopt: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -50,3 +50,76 @@ def check_batch_args(args: argparse.Namespace, out_dir) -> None:
     if (args.resume or args.fresh) and not out_dir:
         raise InputError("--resume / --fresh", "an output directory (-o DIR) to resume or "
                          "replace", None)
+
+
+# ----------------------------------------------------------------------------- boundary types
+def nonneg_int(text: str) -> int:
+    """argparse type of every plain integer option (counts, sizes, seeds, jobs): >= 0."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, found {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, found {text!r}")
+    return v
+
+
+def nonneg_float(text: str) -> float:
+    """argparse type of every plain number option (probabilities, costs, rates, levels):
+    finite and >= 0 (none of crowdopt's numbers is negative, NaN or infinite)."""
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {text!r}") from None
+    if not (math.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, found {text!r}")
+    return v
+
+
+def output_file(text: str) -> str:
+    """argparse type of a FILE output: not a directory, its folder exists ('-' = stdout)."""
+    from pathlib import Path
+
+    if text == "-":
+        return text
+    p = Path(text)
+    if not text or p.is_dir():
+        raise argparse.ArgumentTypeError(f"expected a file path, found directory {text!r}"
+                                         if text else "expected a file path, found ''")
+    if not p.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"expected a file in an existing folder, found {text!r} "
+                                         f"(no folder {str(p.parent)!r})")
+    return text
+
+
+def output_dir(text: str) -> str:
+    """argparse type of a DIRECTORY output: not an existing file (created when missing)."""
+    from pathlib import Path
+
+    if not text or Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"expected a directory, found "
+                                         f"{'file ' if text else ''}{text!r}")
+    return text
+
+
+OUTPUTS = {"output", "posteriors", "confusion"}  # the options that name a file crowdopt writes
+
+
+def apply_boundary_types(parser: argparse.ArgumentParser) -> None:
+    """One rule for the whole command line, applied to every option of every command: plain
+    `int`/`float` options become `nonneg_int`/`nonneg_float`, and `-o` checks its path
+    by its metavar (FILE or DIR), so bad values fail in argparse with one line (exit 2)
+    before any work starts."""
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in a.choices.values():
+                apply_boundary_types(sp)
+            continue
+        if a.type is int:
+            a.type = nonneg_int
+        elif a.type is float:
+            a.type = nonneg_float
+        if a.dest in OUTPUTS and a.option_strings and a.type is None:
+            a.type = {"FILE": output_file, "DIR": output_dir}.get(a.metavar)

@@ -18,6 +18,20 @@ from .validate import integer, require_key, require_mapping
 SCHEMA_VERSION = 1
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose keys are unique: a repeated key is an error, never the last value."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
 def read_json(source: Any, what: str = "instance") -> Any:
     """Parse JSON from a path, '-', or an already-parsed object; one clean error on failure."""
     if isinstance(source, dict | list):
@@ -39,9 +53,12 @@ def read_json(source: Any, what: str = "instance") -> Any:
     if not text.strip():
         raise InputError(what, "a JSON object", f"an empty file ({name})")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(what, "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno} of {name}") from None
+    except _DuplicateKey as exc:
+        raise InputError(what, "a JSON object with unique keys", f"key {exc.args[0]!r} twice in "
+                         f"{name}") from None
     except RecursionError:
         raise InputError(what, "valid JSON", f"nesting too deep in {name}") from None
 

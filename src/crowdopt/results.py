@@ -25,38 +25,43 @@ from .status import Status
 SCHEMA_VERSION = 1
 
 
-def jsonable(obj: Any) -> Any:
+def jsonable(obj: Any, strict: bool = False) -> Any:
     """`obj` as JSON types only (dict, list, str, int, float, bool, None), recursively.
 
-    numpy scalars and arrays become Python values, enums their value, dataclasses dicts of
-    their fields, non-finite floats None (strict JSON has no Infinity/NaN); anything else
-    its `str`. `json.dumps(jsonable(x), allow_nan=False)` always works.
+    numpy scalars and arrays become Python values (numpy booleans true/false, never the
+    string "False"), enums their value, dataclasses dicts of their fields, paths their text,
+    non-finite floats None (strict JSON has no Infinity/NaN); anything else its `str`, or a
+    TypeError when `strict` (what the CLI uses: an unknown type in a document is a bug to
+    fix at its source, not text to guess from). `json.dumps(jsonable(x), allow_nan=False)`
+    always works.
     """
     if obj is None or isinstance(obj, str) and not isinstance(obj, Enum):
         return obj
     if isinstance(obj, bool | np.bool_):
         return bool(obj)
     if isinstance(obj, Enum):
-        return jsonable(obj.value)
+        return jsonable(obj.value, strict)
     if isinstance(obj, int | np.integer):
         return int(obj)
     if isinstance(obj, float | np.floating):
         v = float(obj)
         return v if math.isfinite(v) else None
     if isinstance(obj, dict):
-        return {(k if isinstance(k, str) else str(jsonable(k))): jsonable(v)
+        return {(k if isinstance(k, str) else str(jsonable(k, strict))): jsonable(v, strict)
                 for k, v in obj.items()}
     if isinstance(obj, list | tuple | set | frozenset):
-        return [jsonable(v) for v in obj]
+        return [jsonable(v, strict) for v in obj]
     if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
+        return jsonable(obj.tolist(), strict)
     if hasattr(obj, "to_dict") and callable(obj.to_dict):
-        return jsonable(obj.to_dict())
+        return jsonable(obj.to_dict(), strict)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+        return {f.name: jsonable(getattr(obj, f.name), strict) for f in dataclasses.fields(obj)
                 if f.repr}
     if isinstance(obj, PurePath):
         return str(obj)
+    if strict:
+        raise TypeError(f"no JSON form for {type(obj).__name__}: {obj!r:.80}")
     return str(obj)
 
 
@@ -409,9 +414,14 @@ class Comparison(Sequence):
         return b is not None and b.gap == 0.0 and b.certified
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document of `crowdopt compare --json`."""
+        """The JSON document of `crowdopt compare --json`; `best` names the best certified
+        feasible result and carries its solution (what `certify --solution` reads)."""
+        best = self.best
         return jsonable({"problem": self.problem, "size": self.size, "bound": self.bound,
                          "bound_source": self.bound_source, "warmup_s": self.warmup_s,
+                         "best": None if best is None else {
+                             "algorithm": best.algorithm, "objective": best.objective,
+                             "solution": best.solution_dict()},
                          "results": [r.to_dict(solution=False) for r in self.results]})
 
     def to_json(self, indent: int | None = 1) -> str:

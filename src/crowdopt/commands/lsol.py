@@ -32,6 +32,14 @@ def _floats(text: str, field: str) -> list[float]:
 def _sim_tasks(args: argparse.Namespace) -> list:
     from ..experiments.executor import Task
 
+    M = args.M if args.M is not None else (len(args.p.split(",")) if args.p else 5)
+    if args.p and args.M is not None and len(args.p.split(",")) != args.M:
+        raise InputError("--p", f"{args.M} qualities (one per labeler, --M {args.M})", args.p)
+    if M < 1:
+        raise InputError("--M", "an integer >= 1", M)
+    args.M = M
+    if args.contexts == "finite" and args.types < 1:
+        raise InputError("--types", "an integer >= 1 (finite task types)", args.types)
     if args.contexts != "none":
         return [Task("crowdopt.sim.lsol_sim:context_task",
                      {"kind": args.contexts, "M": args.M, "T": args.T, "n_types": args.types,
@@ -75,9 +83,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..experiments.executor import run_tasks
 
-    if args.runs < 1 or args.T < 1 or args.M < 1:
-        raise InputError("--runs/--T/--M", "positive integers", (args.runs, args.T, args.M))
-    tasks = _sim_tasks(args)
+    tasks = _sim_tasks(args)  # validates --M, --p, --types first
+    if args.runs < 1 or args.T < 1:
+        raise InputError("--runs/--T", "positive integers", (args.runs, args.T))
     out_dir = Path(args.output) if args.output else None
     from ..cliargs import check_batch_args
 
@@ -144,29 +152,14 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
     return rep.write()
 
 
-def replay_runs(runs: int | None, order: str | None) -> tuple[int, str]:
-    """(runs, order) of a replay: replicates differ, so more than one run means shuffled
-    arrival orders; a fixed file order replays one run (more would be identical copies)."""
-    if runs is not None and runs < 1:
-        raise InputError("--runs", "an integer >= 1", runs)
-    if order == "file" and runs is not None and runs > 1:
-        raise InputError("--runs", "1 with --order file (every run would replay the same order)",
-                         runs)
-    if order is None:
-        order = "shuffle" if runs is not None and runs > 1 else "file"
-    if runs is None:
-        runs = 1 if order == "file" else 10
-    return runs, order
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, format_table
+    from ..cli import coverage, emit_json, format_table, warn_coverage
     from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
 
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
-                              "use_filter": args.filter}
+                              "use_filter": args.filter, "order": args.order}
     name = dataset_name(args.labels)
     if name is not None:
         if args.gold:
@@ -177,8 +170,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     else:
         raise InputError("LABELS", "a label table file or a data set name ("
                          + ", ".join(list_datasets()) + ")", args.labels)
-    runs, order = replay_runs(args.runs, args.order)
-    params["order"] = order
+    runs = args.runs if args.runs is not None else (1 if args.order == "file" else 10)
+    if runs < 1:
+        raise InputError("--runs", "an integer >= 1", runs)
+    if args.order == "file" and runs > 1:  # every run would replay the same arrival order
+        raise InputError("--runs", "1 with --order file (the file's order makes every run "
+                         "identical; drop --order file for seeded shuffles)", runs)
     tasks = [Task("crowdopt.sim.lsol_replay:replay_task", params, args.seed + r)
              for r in range(runs)]
     records = run_tasks(tasks, jobs=args.jobs, show_progress=not (args.quiet or args.json),
@@ -195,32 +192,41 @@ def cmd_replay(args: argparse.Namespace) -> int:
     doc = {"policy": "lsol", "params": params, "runs": len(res), "seeds": [t.seed for t in tasks],
            "accuracy": float(np.mean(acc)) if acc else None,
            "accuracy_sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else None,
+           "coverage": coverage(float(np.mean([r["gold_tasks_labelled"] for r in res])),
+                                first["gold_tasks"]),
            "labels_spent": float(np.mean([r["labels_spent"] for r in res])),
            "labels_per_task": float(np.mean([r["labels_per_task"] for r in res])),
            "tasks": first["tasks"], "workers": first["workers"],
            "mv_all": first.get("mv_all"), "oracle": first.get("oracle"),
-           "per_run": [{k: r[k] for k in ("accuracy", "labels_spent", "testers", "selected",
-                                          "removed")} for r in res],
+           "per_run": [{k: r[k] for k in ("accuracy", "gold_tasks_labelled", "labels_spent",
+                                          "testers", "selected", "removed")} for r in res],
            "curve": first["curve"]}
+    if doc["accuracy"] is not None:
+        warn_coverage("replay lsol", doc["coverage"], "only these gold tasks got a label from "
+                      "LS_OL's workers; the others are guesses")
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json)
     if not args.json:
         rows = [{"method": "LS_OL", "accuracy": doc["accuracy"],
+                 "coverage": doc["coverage"]["fraction"],
                  "labels_per_task": doc["labels_per_task"], "runs": len(res)}]
         if doc["mv_all"]:
-            rows.append({"method": "majority vote of all", **_pick(doc["mv_all"]), "runs": 1})
+            rows.append({"method": "majority vote of all", **_pick(doc["mv_all"], first),
+                         "runs": 1})
         if doc["oracle"]:
             rows.append({"method": f"oracle best set (k={doc['oracle']['k']})",
-                         **_pick(doc["oracle"]), "runs": 1})
-        print(f"LS_OL replay: {first['tasks']} tasks, {first['workers']} workers")
-        print(format_table(rows, ["method", "accuracy", "labels_per_task", "runs"]))
+                         **_pick(doc["oracle"], first), "runs": 1})
+        print(f"LS_OL replay: {first['tasks']} tasks, {first['workers']} workers, "
+              f"{first['gold_tasks']} with gold (coverage: share of those that got a label)")
+        print(format_table(rows, ["method", "accuracy", "coverage", "labels_per_task", "runs"]))
         print(f"final set (run 1): {len(first['selected'])} workers"
               + (f"; removed {first['removed']}" if first["removed"] else ""))
     return EXIT_OK
 
 
-def _pick(b: dict) -> dict:
-    return {"accuracy": b["accuracy"], "labels_per_task": b["labels_per_task"]}
+def _pick(b: dict, run: dict) -> dict:
+    return {"accuracy": b["accuracy"], "labels_per_task": b["labels_per_task"],
+            "coverage": b["gold_tasks_labelled"] / run["gold_tasks"]}
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -253,7 +259,8 @@ def register(cli: Any) -> None:
     doc = __doc__.split("\n\n")[1].splitlines()
     s = cli.simulate.add_parser("lsol", help="LS_OL online labeler selection (paper 001)",
                                 description=doc[0] + " " + doc[1])
-    s.add_argument("--M", type=int, default=5, help="labelers (default 5)")
+    s.add_argument("--M", type=int, default=None,
+                   help="labelers (default 5, or the number of --p qualities)")
     s.add_argument("--T", type=int, default=2000, help="steps per run (default 2000)")
     add_runs(s, 20, "replications, run r with seed + r (default 20)")
     s.add_argument("--population", choices=POPULATIONS, default="table1",
@@ -296,11 +303,12 @@ def register(cli: Any) -> None:
                    help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
     r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
     r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
-    r.add_argument("--order", choices=("file", "shuffle"), default=None,
-                   help="task arrival order: file (one run) or shuffle (run r's order drawn "
-                        "from seed + r); default file for one run, shuffle for --runs > 1")
-    add_runs(r, None, "replications, each its own arrival order (default 1 in file order; "
-                      "10 with --order shuffle)")
+    r.add_argument("--order", choices=("file", "shuffle"), default="shuffle",
+                   help="task arrival order: shuffle (default; run r draws its own order from "
+                   "seed + r, so replicates differ) or file (the file's order; one run)")
+    r.add_argument("--file-order", dest="order", action="store_const", const="file",
+                   help="same as --order file")
+    add_runs(r, None, "replications (default 10; must be 1 with --order file)")
     r.add_argument("--duplicates", choices=("error", "first", "last"), default="first",
                    help="repeated (worker, task) rows (default first)")
     r.add_argument("-o", "--output", default=None, metavar="FILE", help="also write the JSON document to this FILE")

@@ -31,7 +31,9 @@ def _progress_on(args: argparse.Namespace) -> bool:
 # ----------------------------------------------------------------------------- olas estimate-noise
 def cmd_estimate_noise(args: argparse.Namespace) -> int:
     from ..sim.olas_estimate import estimate_noise, read_features, read_golden
+    from ..validate import integer
 
+    integer(args.folds, "--folds", lo=2)  # checked even when a table entropy makes it unused
     golden = read_golden(args.golden)
     feats = read_features(args.features) if args.features else None
     fit, source = estimate_noise(golden, features=feats, classifier=args.classifier,

@@ -25,15 +25,20 @@ def _floats(text: str, field: str, n: int | None = 2) -> list[float]:
     return vals
 
 
+def _beta(text: str, field: str) -> list[float]:
+    """a,b of a Beta distribution: two numbers > 0."""
+    vals = _floats(text, field)
+    if min(vals) <= 0:
+        raise InputError(field, "two positive numbers a,b (Beta parameters)", text)
+    return vals
+
+
 def _prior(text: str, field: str):
     if text in ("uniform", "true"):
         return text
     if text == "jeffreys":
         return [0.5, 0.5]
-    vals = _floats(text, field)
-    if min(vals) <= 0:
-        raise InputError(field, "positive Beta parameters", text)
-    return vals
+    return _beta(text, field)
 
 
 def _budget_list(text: str, K: int) -> list[int]:
@@ -66,7 +71,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.K < 1 or args.M < 1 or args.runs < 1:
         raise InputError("--K/--M/--runs", "positive integers", (args.K, args.M, args.runs))
     budgets = _budget_list(args.budgets, args.K)
-    theta = _floats(args.theta_dist, "--theta-dist")
+    theta = _beta(args.theta_dist, "--theta-dist")
     if args.model == "homogeneous":
         pols = args.policies or ["optkg", "uniform", "kg", "nlu"]
         params = {"theta_dist": theta, "K": args.K, "budgets": budgets, "policies": pols,
@@ -74,7 +79,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         fn = "crowdopt.sim.optkg_sim:homogeneous_replication"
     else:
         pols = args.policies or ["optkg", "uniform", "kg"]
-        params = {"theta_dist": theta, "rho_dist": _floats(args.rho_dist, "--rho-dist"),
+        params = {"theta_dist": theta, "rho_dist": _beta(args.rho_dist, "--rho-dist"),
                   "K": args.K, "M": args.M, "budgets": budgets, "policies": pols,
                   "prior": _prior(args.prior, "--prior"),
                   "worker_prior": _prior(args.worker_prior, "--worker-prior")}
@@ -105,7 +110,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, format_table
+    from ..cli import coverage, coverage_text, emit_json, format_table, warn_coverage
     from ..sim.optkg_replay import load_table, replay
 
     cols = {k: v for k, v in (("task", args.task_col), ("worker", args.worker_col),
@@ -126,17 +131,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
                      alpha=args.alpha, seed=args.seed + r)
         accs.append(res["accuracy"][-1])
         rows.append({"seed": args.seed + r, "budget": budgets[-1], "accuracy": accs[-1],
+                     "gold_items_labelled": res["gold_items_labelled"][-1],
+                     "coverage": res["gold_items_labelled"][-1] / res["gold_items"],
                      "time_s": res["time_s"][-1]})
+    cov = coverage(float(np.mean([r["gold_items_labelled"] for r in rows])), res["gold_items"])
     out = {"policy": args.policy, "mode": args.model, "budget": budgets[-1],
            "items": table.n_tasks, "labels": table.n_labels,
-           "accuracy": float(np.mean(accs)), "runs": rows}
+           "accuracy": float(np.mean(accs)), "coverage": cov, "runs": rows}
+    warn_coverage("replay optkg", cov, "only these gold items got a bought label; the others "
+                  "are decided by the prior alone (raise --budget)")
     if args.json:
         emit_json(out)
     else:
-        print(f"{args.policy} ({args.model}) on {table.n_tasks} items, {table.n_labels} labels")
-        print(format_table(rows, ["seed", "budget", "accuracy", "time_s"]))
+        print(f"{args.policy} ({args.model}) on {table.n_tasks} items, {table.n_labels} labels; "
+              f"coverage: share of the {res['gold_items']} gold items with a bought label")
+        print(format_table(rows, ["seed", "budget", "accuracy", "coverage", "time_s"]))
         if args.runs > 1:
-            print(f"mean accuracy {out['accuracy']:.4f}")
+            print(f"mean accuracy {out['accuracy']:.4f} ({coverage_text(cov)})")
     return 0
 
 
@@ -144,7 +155,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..cli import emit_json
     from ..experiments.optkg_repro import reproduce
 
-    only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+    only = None
+    if args.only is not None:
+        only = [x.strip() for x in args.only.split(",") if x.strip()]
+        if not only:
+            raise InputError("--only", "a comma list of sections (dp,fig45,fig10,fig11,replay,"
+                             "table4)", args.only)
     summary = reproduce(args.output, scale=args.scale, jobs=args.jobs, seed=args.seed,
                         show_progress=not (args.json or args.quiet), resume=args.resume,
                         fresh=args.fresh, scheduler=args.scheduler,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
-COVERAGE_WARN = 0.9  # below this share of held-out items labelled, say so on stderr
 
 
 def read_costs(path: str, worker_ids: list) -> np.ndarray:
@@ -67,6 +65,7 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
                      time_limit: float | None = None, seed: int = 0) -> dict:
     """The whole `select` pipeline on a LabelTable and Gold; returns the JSON-ready result."""
     from ..api import run_method
+    from ..cli import coverage
     from ..crowd.aggregate import accuracy, majority_vote, weighted_majority_vote
     from ..crowd.aggregate import weights_from_accuracy as weights
     from ..crowd.reliability import from_gold
@@ -105,11 +104,8 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         "max_workers": max_workers, "budget": budget, "seed": seed,
         "control_items": int(len(control)), "evaluation_items": int(len(rest)),
         "workers": table.n_workers, "eligible_workers": int(len(eligible)),
-        "unscored_workers": {"total": int(table.n_workers - len(eligible)),
-                             "no_control_answer": int(np.sum(rel.n == 0)),
-                             f"fewer_than_{need}_control_answers":
-                                 int(np.sum((rel.n > 0) & (rel.n < need)))},
-        "selected": [], "size": 0}
+        "unscored_workers": _unscored(rel.n, need, estimator),
+        "coverage": None, "selected": [], "size": 0}
     if res.solution is None:
         return out
     chosen = eligible[res.solution.selected]
@@ -136,24 +132,29 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
         out["accuracy"] = out["accuracies"]["wmv-linear"]
         covered = np.bincount(main.task, minlength=table.n_tasks)[rest] > 0
         out["evaluation_items_labelled"] = int(covered.sum())
-        # the accuracies count an item no selected worker labelled as an L-way tie
-        out["coverage"] = float(covered.mean())
+        # what the accuracy rests on: an item no selected worker labelled is a coin flip
+        out["coverage"] = coverage(int(covered.sum()), len(rest))
+        if covered.any():
+            on = gold.subset(rest[covered])
+            out["accuracies_labelled"] = {k: accuracy(r, on) for k, r in runs.items()}
     return out
 
 
-def unscored_text(out: dict) -> str:
-    """Why the workers that could not be scored were not: no or too few control answers."""
-    u = out["unscored_workers"]
-    if not u["total"]:
-        return "every worker scored"
-    few = next(k for k in u if k.startswith("fewer_than_"))
-    n = few.split("_")[2]
-    return (f"{u['total']} not: {u['no_control_answer']} answered no control item, "
-            f"{u[few]} fewer than {n}")
+def _unscored(n: np.ndarray, need: int, estimator: str) -> dict:
+    """How many workers could not be scored, and why (too few answered control items)."""
+    none, few = int(np.sum(n == 0)), int(np.sum((n > 0) & (n < need)))
+    reasons = {}
+    if none:
+        reasons["answered no control item"] = none
+    if few:
+        reasons[f"answered fewer than {need} control items (the {estimator} score needs "
+                f"{need})"] = few
+    return {"count": none + few, "reasons": reasons}
+
 
 
 def cmd_select(args: argparse.Namespace) -> int:
-    from ..cli import emit_json, fmt, format_table
+    from ..cli import coverage_text, emit_json, fmt, format_table, warn_coverage
     from ..crowd.datasets import load_labels_and_gold
     from ..validate import integer
 
@@ -168,20 +169,23 @@ def cmd_select(args: argparse.Namespace) -> int:
     budget = integer(args.budget, "--budget", lo=0) if args.budget is not None else None
     n_control = None if args.n_control == "all" else integer(
         _int_or_text(args.n_control), "--n-control", lo=1)
+    if n_control is not None and n_control > gold.n:
+        raise InputError("--n-control", f"at most the {gold.n} gold items ('all' uses every one)",
+                         n_control)
     out = select_from_gold(table, gold, max_workers=K, n_control=n_control,
                            estimator=args.estimator, costs=costs, budget=budget,
                            method=args.method, time_limit=args.time_limit, seed=args.seed)
-    if out.get("coverage") is not None and out["coverage"] < COVERAGE_WARN:
-        print(f"crowdopt select: warning: only {out['evaluation_items_labelled']} of "
-              f"{out['evaluation_items']} held-out items ({100 * out['coverage']:.1f} %) have a "
-              "label from the selected workers; the accuracy rests on the rest as ties",
-              file=sys.stderr)
+    warn_coverage("select", out["coverage"], "only these held-out items have a label from the "
+                  "selected workers; the accuracy counts the others as ties (raise "
+                  "--max-workers or --n-control)")
     if args.json or args.output:
         emit_json(out, args.output, stdout=args.json)
     if not args.json:
+        why = "; ".join(f"{v} {k}" for k, v in out["unscored_workers"]["reasons"].items())
         print(f"crowdopt select: {out['eligible_workers']} of {out['workers']} workers scored on "
-              f"{out['control_items']} control items ({unscored_text(out)}; "
-              f"{out['estimator']} G, L = {out['classes']}); {out['algorithm']}: {out['status']}")
+              f"{out['control_items']} control items ({out['estimator']} G, L = "
+              f"{out['classes']}); {out['algorithm']}: {out['status']}"
+              + (f"\nnot scored: {why}" if why else ""))
         if out["selected"]:
             cols = ["worker", "n", "correct", "w_hat", "score"] + (
                 ["cost"] if costs is not None else [])
@@ -191,10 +195,11 @@ def cmd_select(args: argparse.Namespace) -> int:
                   + (f", cost {out['cost']} of {budget}" if costs is not None else ""))
         if out["accuracies"]:
             acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies"].items())
-            print(f"accuracy on {out['evaluation_items']} held-out gold items: {acc} (coverage "
-                  f"{out['evaluation_items_labelled']}/{out['evaluation_items']} = "
-                  f"{100 * out['coverage']:.1f} % labelled by the selected workers; an unlabelled "
-                  "item counts as a tie)")
+            print(f"accuracy on {out['evaluation_items']} held-out gold items "
+                  f"({coverage_text(out['coverage'])}): {acc}")
+            if out.get("accuracies_labelled"):
+                acc = ", ".join(f"{k} {v:.4f}" for k, v in out["accuracies_labelled"].items())
+                print(f"accuracy on the {out['coverage']['labelled']} labelled ones: {acc}")
         elif out["selected"]:
             print("accuracy: none (every gold item was a control item; see --n-control)")
     if out["status"] == "infeasible":

@@ -512,10 +512,22 @@ def _read_rows(path: str | Path, *, sep: str | None, header: bool, skip_rows: in
     head = None
     if header:
         head, rows = [c.strip() for c in rows[0]], rows[1:]
+    elif rows and _looks_like_header(rows[0]):
+        raise InputError(f"{field} file {Path(path).name}", "no header row (--no-header)",
+                         f"a first row of column names {[c.strip() for c in rows[0]]}",
+                         note="drop --no-header")
     if not rows:
         raise InputError(f"{field} file {Path(path).name}", "at least one data row",
                          "only a header" if header else "no rows")
     return rows, head
+
+
+def _looks_like_header(row: list[str]) -> bool:
+    """A first row whose cells are known column names (task/worker/label aliases): a header,
+    never data, so --no-header on such a file is refused rather than read as a label row."""
+    known = set(TASK_ALIASES) | set(WORKER_ALIASES) | set(LABEL_ALIASES) | set(GOLD_LABEL_ALIASES)
+    cells = [c.strip().lower() for c in row if c.strip()]
+    return len(cells) >= 2 and sum(c in known for c in cells) >= 2
 
 
 def _resolve_columns(head: list[str] | None, columns: Mapping[str, str | int] | None,

@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..sim.lsol_sim import TABLE1_P, TABLE2_PAPER
 from ..validate import choice
 from .executor import Task, run_tasks
-from .report import Report, line_plot, pyplot
+from .report import Report, line_plot, pyplot, series_style
 
 SIM = "crowdopt.sim.lsol_sim:run_task"
 CTX = "crowdopt.sim.lsol_sim:context_task"
@@ -185,21 +185,26 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                   "The oracle ranks workers by accuracy against gold in hindsight and picks "
                   "the best k; majority vote of all buys every stored label.")
         plt = pyplot()
-        fig, axes = plt.subplots(1, len(DATASETS), figsize=(12, 3.6))
+        fig, axes = plt.subplots(1, len(DATASETS), figsize=(12, 4.1))
         for ax, ds in zip(np.atleast_1d(axes), DATASETS):
             pts = [r for r in rrows if r["dataset"] == ds]
             ls = [r for r in pts if r["method"].startswith("LS_OL")]
-            ax.plot([r["labels_per_task"] for r in ls], [r["accuracy"] for r in ls], "o-",
-                    label="LS_OL")
-            for r in pts:
-                if not r["method"].startswith("LS_OL"):
-                    ax.plot(r["labels_per_task"], r["accuracy"], "s", label=r["method"])
+            ax.plot([r["labels_per_task"] for r in ls], [r["accuracy"] for r in ls],
+                    **{**series_style(0, "LS_OL"), "zorder": 3})
+            others = [r for r in pts if not r["method"].startswith("LS_OL")]
+            for k, r in enumerate(others, start=1):  # single points drawn above the curve
+                ax.plot(r["labels_per_task"], r["accuracy"],
+                        **{**series_style(k, r["method"]), "linestyle": "none", "ms": 8,
+                           "zorder": 20 + k})
             ax.set_title(ds)
             ax.set_xlabel("labels per task")
             ax.set_ylabel("accuracy vs gold")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-        fig.tight_layout()
+            ax.margins(x=0.08, y=0.12)  # markers at the edge of the data stay inside
+        handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels),
+                   frameon=False)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
         rep.figure(fig, "replay_accuracy_vs_labels", "Accuracy vs labels spent (replay)")
         summary["replay"] = rrows
     if failed:

@@ -20,7 +20,7 @@ from ..sim.olas_loop import STRATEGIES, make_classifier, make_config
 from ..sim.uci import PRESETS, preset_settings
 from ..validate import choice, integer
 from .executor import Task, run_tasks
-from .report import Report, pyplot
+from .report import Report, pyplot, series_style
 
 NOISES = {"linear": "Noise Model 1", "superellipse": "Noise Model 2"}
 
@@ -157,24 +157,27 @@ def _curve_figure(rows: list[dict], noise: str):
     from matplotlib.ticker import MaxNLocator
 
     ds = [d for d in PRESETS if any(r["dataset"] == d and r["noise"] == noise for r in rows)]
-    fig, axes = plt.subplots(1, len(ds), figsize=(3.6 * len(ds), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(ds), figsize=(3.6 * len(ds), 3.9), squeeze=False)
     for ax, d in zip(axes[0], ds):
-        for m in STRATEGIES:
+        for k, m in enumerate(STRATEGIES):
             r = next(r for r in rows if r["dataset"] == d and r["noise"] == noise
                      and r["method"] == m)
-            line, = ax.plot(range(len(r["f1_curve"])), r["f1_curve"], marker="o", ms=3, label=m)
+            style = series_style(k, m)
+            ax.plot(range(len(r["f1_curve"])), r["f1_curve"], **style)
             ax.plot([PAPER_CYCLES], [r["paper_mean"]], marker="x", ms=7,
-                    color=line.get_color(), linestyle="none")
+                    color=style["color"], linestyle="none", zorder=12)
         ax.set_title(f"{PRESETS[d].title}", fontsize=9)
         ax.set_xlabel("AL cycle")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("test F1 (mean)")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=len(labels),
+               frameon=False)  # below the panels: it covers no marker
     fig.suptitle(f"{NOISES[noise]}: mean F1 per cycle (x = the paper's F1 after "
                  f"{PAPER_CYCLES} cycles)", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 

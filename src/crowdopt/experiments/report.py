@@ -98,24 +98,68 @@ def pyplot():
     return plt
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
+LINESTYLES = ("-", "--", "-.", ":")
+_COLORS: dict[str, str] = {}  # one color per method for the whole report (paired figures)
+
+
+def series_color(name: str) -> str:
+    """The color of a method in every figure of a run: keyed by the name without a
+    parenthesised or 'paper' qualifier, so 'CBP' and 'CBP (paper)' share it."""
+    key = re.sub(r"\s*\(.*\)$", "", name).removeprefix("paper ").removesuffix(" paper").strip()
+    if key not in _COLORS:
+        palette = [f"C{k}" for k in range(10)]
+        _COLORS[key] = palette[len(_COLORS) % len(palette)]
+    return _COLORS[key]
+
+
+def series_style(k: int, name: str) -> dict:
+    """Series k's look: its method color, its own marker and line style (hollow markers,
+    earlier series drawn on top), so a curve lying on another stays visible."""
+    return {"color": series_color(name), "marker": MARKERS[k % len(MARKERS)],
+            "linestyle": LINESTYLES[k % len(LINESTYLES)], "ms": 6 - min(k, 3),
+            "mfc": "none", "mew": 1.2, "zorder": 10 - min(k, 8), "label": name}
+
+
+def _positive(x: list, y: list, logx: bool, logy: bool) -> tuple[list, list, int]:
+    """Points a log axis can show (x or y <= 0 dropped, counted for the legend)."""
+    keep = [(a, b) for a, b in zip(x, y) if b is not None
+            and (not logx or a > 0) and (not logy or b > 0)]
+    return [a for a, _ in keep], [b for _, b in keep], len(x) - len(keep)
+
+
 def line_plot(series: dict[str, tuple[list, list]], *, xlabel: str, ylabel: str, title: str = "",
               logx: bool = False, logy: bool = False, errors: dict[str, list] | None = None,
               reference: dict[str, tuple[list, list]] | None = None):
-    """One figure of named (x, y) series (optional error bars; `reference` series dashed,
-    e.g. the paper's numbers). Returns the matplotlib figure for `Report.figure`."""
+    """One figure of named (x, y) series (optional error bars; `reference` series dashed in
+    their method's color, e.g. the paper's numbers). Every series has its own marker and line
+    style and the legend sits outside the axes, so no curve or marker is hidden; on a log axis
+    points <= 0 are left out and the legend says how many. Returns the figure for
+    `Report.figure`."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for name, (x, y) in series.items():
+    fig, ax = plt.subplots(figsize=(7.6, 4.2))
+    for k, (name, (x, y)) in enumerate(series.items()):
+        style = series_style(k, name)
         err = (errors or {}).get(name)
+        if logx or logy:
+            keep = [i for i, (a, b) in enumerate(zip(x, y)) if b is not None
+                    and (not logx or a > 0) and (not logy or b > 0)]
+            dropped = len(x) - len(keep)
+            x, y = [x[i] for i in keep], [y[i] for i in keep]
+            err = None if err is None else [err[i] for i in keep]
+            if dropped:
+                style["label"] = f"{name} ({dropped} point{'s' * (dropped > 1)} <= 0 not shown)"
         if err is not None and logy:  # keep the lower bar above 0 on a log axis
             err = [[min(float(e), 0.999 * float(v)) if v and v > 0 else 0.0
                     for e, v in zip(err, y)], list(err)]
         if err is not None:
-            ax.errorbar(x, y, yerr=err, label=name, marker="o", ms=3, capsize=2)
+            ax.errorbar(x, y, yerr=err, capsize=2, **style)
         else:
-            ax.plot(x, y, label=name, marker="o", ms=3)
+            ax.plot(x, y, **style)
     for name, (x, y) in (reference or {}).items():
-        ax.plot(x, y, label=name, linestyle="--", marker="x", ms=4)
+        x, y, _ = _positive(list(x), list(y), logx, logy)
+        ax.plot(x, y, label=name, linestyle="--", marker="x", ms=6, color=series_color(name),
+                zorder=11)
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -125,6 +169,6 @@ def line_plot(series: dict[str, tuple[list, list]], *, xlabel: str, ylabel: str,
     if title:
         ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     return fig

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..validate import choice, integer
 from .executor import Task, run_tasks
-from .report import Report, pyplot
+from .report import Report, line_plot, pyplot, series_style
 
 METHODS = ("WMV top K", "WMV-lin selected", "WMV-log selected", "WMV-lin plugin",
            "EM random K", "EM top K", "EM selected")
@@ -215,7 +215,6 @@ def summarize_sweeps(records: list[dict]) -> list[dict]:
 
 
 def _sweep_figure(rows: list[dict], fig: str):
-    from .report import line_plot
 
     sw = SWEEPS[fig]
     part = [r for r in rows if r["figure"] == fig]
@@ -229,21 +228,21 @@ def _figure(rows: list[dict], source: str):
     plt = pyplot()
     sel = [r for r in rows if r["source"] == source]
     K = [r["K"] for r in sel]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10.5, 3.8))
-    for m in METHODS:
-        a.plot(K, [r[m] for r in sel], marker="o", ms=3, label=m,
-               linestyle="--" if m.startswith("EM") else "-")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    for k, m in enumerate(METHODS):  # own marker + line style each: equal curves stay visible
+        a.plot(K, [r[m] for r in sel], **series_style(k, m))
     a.set_xlabel("budget K")
     a.set_ylabel("accuracy on non-control items")
     a.grid(alpha=0.3)
-    a.legend(fontsize=7)
+    a.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=3,
+             frameon=False)
     b.plot(K, K, label="top K / random K (= K)", color="gray", linestyle=":")
-    b.plot(K, [r["|S| selected"] for r in sel], marker="o", ms=3, label="Algorithm 1 (unbiased G)")
-    b.plot(K, [r["|S| plugin"] for r in sel], marker="s", ms=3, label="Algorithm 1 (plugin)")
+    b.plot(K, [r["|S| selected"] for r in sel], **series_style(1, "Algorithm 1 (unbiased G)"))
+    b.plot(K, [r["|S| plugin"] for r in sel], **series_style(3, "Algorithm 1 (plugin)"))
     b.set_xlabel("budget K")
     b.set_ylabel("workers used (mean)")
     b.grid(alpha=0.3)
-    b.legend(fontsize=7)
+    b.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16), frameon=False)
     title = {"sim": "Fig. 1: simulated, 31 workers, w ~ Beta(2.3, 2), 1000 items",
              "bluebirds": "Fig. 4(b): bluebirds, 39 workers x 108 items"}[source]
     fig.suptitle(title, fontsize=10)

@@ -203,7 +203,7 @@ def draw_pool(seed: int, p: dict, known: dict) -> tuple[np.random.Generator, np.
     if unknown:
         raise InputError(unknown[0], "a generator parameter (" + ", ".join(known) + ")",
                          "an unknown name")
-    n = integer(p["points"], "points", lo=0, hi=MAX_ITEMS)
+    n = integer(p["points"], "points", lo=1, hi=MAX_ITEMS)
     m = integer(p["labelers"], "labelers", lo=1, hi=MAX_ITEMS)
     cmin = integer(p["capacity_min"], "capacity_min", lo=0)
     cmax = integer(p["capacity_max"], "capacity_max", lo=cmin)

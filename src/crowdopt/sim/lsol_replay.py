@@ -38,7 +38,8 @@ def mv_all_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
     counts = np.stack([(D == c).sum(axis=1) for c in range(K)], axis=1)
     g = truth >= 0
     return {"accuracy": float(_expected_correct(counts[g], truth[g]).mean()),
-            "labels": int((D >= 0).sum()), "labels_per_task": float((D >= 0).sum(1).mean())}
+            "labels": int((D >= 0).sum()), "labels_per_task": float((D >= 0).sum(1).mean()),
+            "gold_tasks_labelled": int(((D >= 0).any(axis=1) & g).sum())}
 
 
 def oracle_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
@@ -61,6 +62,7 @@ def oracle_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
         if best is None or a > best["accuracy"] + 1e-12:
             best = {"k": k, "accuracy": a, "labels": int(use.sum()),
                     "labels_per_task": float(use.sum(axis=1).mean()),
+                    "gold_tasks_labelled": int(use.any(axis=1).sum()),
                     "workers": rank[:k].tolist()}
     return best
 
@@ -118,6 +120,8 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     out: dict[str, Any] = {
         "tasks": int(n_tasks), "workers": int(W), "classes": int(K), "gold_tasks": int(g.sum()),
         "accuracy": float(correct.sum() / g.sum()) if g.any() else None,
+        # what the accuracy rests on: gold tasks for which LS_OL obtained at least one label
+        "gold_tasks_labelled": int(((spent > 0) & g).sum()),
         "labels_spent": int(spent.sum()), "labels_per_task": float(spent.mean()),
         "explore_steps": st["steps"]["explore_new"], "testers": st["testers"],
         "selected": [_id(ids[i]) for i in st["selected"]],

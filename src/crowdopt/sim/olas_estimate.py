@@ -71,7 +71,7 @@ def _read_csv(path: str | Path, what: str) -> tuple[list[str], list[list[str]]]:
     p = Path(path)
     if not p.is_file():
         raise InputError(what, "an existing CSV/TSV file", str(p))
-    with open(p, newline="") as fh:
+    with open(p, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the header
         text = fh.read()
     delim = "\t" if p.suffix.lower() in (".tsv", ".tab") or ("\t" in text.split("\n", 1)[0]) else ","
     rows = [r for r in csv.reader(text.splitlines(), delimiter=delim) if any(c.strip() for c in r)]
@@ -131,6 +131,11 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
         given.append(g)
         true.append(t)
         acc[k] = a
+    classes = set(true)
+    stray = next((k for k, g in enumerate(given) if g not in classes), None)
+    if stray is not None:  # a typo or another coding, never silently "wrong"
+        raise InputError(f"golden row {stray + 1}: given_label",
+                         f"one of the classes {sorted(classes)} (the true labels)", given[stray])
     return GoldenTable(sample, labeler, acc, given, true, ent)
 
 

@@ -67,19 +67,24 @@ def replay(table, gold, *, policy: str = "optkg", budgets: Sequence[int] = (800,
     if base not in allowed:
         raise InputError("policy", f"one of {', '.join(allowed)} in {mode} mode", policy)
     runs = [[t] for t in budgets] if base in T_DEPENDENT else [budgets]
-    acc, secs = {}, {}
+    acc, secs, labelled = {}, {}, {}
     for marks in runs:
         rng = np.random.default_rng(seed)
         if mode == "homogeneous":
             res = _run_homogeneous(table, policy, marks, prior, alpha, rng, seed)
         else:
             res = _run_heterogeneous(table, base, tie, marks, prior, worker_prior, rng, seed)
-        for t, (est, s) in res.items():
+        for t, (est, s, seen) in res.items():
             pred = est.astype(np.int64)  # a >= b -> class 1
             acc[t] = float(np.mean(pred[has] == truth[has]))
             secs[t] = s
+            labelled[t] = int(seen[has].sum())
     return {"policy": policy, "mode": mode, "budgets": budgets,
-            "accuracy": [acc[t] for t in budgets], "time_s": [secs[t] for t in budgets]}
+            "accuracy": [acc[t] for t in budgets], "time_s": [secs[t] for t in budgets],
+            # what each accuracy rests on: gold items with at least one bought label (the
+            # others are decided by the prior alone)
+            "gold_items": int(has.sum()),
+            "gold_items_labelled": [labelled[t] for t in budgets]}
 
 
 def label_queues(table, rng: np.random.Generator, mode: str = "homogeneous"):
@@ -110,14 +115,16 @@ def _run_homogeneous(table, policy, marks, prior, alpha, rng, seed) -> dict:
         if not rows_by_item[i]:
             pol.exclude(i)
     out, mk = {}, 0
+    seen = np.zeros(K, dtype=bool)  # items with a bought label
     for t in range(1, marks[-1] + 1):
         i = pol.next()
         r = rows_by_item[i].pop()
         pol.observe(i, int(signs[r]))
+        seen[i] = True
         if not rows_by_item[i]:
             pol.exclude(i)
         if t == marks[mk]:
-            out[t] = (pol.estimate().copy(), time.perf_counter() - t0)
+            out[t] = (pol.estimate().copy(), time.perf_counter() - t0, seen.copy())
             mk += 1
     return out
 
@@ -130,14 +137,16 @@ def _run_heterogeneous(table, rule, tie, marks, prior, worker_prior, rng, seed) 
     pol = WorkerPolicy(table.n_tasks, table.n_workers, rule, prior=prior,
                        worker_prior=worker_prior, pairs=pairs, tie=tie, seed=[seed, 1])
     out, mk = {}, 0
+    seen = np.zeros(table.n_tasks, dtype=bool)  # items with a bought label
     for t in range(1, marks[-1] + 1):
         act = pol.next()
         q = queue[act]
         pol.observe(act, int(signs[q.pop()]))
+        seen[act[0]] = True
         if not q:
             pol.exclude(act)
         if t == marks[mk]:
-            out[t] = (pol.estimate().copy(), time.perf_counter() - t0)
+            out[t] = (pol.estimate().copy(), time.perf_counter() - t0, seen.copy())
             mk += 1
     return out
 

@@ -1,0 +1,55 @@
+"""Types a program can trust (issue 19 item 10): the CLI's JSON has booleans, not the strings
+"True"/"False"; a value with no JSON form is an error, never its text; the shipped schemas
+(`crowdopt schema`) say so and reject the old output."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+from crowdopt.cli import emit_json, main
+from crowdopt.schemas import load_schema, schema_names, validator
+
+
+def test_emit_json_writes_numpy_booleans_as_booleans():
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        emit_json({"proven_optimal": np.bool_(False), "n": np.int64(3), "x": np.float32(0.5),
+                   "nan": float("nan"), "v": np.array([True, False])})
+    assert json.loads(buf.getvalue()) == {"proven_optimal": False, "n": 3, "x": 0.5,
+                                          "nan": None, "v": [True, False]}
+
+
+def test_emit_json_refuses_a_value_without_json_form():
+    with pytest.raises(TypeError, match="no JSON form"):
+        emit_json({"x": object()}, stdout=False)
+
+
+def test_certify_json_booleans_are_booleans(tmp_path, capsys):
+    inst = tmp_path / "inst.json"
+    assert main(["generate", "worker-select", "-o", str(inst)]) == 0
+    assert main(["certify", str(inst), "--json"]) == 0
+    cert = json.loads(capsys.readouterr().out)
+    for key in ("proven_optimal", "certified", "feasible"):
+        assert isinstance(cert[key], bool), key
+    pytest.importorskip("jsonschema", reason="the test extra validates against the schema")
+    assert not list(validator("certify").iter_errors(cert))
+    bad = {**cert, "proven_optimal": str(cert["proven_optimal"])}  # what 0.1 wrote
+    assert [e.validator for e in validator("certify").iter_errors(bad)]
+
+
+def test_schema_command_prints_every_shipped_schema(capsys):
+    assert main(["schema", "--list"]) == 0
+    listed = [ln.split()[0] for ln in capsys.readouterr().out.splitlines()]
+    assert listed == schema_names() and {"certificate", "result", "comparison", "aggregation",
+                                         "simulation-lsol"} <= set(listed)
+    for name in listed:
+        assert main(["schema", name]) == 0
+        assert json.loads(capsys.readouterr().out) == load_schema(name)
+    assert main(["schema", "no-such"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "certificate" in err
