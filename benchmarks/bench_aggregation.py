@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import RESULTS, cached_versions, format_table
+from common import RESULTS, cached_versions, format_table, timed
 
 from crowdopt.crowd import estimators as est
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
@@ -80,15 +80,6 @@ def parse() -> argparse.Namespace:
     return p.parse_args()
 
 
-def median_time(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(max(1, repeat)):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
-
-
 def nondecreasing(trace: list[float]) -> bool:
     o = np.asarray(trace, dtype=float)
     return bool(np.all(np.diff(o) >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
@@ -102,7 +93,7 @@ def ours_table(sets: list[str], data: dict, repeat: int) -> tuple[list[dict], li
         row = {"dataset": name, "tasks": tb.n_tasks, "labels": tb.n_labels,
                "classes": tb.n_classes}
         for m in OURS:
-            t, res = median_time(lambda m=m, tb=tb: run_method(tb, m), repeat)
+            t, res = timed(lambda m=m, tb=tb: run_method(tb, m), repeat)
             info = METHODS[m]
             row[f"{m}_s"] = t
             if gold is not None:
@@ -170,9 +161,9 @@ def dawid_skene_loop(table, init_post, iterations, smoothing):
 
 def speed_table(loop_iterations: int, repeat: int) -> list[dict]:
     tb, gold = load_dataset("trec2010_relevance")
-    t_conv, conv = median_time(lambda: dawid_skene(tb), repeat)
+    t_conv, conv = timed(lambda: dawid_skene(tb), repeat)
     init = majority_vote(tb, ties="first").posteriors
-    t_vec, vec = median_time(lambda: dawid_skene(tb, tol=0.0, max_iter=loop_iterations), repeat)
+    t_vec, vec = timed(lambda: dawid_skene(tb, tol=0.0, max_iter=loop_iterations), repeat)
     t0 = time.perf_counter()
     ref = dawid_skene_loop(tb, init, loop_iterations, 0.1)
     t_loop = time.perf_counter() - t0
@@ -222,10 +213,10 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
         for ck in methods:
             ours_name, cls = PEER[ck]
             cls().fit_predict(df)  # warm: first-call costs stay out of the timed runs
-            before = [median_time(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
+            before = [timed(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
                       for _ in range(repeat)]
             cell = peer_cell(ck, name, timeout, memory_gb, repeat)
-            after = [median_time(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
+            after = [timed(lambda cls=cls, df=df: cls().fit_predict(df), 1)[0]
                      for _ in range(repeat)]
             t_ours = statistics.median(before + after)
             ours_res = run_method(tb, ours_name)

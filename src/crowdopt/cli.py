@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import os
 import pkgutil
 import sys
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cliargs import add_batch_flags, apply_boundary_types
+from .cliargs import add_batch_flags, apply_boundary_types, positive_float, positive_int
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
@@ -98,28 +97,6 @@ def warn_coverage(command: str, cov: dict | None, what: str) -> None:
     """One stderr line when an accuracy rests on fewer than COVERAGE_WARN of its items."""
     if cov is not None and cov["fraction"] is not None and cov["fraction"] < COVERAGE_WARN:
         print(f"crowdopt {command}: warning: {coverage_text(cov)}: {what}", file=sys.stderr)
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (time limits); one-line error otherwise."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, found {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, found {text!r}")
-    return v
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (threads)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}")
-    return v
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:

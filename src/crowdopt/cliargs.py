@@ -53,29 +53,42 @@ def check_batch_args(args: argparse.Namespace, out_dir) -> None:
 
 
 # ----------------------------------------------------------------------------- boundary types
+def _number(text: str, conv, ok, expected: str):
+    """Parse `text` with `conv` and check `ok`; the one-line argparse error names both."""
+    try:
+        v = conv(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}") from None
+    if not ok(v):
+        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}")
+    return v
+
+
+def _finite(v: float) -> bool:
+    import math
+
+    return math.isfinite(v)
+
+
 def nonneg_int(text: str) -> int:
     """argparse type of every plain integer option (counts, sizes, seeds, jobs): >= 0."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, found {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, found {text!r}")
-    return v
+    return _number(text, int, lambda v: v >= 0, "an integer >= 0")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (threads)."""
+    return _number(text, int, lambda v: v >= 1, "an integer >= 1")
 
 
 def nonneg_float(text: str) -> float:
     """argparse type of every plain number option (probabilities, costs, rates, levels):
     finite and >= 0 (none of crowdopt's numbers is negative, NaN or infinite)."""
-    import math
+    return _number(text, float, lambda v: _finite(v) and v >= 0, "a finite number >= 0")
 
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, found {text!r}") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, found {text!r}")
-    return v
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 (time limits)."""
+    return _number(text, float, lambda v: _finite(v) and v > 0, "a number > 0")
 
 
 def output_file(text: str) -> str:
