@@ -7,6 +7,8 @@ cell only. The data set is read by crowdopt's loader and handed to crowd-kit as 
 rows. Only crowd-kit's `fit_predict` is timed (no import, no data loading): when the first
 call takes less than 5 s it is repeated REPEAT times and `time_s` is the median of those warm
 calls (the first call pays pandas' one-off set-up), else `time_s` is the first call.
+`ties` lists the tasks whose top class in crowd-kit's `probas_` is tied (scored with ties split
+evenly, as crowdopt's are).
 
 Usage: python benchmarks/peer_crowdkit.py METHOD DATASET [REPEAT]
 """
@@ -77,11 +79,30 @@ def main(argv: list[str]) -> int:
         pred[task_pos[t]] = pos.get(lab, pos.get(type(next(iter(pos)))(lab), -1))
     out["labels"] = pred
     out["nan_labels"] = n_nan
+    out["ties"] = tied_classes(model, task_pos, pos)
     hist = getattr(model, "loss_history_", None)
     if hist is not None:
         out["iterations"] = len(hist)
     print(json.dumps(out))
     return 0
+
+
+def tied_classes(model, task_pos: dict, pos: dict) -> dict[int, list[int]] | None:
+    """{task position: class positions} of the tasks whose top posterior in crowd-kit's
+    `probas_` is shared by several classes (None when the model has no probas_), so that
+    crowd-kit's labels can be scored with ties split evenly, as crowdopt's are."""
+    probas = getattr(model, "probas_", None)
+    if probas is None or not hasattr(probas, "to_numpy"):
+        return None
+    import numpy as np
+
+    p = probas.to_numpy(dtype=float)
+    top = p >= np.nanmax(p, axis=1, keepdims=True) - 1e-12
+    cols = [pos.get(c, pos.get(type(next(iter(pos)))(c), -1)) for c in probas.columns]
+    out = {}
+    for r in np.flatnonzero(top.sum(1) > 1):
+        out[task_pos[probas.index[r]]] = [cols[k] for k in np.flatnonzero(top[r])]
+    return out
 
 
 if __name__ == "__main__":

@@ -214,3 +214,37 @@ def test_from_dataframe_reads_columns_of_a_frame_like_object():
     assert tb.rows() == [("t1", "w1", 0), ("t2", "w1", 1)]
     with pytest.raises(InputError, match="columns.task"):
         from_dataframe(df)
+
+
+def _string_dtypes() -> list[str]:
+    dtypes = ["object", "string[python]", "category"]
+    try:
+        import pyarrow  # noqa: F401
+        dtypes.append("string[pyarrow]")
+    except ImportError:
+        pass
+    return dtypes
+
+
+@pytest.mark.parametrize("dtype", _string_dtypes())
+def test_from_dataframe_encodes_every_string_dtype_like_from_arrays(dtype):
+    """Object, Python-string, categorical and Arrow-string columns take different encoders
+    (pyarrow's dictionary_encode for Arrow): same ids, first-appearance order, same rows."""
+    pd = pytest.importorskip("pandas")
+    from crowdopt.crowd.tables import from_dataframe
+    rng = np.random.default_rng(3)
+    t = [f"t{i}" for i in rng.integers(0, 40, 300)]
+    w = [f"w{i}" for i in rng.integers(0, 9, 300)]
+    lab = [str(x) for x in rng.choice(["b", "a", "c"], 300)]
+    ref = from_arrays(t, w, lab, duplicates="last")
+    df = pd.DataFrame({"task": pd.Series(t, dtype=dtype), "worker": pd.Series(w, dtype=dtype),
+                       "label": pd.Series(lab, dtype=dtype)})
+    tb = from_dataframe(df, duplicates="last")
+    assert tb.task_ids.tolist() == ref.task_ids.tolist()
+    assert tb.worker_ids.tolist() == ref.worker_ids.tolist()
+    assert tb.classes.tolist() == ref.classes.tolist() == ["a", "b", "c"]
+    assert all(type(v) is str for v in tb.task_ids.tolist())
+    assert tb.rows() == ref.rows()
+    df.loc[5, "worker"] = None
+    with pytest.raises(InputError, match=r"worker\[5\]"):
+        from_dataframe(df)

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from .rows import row_max, row_sum
 from .tables import Gold, LabelTable
 
 METHODS = ("mv", "wmv", "one-coin", "dawid-skene")
@@ -132,7 +133,7 @@ def _vote(table: LabelTable, w: np.ndarray | None, method: str, ties: str, seed:
     _require_rows(table)
     scores = table.vote_counts(w).astype(float)
     if w is None:
-        tot = scores.sum(1, keepdims=True)
+        tot = row_sum(scores)[:, None]
         post = np.divide(scores, tot, out=np.full_like(scores, 1.0 / table.n_classes),
                          where=tot > 0)
     else:
@@ -430,16 +431,16 @@ def accuracy(result: AggregationResult, gold: Gold, *, ties: str = "split") -> f
     if ties != "split":
         raise InputError("ties", "'split' or 'labels'", ties)
     top = _top_mask(result.posteriors[gold.task])
-    return float(np.mean(top[np.arange(gold.n), gold.label] / top.sum(1)))
+    return float(np.mean(top[np.arange(gold.n), gold.label] / row_sum(top)))
 
 
 def _top_mask(scores: np.ndarray) -> np.ndarray:
-    return scores >= scores.max(1, keepdims=True) - TIE_ATOL
+    return scores >= (row_max(scores) - TIE_ATOL)[:, None]
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
-    e = np.exp(scores - scores.max(1, keepdims=True))
-    return e / e.sum(1, keepdims=True)
+    e = np.exp(scores - row_max(scores)[:, None])
+    return e / row_sum(e)[:, None]
 
 
 def _agreement_skills(table: LabelTable, post: np.ndarray) -> np.ndarray:

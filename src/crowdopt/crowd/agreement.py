@@ -40,6 +40,7 @@ from .aggregate import (
     check_iteration_args,
     relative_rise,
 )
+from .rows import row_sum
 from .tables import LabelTable
 
 ZBS_MAX_ITER = 1000
@@ -104,7 +105,7 @@ def _vote_rows(scores: np.ndarray, ties: str) -> np.ndarray:
         first = np.zeros_like(top)
         first[np.arange(len(top)), top.argmax(1)] = 1.0
         return first
-    return top / top.sum(1, keepdims=True)
+    return top / row_sum(top)[:, None]
 
 
 def _agreement(table: LabelTable, y: np.ndarray) -> np.ndarray:
@@ -116,6 +117,6 @@ def _agreement(table: LabelTable, y: np.ndarray) -> np.ndarray:
 
 
 def _fractions(scores: np.ndarray) -> np.ndarray:
-    tot = scores.sum(1, keepdims=True)
+    tot = row_sum(scores)[:, None]
     return np.divide(scores, tot, out=np.full_like(scores, 1.0 / scores.shape[1]),
                      where=tot > 0)

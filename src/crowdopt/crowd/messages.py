@@ -41,6 +41,7 @@ import numpy as np
 
 from ..errors import InputError
 from .aggregate import AggregationResult, _require_rows, break_ties
+from .rows import row_max, row_sum
 from .tables import LabelTable
 
 KOS_TOL = 1e-6
@@ -85,8 +86,8 @@ def kos(table: LabelTable, *, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER
         labels = (scores[:, 0] >= 0).astype(np.int64)
     else:
         labels = break_ties(full, ties="first" if ties == "positive" else ties, seed=seed)
-    top = full >= full.max(1, keepdims=True)
-    post = top / top.sum(1, keepdims=True)
+    top = full >= row_max(full)[:, None]
+    post = top / row_sum(top)[:, None]
     m = np.max(np.abs(ws))
     skills = 0.5 * (1 + ws / m) if m > 0 else np.full(n_w, 0.5)
     skills = np.where(table.labels_per_worker() > 0, skills, np.nan)
