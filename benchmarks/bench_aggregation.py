@@ -234,6 +234,9 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
                 if ours_name in ("mv", "wawa", "zbs"):  # crowd-kit: ties to the first class
                     first = run_method(tb, ours_name, ties="first")
                     row["ours@ck"] = accuracy(first, gold, ties="labels")
+                    # same method = same tie rule, also inside Wawa's / ZBS's agreement
+                    # step: ours with ties to the first class against crowd-kit's labels
+                    row["diff"] = row["ours@ck"] - row["crowdkit_labels"]
                 elif stop and ours_name in CK_SETTINGS:
                     at = run_method(tb, ours_name, max_iter=int(stop), tol=0.0,
                                     **CK_SETTINGS[ours_name])
@@ -249,6 +252,30 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
                   f"{row['crowdkit'] if row['crowdkit'] is not None else row['note']}",
                   file=sys.stderr, flush=True)
     return rows
+
+
+def encoding_floor(data: dict, rows: list[dict], repeat: int) -> list[dict]:
+    """How fast any aggregator could be from this DataFrame: the time to hash its task and
+    label columns (pandas.factorize, what a group-by over tasks must do first), against
+    crowd-kit's and crowdopt's MajorityVote in this run; `ceiling` = crowd-kit's MV time /
+    that encoding time bounds the MV speed ratio any implementation can reach."""
+    import pandas as pd
+    out = []
+    for name in SPEED_SETS:
+        mv = next((r for r in rows if r["dataset"] == name and r["method"] == "MajorityVote"
+                   and r.get("crowdkit_s")), None)
+        if mv is None or name not in data:
+            continue
+        df = data[name][0].to_dataframe().infer_objects()
+        pd.factorize(df["task"])
+        t_task = timed(lambda df=df: pd.factorize(df["task"]), max(repeat, 5))[0]
+        t_both = timed(lambda df=df: (pd.factorize(df["task"]), pd.factorize(df["label"])),
+                       max(repeat, 5))[0]
+        out.append({"dataset": name, "labels": len(df), "task_dtype": str(df["task"].dtype),
+                    "encode_task_s": t_task, "encode_task_label_s": t_both,
+                    "crowdkit_mv_s": mv["crowdkit_s"], "ours_mv_s": mv["ours_s"],
+                    "ceiling": mv["crowdkit_s"] / t_both, "ratio": mv["ratio"]})
+    return out
 
 
 def peer_accuracy(cell: dict, gold, *, split: bool = True) -> float:
@@ -370,18 +397,22 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
           flush=True)
     rows = peer_table(gold_sets, data, methods, repeat, args.peer_timeout, args.peer_memory_gb)
     summ = peer_summary(rows, acc_rows)
+    floor = encoding_floor(data, rows, repeat)
     path = RESULTS / "aggregation_peer.json"
     path.write_text(json.dumps({"topic": "aggregation_peer", "args": vars(args),
                                 "crowdkit": crowdkit.__version__, "rows": rows,
-                                "summary": summ, "versions": cached_versions()},
+                                "summary": summ, "encoding_floor": floor,
+                                "versions": cached_versions()},
                                indent=1, default=str))
     print(format_table(rows, ["dataset", "method", "ours", "crowdkit", "crowdkit_labels",
                               "diff", "ck_iter", "ours@ck", "ours_s", "crowdkit_s", "ratio",
                               "note"]))
     print("ours, crowdkit: accuracy with ties split evenly (the expectation under random "
-          "tie-breaking; crowd-kit's ties read from its probas_), the same rule on both sides; "
-          "crowdkit_labels: crowd-kit's printed labels as given (its ties go to the first "
-          "class). ours@ck: crowdopt with crowd-kit's options - "
+          "tie-breaking; crowd-kit's ties read from its probas_), the same rule on both sides "
+          "(used for the best of each library); crowdkit_labels: crowd-kit's printed labels as "
+          "given (its ties go to the first class). diff: ours - crowdkit, for mv/wawa/zbs "
+          "ours@ck - crowdkit_labels (both with ties to the first class, also inside the "
+          "agreement step). ours@ck: crowdopt with crowd-kit's options - "
           "mv/wawa/zbs: ties to the first class, scored as labels; Dawid-Skene and one-coin: no "
           "smoothing, learned class priors; MACE: uniform class prior, one start - stopped after "
           "crowd-kit's iteration count ck_iter: where it matches `crowdkit` and `ours` differs, "
@@ -400,6 +431,12 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
     if summ["speed_below_10x"]:
         print("below 10x:")
         print(format_table(summ["speed_below_10x"], ["dataset", "method", "ratio"]))
+    if floor:
+        print("\n## MajorityVote from a DataFrame: the encoding floor (pandas.factorize of the "
+              "task and label columns alone; ceiling = crowd-kit MV time / that floor)")
+        print(format_table(floor, ["dataset", "labels", "task_dtype", "encode_task_s",
+                                   "encode_task_label_s", "crowdkit_mv_s", "ours_mv_s",
+                                   "ceiling", "ratio"]))
     print(f"(written {path.relative_to(HERE.parent)})")
     return True
 
