@@ -67,6 +67,25 @@ def test_every_estimator_fits_a_dataframe(cls):
     assert repr(m).startswith(cls.__name__ + "(")
 
 
+def test_fitted_frames_are_built_on_access_and_rebuilt_by_a_refit():
+    """probas_/skills_/priors_/errors_ are computed when first read; a second fit on other
+    data must not leave the first fit's frames behind."""
+    m = DawidSkene()
+    with pytest.raises(AttributeError):
+        m.probas_  # noqa: B018 - not fitted yet
+    df = pd.read_csv(__import__("io").StringIO(CSV))
+    m.fit(df)
+    assert "probas_" not in vars(m)
+    first = m.probas_
+    assert m.probas_ is first and list(first.index) == ["t1", "t2", "t3", "t4"]
+    assert m.errors_ is not None and m.priors_ is not None
+    m.fit(df[df.task != "t4"])
+    assert list(m.probas_.index) == ["t1", "t2", "t3"]
+    assert list(m.labels_.index) == ["t1", "t2", "t3"]
+    assert m.errors_.shape == (3 * 2, 2)
+    assert MajorityVote().fit(df).errors_ is None
+
+
 def test_opaque_ids_ints_strings_mixed_and_label_table_input():
     df = pd.DataFrame({"task": [1, 1, "x", "x", 2.5, 2.5], "worker": ["a", 7, "a", 7, "a", 7],
                        "label": [0, 0, 1, 1, 1, 0]})

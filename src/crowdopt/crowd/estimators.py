@@ -28,6 +28,7 @@ pandas is needed only for the DataFrame in/out (`pip install crowdopt[pandas]`).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -118,23 +119,57 @@ class _Aggregator:
 
     def _set(self, table: LabelTable, res: agg.AggregationResult) -> None:
         pd = _pandas()
-        tasks = pd.Index(table.task_ids, name="task", dtype=object, copy=False)
-        workers = pd.Index(table.worker_ids, name="worker", dtype=object, copy=False)
-        classes = pd.Index(table.classes.tolist(), name="label")
+        for name in _LAZY:  # a refit recomputes them
+            self.__dict__.pop(name, None)
         self.table_ = table
         self.result_ = res
-        self.labels_ = pd.Series(classes[res.labels], index=tasks, name="agg_label")
-        self.probas_ = pd.DataFrame(res.posteriors, index=tasks, columns=classes)
-        self.skills_ = pd.Series(res.skills, index=workers, name="skill")
-        self.priors_ = None if res.priors is None else pd.Series(res.priors, index=classes,
-                                                                  name="prior")
-        self.errors_ = None
-        if res.confusion is not None or res.method in ("mace", "glad"):
-            self.errors_ = _errors_frame(model_confusion(table, res)[0], workers, classes)
+        self.labels_ = pd.Series(self._classes()[res.labels], index=self._tasks(),
+                                 name="agg_label")
         self.log_likelihood_ = res.log_likelihood[-1] if res.log_likelihood else None
         self.objective_ = list(res.objective)
         self.n_iter_ = res.iterations
         self.converged_ = res.converged
+
+    # The other fitted frames are built on first access (fit_predict needs only labels_):
+    # on 20k tasks the posterior frame and the per-worker errors cost as much as the vote.
+    @functools.cached_property
+    def probas_(self):
+        """Posteriors: DataFrame task x class."""
+        return _pandas().DataFrame(self.result_.posteriors, index=self._tasks(),
+                                   columns=self._classes())
+
+    @functools.cached_property
+    def skills_(self):
+        """Per-worker skill: Series indexed by worker (see each method)."""
+        return _pandas().Series(self.result_.skills, index=self._workers(), name="skill")
+
+    @functools.cached_property
+    def priors_(self):
+        """Class priors (EM methods), else None."""
+        res = self.result_
+        return None if res.priors is None else _pandas().Series(
+            res.priors, index=self._classes(), name="prior")
+
+    @functools.cached_property
+    def errors_(self):
+        """Per-worker confusion in crowd-kit's layout (models with one), else None."""
+        res = self.result_
+        if res.confusion is None and res.method not in ("mace", "glad"):
+            return None
+        return _errors_frame(model_confusion(self.table_, res)[0], self._workers(),
+                             self._classes())
+
+    def _tasks(self):
+        return _pandas().Index(self.table_.task_ids, name="task", dtype=object, copy=False)
+
+    def _workers(self):
+        return _pandas().Index(self.table_.worker_ids, name="worker", dtype=object, copy=False)
+
+    def _classes(self):
+        return _pandas().Index(self.table_.classes.tolist(), name="label")
+
+
+_LAZY = ("probas_", "skills_", "priors_", "errors_")
 
 
 def _errors_frame(conf: np.ndarray, workers, classes):
