@@ -373,6 +373,42 @@ def test_mmsr_recovers_skills_and_an_adversary():
     assert accuracy(r, gold) >= accuracy(run_method(tb, "mv"), gold)
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_mmsr_pair_update_equals_the_dense_one(seed):
+    """The per-pair trimmed mean (sparse graphs) trims the same entries as the dense update,
+    ties at the cut included (integer-valued entries make many): the same values up to the
+    order of the additions (an entry trimmed differently would move a mean by >= 1e-3)."""
+    from crowdopt.crowd.rank_one import _Pairs, _trimmed_update
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 25))
+    obs = rng.random((n, n)) < rng.uniform(0.05, 1.0)
+    np.fill_diagonal(obs, False)
+    if seed % 2:
+        obs |= obs.T
+    X = np.where(obs, rng.integers(0, 4, (n, n)) / 3.0, 0.0)
+    u, v = rng.integers(0, 4, n) / 2.0, rng.integers(1, 4, n) / 2.0
+    for F in range(5):
+        np.testing.assert_allclose(_Pairs(X, obs).trimmed_update(u, v, F, 0.1),
+                                   _trimmed_update(X, obs, u, v, F, 0.1), rtol=1e-13, atol=0)
+        np.testing.assert_allclose(_Pairs(X.T, obs.T).trimmed_update(v, u, F, 0.1),
+                                   _trimmed_update(X.T, obs.T, v, u, F, 0.1), rtol=1e-13,
+                                   atol=0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mmsr_same_result_on_either_path(seed, monkeypatch):
+    import crowdopt.crowd.rank_one as ro
+    tb, _ = planted(30 + seed, L=2 + seed % 2, n_t=80, n_w=12, density=0.4)
+    out = []
+    for factor in (0.0, float("inf")):  # dense path, then per-pair path
+        monkeypatch.setattr(ro, "SPARSE_FACTOR", factor)
+        out.append(mmsr(tb, seed=seed))
+    a, b = out
+    assert a.iterations == b.iterations
+    np.testing.assert_allclose(a.params["s"], b.params["s"], rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(a.labels, b.labels)
+
+
 # ----------------------------------------------------------------------------- every method
 @pytest.mark.parametrize("method", [m for m in METHODS if m != "wmv"])
 def test_every_method_on_planted_data(method):

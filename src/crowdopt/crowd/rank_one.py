@@ -75,11 +75,25 @@ def mmsr(table: LabelTable, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_I
     u = rng.uniform(0.5, 1.0, n_w)
     v = rng.uniform(0.5, 1.0, n_w)
     floor = 1.0 / np.sqrt(n_t)
+    if sparse_pays(int(obs.sum()), n_w, F):
+        cols, rows = _Pairs(X, obs), _Pairs(X.T, obs.T)
+
+        def v_step(u, v):
+            return cols.trimmed_update(u, v, F, floor)
+
+        def u_step(v, u):
+            return rows.trimmed_update(v, u, F, floor)
+    else:
+        def v_step(u, v):
+            return _trimmed_update(X, obs, u, v, F, floor)
+
+        def u_step(v, u):
+            return _trimmed_update(X.T, obs.T, v, u, F, floor)
     it, converged = 0, False
     while it < max_iter:
         u0, v0 = u, v
-        v = _trimmed_update(X, obs, u, v, F, floor)
-        u = _trimmed_update(X.T, obs.T, v, u, F, floor)
+        v = v_step(u, v)
+        u = u_step(v, u)
         nu, nv = np.linalg.norm(u), np.linalg.norm(v)
         if nu > 0 and nv > 0:  # u v^T is what is fitted: keep |u| = |v| (no drift to 0/inf)
             u, v = u * np.sqrt(nv / nu), v * np.sqrt(nu / nv)
@@ -159,6 +173,63 @@ def _drop_extremes(R: np.ndarray, k: np.ndarray, F: int, n: int) -> np.ndarray:
     drop[:, tie] |= eq[:, tie] & (np.cumsum(eq[:, tie], axis=0) <= need[tie][None, :])
     drop |= eq & np.isin(np.arange(R.shape[1]), tie, invert=True)[None, :]
     return drop
+
+
+SPARSE_FACTOR = 6.0
+
+
+def sparse_pays(n_pairs: int, n_w: int, F: int) -> bool:
+    """The per-pair update (2F + 2 passes over the observed pairs) beats the dense one
+    (a few passes over all n_w^2 cells) when (2F + 2) n_pairs <= 6 n_w^2: measured on the 27
+    shared sets (trec2011: 1.27 s -> 0.12 s; bluebirds, F = 18 on a complete graph: dense)."""
+    return (2 * F + 2) * n_pairs <= SPARSE_FACTOR * n_w * n_w
+
+
+class _Pairs:
+    """The observed entries of X in column order (column j, then row i: the dense version's
+    row order), for the per-pair trimmed update; same results as `_trimmed_update`."""
+
+    def __init__(self, X: np.ndarray, obs: np.ndarray):
+        self.col, self.row = np.nonzero(obs.T)
+        self.x = X[self.row, self.col]
+        self.n = X.shape[1]
+        self.starts = np.flatnonzero(np.r_[True, self.col[1:] != self.col[:-1]]) \
+            if len(self.col) else np.zeros(0, dtype=np.int64)
+
+    def trimmed_update(self, u: np.ndarray, v: np.ndarray, F: int, floor: float
+                       ) -> np.ndarray:
+        """`_trimmed_update(X, obs, u, v, F, floor)` over the observed pairs only."""
+        col, n = self.col, self.n
+        R = self.x / np.maximum(u, floor)[self.row]
+        if F > 0 and len(R):
+            vj = v[col]
+            below = np.bincount(col, weights=R < vj, minlength=n).astype(np.int64)
+            above = np.bincount(col, weights=R > vj, minlength=n).astype(np.int64)
+            keep = ~(self._smallest(R, np.minimum(F, below), F)
+                     | self._smallest(-R, np.minimum(F, above), F))
+            cnt = np.bincount(col, weights=keep, minlength=n)
+            tot = np.bincount(col, weights=np.where(keep, R, 0.0), minlength=n)
+        else:
+            cnt = np.bincount(col, minlength=n).astype(float)
+            tot = np.bincount(col, weights=R, minlength=n)
+        return np.where(cnt > 0, tot / np.maximum(cnt, 1), v)
+
+    def _smallest(self, vals: np.ndarray, k: np.ndarray, F: int) -> np.ndarray:
+        """Mask of the k[j] smallest values of each column j, ties by row order (as
+        `_drop_extremes`): k <= F rounds, each taking every column's first minimum."""
+        col, starts = self.col, self.starts
+        drop = np.zeros(len(vals), dtype=bool)
+        seg_col = col[starts]
+        for r in range(F):
+            active = (k > r)[col] & ~drop
+            if not active.any():
+                break
+            masked = np.where(active, vals, np.inf)
+            m = np.full(self.n, np.inf)
+            m[seg_col] = np.minimum.reduceat(masked, starts)
+            cand = np.flatnonzero(active & (masked == m[col]))
+            drop[cand[np.r_[True, col[cand[1:]] != col[cand[:-1]]]]] = True
+        return drop
 
 
 def _signs(C: np.ndarray, common: np.ndarray, s_abs: np.ndarray, n: np.ndarray
