@@ -20,3 +20,5 @@ def test_row_max_and_sum_equal_numpy(n_cols, seed):
     assert np.array_equal(row_sum(i), i.sum(1)) and np.array_equal(row_max(i), i.max(1))
     f = np.asfortranarray(a)  # a transposed layout gives the same answers
     assert np.array_equal(row_max(f), a.max(1))
+    a[0, -1] = np.nan  # NaN propagates as in numpy
+    assert np.isnan(row_max(a)[0]) and np.isnan(row_sum(a)[0])
