@@ -330,6 +330,11 @@ def main() -> int:
     all_sets = QUICK_SETS if args.quick else list_datasets()
     if args.sets:
         want = args.sets.split(",")
+        unknown = [s for s in want if s not in list_datasets()]
+        if unknown:
+            print(f"bench_aggregation: --sets: expected shared data sets "
+                  f"({', '.join(list_datasets())}), found {', '.join(unknown)}", file=sys.stderr)
+            return 2
         gold_sets = [s for s in gold_sets if s in want]
         all_sets = [s for s in all_sets if s in want]
     repeat = 1 if args.quick else args.repeat
@@ -393,6 +398,11 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
         print("--peer: crowd-kit is not installed (make bench-peer installs it)")
         return False
     methods = args.peer_methods.split(",") if args.peer_methods else list(PEER)
+    unknown = [m for m in methods if m not in PEER]
+    if unknown:
+        print(f"--peer-methods: expected crowd-kit classes ({', '.join(PEER)}), found "
+              f"{', '.join(unknown)}", file=sys.stderr)
+        return False
     print(f"\n## crowd-kit {crowdkit.__version__} side by side (progress on stderr)",
           flush=True)
     rows = peer_table(gold_sets, data, methods, repeat, args.peer_timeout, args.peer_memory_gb)

@@ -64,7 +64,12 @@ def main() -> int:
         return 0
     sets = list_datasets(with_gold=True)
     if args.sets:
-        sets = [s for s in sets if s in args.sets.split(",")]
+        want = args.sets.split(",")
+        unknown = [s for s in want if s not in sets]
+        if unknown:
+            p.error(f"--sets: expected data sets with gold ({', '.join(sets)}), found "
+                    f"{', '.join(unknown)}")
+        sets = [s for s in sets if s in want]
     rows = [study(s) for s in sets]
     cols = ["dataset", *RULES, "picks (ds/own)", "dawid-skene"]
     rows.append({"dataset": "mean", **{c: statistics.mean(r[c] for r in rows)

@@ -71,7 +71,7 @@ def test_fitted_frames_are_built_on_access_and_rebuilt_by_a_refit():
     """probas_/skills_/priors_/errors_ are computed when first read; a second fit on other
     data must not leave the first fit's frames behind."""
     m = DawidSkene()
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="probas_: DawidSkene is not fitted"):
         m.probas_  # noqa: B018 - not fitted yet
     df = pd.read_csv(__import__("io").StringIO(CSV))
     m.fit(df)
@@ -84,6 +84,8 @@ def test_fitted_frames_are_built_on_access_and_rebuilt_by_a_refit():
     assert list(m.labels_.index) == ["t1", "t2", "t3"]
     assert m.errors_.shape == (3 * 2, 2)
     assert MajorityVote().fit(df).errors_ is None
+    from crowdopt.crowd.estimators import _LAZY
+    assert set(_LAZY) == {"probas_", "skills_", "priors_", "errors_"}
 
 
 def test_opaque_ids_ints_strings_mixed_and_label_table_input():

@@ -399,10 +399,19 @@ def test_mmsr_pair_update_equals_the_dense_one(seed):
 def test_mmsr_same_result_on_either_path(seed, monkeypatch):
     import crowdopt.crowd.rank_one as ro
     tb, _ = planted(30 + seed, L=2 + seed % 2, n_t=80, n_w=12, density=0.4)
-    out = []
+    out, calls = [], []
+    pair_update = ro._Pairs.trimmed_update
+
+    def counted(self, *a):
+        calls.append(1)
+        return pair_update(self, *a)
+
+    monkeypatch.setattr(ro._Pairs, "trimmed_update", counted)
     for factor in (0.0, float("inf")):  # dense path, then per-pair path
         monkeypatch.setattr(ro, "SPARSE_FACTOR", factor)
+        n_before = len(calls)
         out.append(mmsr(tb, seed=seed))
+        assert (len(calls) > n_before) == (factor > 0)  # the path asked for is the one taken
     a, b = out
     assert a.iterations == b.iterations
     np.testing.assert_allclose(a.params["s"], b.params["s"], rtol=1e-9, atol=1e-12)

@@ -135,29 +135,38 @@ class _Aggregator:
     @functools.cached_property
     def probas_(self):
         """Posteriors: DataFrame task x class."""
-        return _pandas().DataFrame(self.result_.posteriors, index=self._tasks(),
+        return _pandas().DataFrame(self._fitted("probas_").posteriors, index=self._tasks(),
                                    columns=self._classes())
 
     @functools.cached_property
     def skills_(self):
         """Per-worker skill: Series indexed by worker (see each method)."""
-        return _pandas().Series(self.result_.skills, index=self._workers(), name="skill")
+        return _pandas().Series(self._fitted("skills_").skills, index=self._workers(),
+                                name="skill")
 
     @functools.cached_property
     def priors_(self):
         """Class priors (EM methods), else None."""
-        res = self.result_
+        res = self._fitted("priors_")
         return None if res.priors is None else _pandas().Series(
             res.priors, index=self._classes(), name="prior")
 
     @functools.cached_property
     def errors_(self):
         """Per-worker confusion in crowd-kit's layout (models with one), else None."""
-        res = self.result_
+        res = self._fitted("errors_")
         if res.confusion is None and res.method not in ("mace", "glad"):
             return None
         return _errors_frame(model_confusion(self.table_, res)[0], self._workers(),
                              self._classes())
+
+    def _fitted(self, attr: str) -> agg.AggregationResult:
+        """The fit's result; reading a fitted attribute before `fit` is a one-line error."""
+        res = self.__dict__.get("result_")
+        if res is None:
+            raise AttributeError(f"{attr}: {type(self).__name__} is not fitted; call "
+                                 f"fit(data) first")
+        return res
 
     def _tasks(self):
         return _pandas().Index(self.table_.task_ids, name="task", dtype=object, copy=False)
@@ -169,7 +178,8 @@ class _Aggregator:
         return _pandas().Index(self.table_.classes.tolist(), name="label")
 
 
-_LAZY = ("probas_", "skills_", "priors_", "errors_")
+# the frames built on first access, dropped by every fit
+_LAZY = tuple(n for n, v in vars(_Aggregator).items() if isinstance(v, functools.cached_property))
 
 
 def _errors_frame(conf: np.ndarray, workers, classes):
