@@ -328,6 +328,11 @@ def main() -> int:
         return 0
     gold_sets = QUICK_SETS if args.quick else list_datasets(with_gold=True)
     all_sets = QUICK_SETS if args.quick else list_datasets()
+    unknown = [m for m in (args.peer_methods or "").split(",") if m and m not in PEER]
+    if unknown:
+        print(f"bench_aggregation: --peer-methods: expected crowd-kit classes "
+              f"({', '.join(PEER)}), found {', '.join(unknown)}", file=sys.stderr)
+        return 2
     if args.sets:
         want = args.sets.split(",")
         unknown = [s for s in want if s not in list_datasets()]
@@ -398,11 +403,6 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
         print("--peer: crowd-kit is not installed (make bench-peer installs it)")
         return False
     methods = args.peer_methods.split(",") if args.peer_methods else list(PEER)
-    unknown = [m for m in methods if m not in PEER]
-    if unknown:
-        print(f"--peer-methods: expected crowd-kit classes ({', '.join(PEER)}), found "
-              f"{', '.join(unknown)}", file=sys.stderr)
-        return False
     print(f"\n## crowd-kit {crowdkit.__version__} side by side (progress on stderr)",
           flush=True)
     rows = peer_table(gold_sets, data, methods, repeat, args.peer_timeout, args.peer_memory_gb)
