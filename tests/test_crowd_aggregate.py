@@ -257,3 +257,18 @@ def test_majority_vote_matches_data_readme(data_dir, name, expected):
     tb, gold = load_dataset(name)
     assert round(accuracy(majority_vote(tb), gold), 4) == expected
     assert accuracy(dawid_skene(tb), gold) >= expected
+
+
+def test_break_ties_random_resolves_only_tied_rows_with_the_whole_draw():
+    """Random tie-breaking draws one uniform per cell (the seed's whole stream) and picks the
+    tied top cell with the largest draw; untied rows keep their argmax. Checked against the
+    direct formula on random score matrices full of ties."""
+    rng = np.random.default_rng(2)
+    for trial in range(40):
+        scores = rng.integers(0, 3, size=(int(rng.integers(1, 60)), int(rng.integers(1, 6))))
+        scores = scores.astype(float)
+        seed = int(rng.integers(0, 1000))
+        top = scores >= scores.max(1, keepdims=True) - 1e-9
+        noise = np.random.default_rng(seed).random(scores.shape)
+        want = np.argmax(np.where(top, noise, -1.0), axis=1)
+        assert break_ties(scores, ties="random", seed=seed).tolist() == want.tolist(), trial

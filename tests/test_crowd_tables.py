@@ -248,3 +248,58 @@ def test_from_dataframe_encodes_every_string_dtype_like_from_arrays(dtype):
     df.loc[5, "worker"] = None
     with pytest.raises(InputError, match=r"worker\[5\]"):
         from_dataframe(df)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint16", "wide"])
+def test_from_dataframe_integer_labels_counted_like_from_arrays(dtype):
+    """Integer label columns are encoded by counting over their range (classes come out
+    sorted); negative labels, narrow dtypes and a range too wide to count (the hashing path)
+    give the classes, codes and rows `from_arrays` gives."""
+    pd = pytest.importorskip("pandas")
+    from crowdopt.crowd.tables import from_dataframe
+    rng = np.random.default_rng(5)
+    values = {"int8": [-100, 7, 100], "int64": [-(10 ** 6), 2, 5], "uint16": [9, 3, 60000],
+              "wide": [-(10 ** 12), 1, 10 ** 12]}[dtype]
+    t = [f"t{i}" for i in rng.integers(0, 30, 200)]
+    w = [int(i) for i in rng.integers(0, 12, 200)]
+    lab = [int(v) for v in rng.choice(values, 200)]
+    ref = from_arrays(t, w, lab, duplicates="first")
+    col = np.array(lab, dtype="int64" if dtype == "wide" else dtype)
+    tb = from_dataframe(pd.DataFrame({"task": t, "worker": w, "label": col}),
+                        duplicates="first")
+    assert tb.classes.tolist() == sorted(values) == ref.classes.tolist()
+    assert all(type(v) is int for v in tb.classes.tolist())
+    assert tb.rows() == ref.rows()
+
+
+def test_from_dataframe_reads_chunked_arrow_columns():
+    """An Arrow column of several chunks (pd.concat of Arrow frames) is encoded as one."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from crowdopt.crowd.tables import from_dataframe
+    parts = [pd.DataFrame({"task": pd.Series(t, dtype="string[pyarrow]"),
+                           "worker": pd.Series(w, dtype="large_string[pyarrow]"),
+                           "label": pd.Series(lab, dtype="string[pyarrow]")})
+             for t, w, lab in ((["b", "a"], ["x", "y"], ["1", "0"]),
+                               (["c", "b", "a"], ["z", "z", "x"], ["0", "0", "1"]))]
+    df = pd.concat(parts, ignore_index=True)
+    assert df["task"].array.__arrow_array__().num_chunks == 2
+    tb = from_dataframe(df)
+    ref = from_arrays(*(df[c].tolist() for c in ("task", "worker", "label")))
+    assert tb.task_ids.tolist() == ["b", "a", "c"] == ref.task_ids.tolist()
+    assert tb.rows() == ref.rows()
+
+
+def test_repeated_pairs_found_by_sorting_as_by_counting():
+    """`duplicate_count` and the duplicates policies find repeated (task, worker) pairs by
+    one sort of the pair keys; the count equals the np.unique one on random tables."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        n = int(rng.integers(1, 80))
+        t = rng.integers(0, int(rng.integers(1, 12)), n)
+        w = rng.integers(0, int(rng.integers(1, 12)), n)
+        tb = from_arrays(t.tolist(), w.tolist(), [0] * n, duplicates="all")
+        key = tb.task * tb.n_workers + tb.worker
+        assert tb.duplicate_count() == n - len(np.unique(key)), trial
+        kept = from_arrays(t.tolist(), w.tolist(), [0] * n, duplicates="first")
+        assert kept.n_labels == len(np.unique(key))

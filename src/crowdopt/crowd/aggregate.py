@@ -415,10 +415,14 @@ def break_ties(scores: np.ndarray, *, ties: str = "random", seed: int = 0) -> np
     """Row-wise argmax with the documented tie rule (see module docstring)."""
     _check_ties(ties)
     top = _top_mask(scores)
+    labels = np.argmax(top, axis=1).astype(np.int64)
     if ties == "first":
-        return np.argmax(top, axis=1).astype(np.int64)
-    noise = np.random.default_rng(seed).random(scores.shape)
-    return np.argmax(np.where(top, noise, -1.0), axis=1).astype(np.int64)
+        return labels
+    noise = np.random.default_rng(seed).random(scores.shape)  # drawn whole: same stream
+    tied = np.flatnonzero(row_sum(top) > 1)  # = argmax(where(top, noise, -1)) on every row
+    if tied.size:
+        labels[tied] = np.argmax(np.where(top[tied], noise[tied], -1.0), axis=1)
+    return labels
 
 
 def accuracy(result: AggregationResult, gold: Gold, *, ties: str = "split") -> float:
@@ -445,8 +449,8 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 def _agreement_skills(table: LabelTable, post: np.ndarray) -> np.ndarray:
     """Mean posterior mass on each worker's own answers (NaN for workers without rows)."""
-    agree = np.bincount(table.worker, weights=post[table.task, table.label],
-                        minlength=table.n_workers)
+    own = post.ravel().take(table.task * post.shape[1] + table.label)  # 2x a 2-d gather
+    agree = np.bincount(table.worker, weights=own, minlength=table.n_workers)
     n = table.labels_per_worker()
     return np.divide(agree, n, out=np.full(table.n_workers, np.nan), where=n > 0)
 
