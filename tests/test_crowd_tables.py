@@ -288,6 +288,10 @@ def test_from_dataframe_reads_chunked_arrow_columns():
     ref = from_arrays(*(df[c].tolist() for c in ("task", "worker", "label")))
     assert tb.task_ids.tolist() == ["b", "a", "c"] == ref.task_ids.tolist()
     assert tb.rows() == ref.rows()
+    ints = df.assign(label=df["label"].astype("int64[pyarrow]"))  # Arrow integers: sorted
+    tb = from_dataframe(ints)
+    assert tb.classes.tolist() == [0, 1] and all(type(c) is int for c in tb.classes.tolist())
+    assert [r[2] for r in tb.rows()] == [int(r[2]) for r in ref.rows()]
 
 
 def test_repeated_pairs_found_by_sorting_as_by_counting():
