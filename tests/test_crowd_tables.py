@@ -307,3 +307,21 @@ def test_repeated_pairs_found_by_sorting_as_by_counting():
         assert tb.duplicate_count() == n - len(np.unique(key)), trial
         kept = from_arrays(t.tolist(), w.tolist(), [0] * n, duplicates="first")
         assert kept.n_labels == len(np.unique(key))
+
+
+def test_from_dataframe_other_arrow_types_go_through_pandas():
+    """Arrow columns that are neither strings nor integers (here dates as task ids, floats as
+    labels) are encoded by pandas, with the same ids and rows as from_arrays."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    import datetime
+    from crowdopt.crowd.tables import from_dataframe
+    days = [datetime.date(2026, 1, d) for d in (3, 1, 3, 2)]
+    df = pd.DataFrame({"task": pd.Series(days, dtype="date32[pyarrow]"),
+                       "worker": ["a", "b", "b", "a"],
+                       "label": pd.Series([1.5, 0.5, 1.5, 0.5], dtype="double[pyarrow]")})
+    tb = from_dataframe(df)
+    ref = from_arrays(days, ["a", "b", "b", "a"], [1.5, 0.5, 1.5, 0.5])
+    assert tb.task_ids.tolist() == ref.task_ids.tolist() == [days[0], days[1], days[3]]
+    assert tb.classes.tolist() == [0.5, 1.5]
+    assert tb.rows() == ref.rows()

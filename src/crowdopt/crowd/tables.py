@@ -372,8 +372,11 @@ def _factorize(col, role: str, pd, *, classes: bool = False) -> tuple[np.ndarray
             return code_of[v], _object_array((np.flatnonzero(present) + lo).tolist())
     if isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow" or \
             getattr(dt, "pyarrow_dtype", None) is not None:
+        import pyarrow as pa
         arr = col.array.__arrow_array__()
-        if arr.null_count == 0 and hasattr(arr, "dictionary_encode"):
+        kind = arr.type  # strings and integers; other Arrow types go through pandas below
+        if arr.null_count == 0 and (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+                                    or pa.types.is_integer(kind)):
             if getattr(arr, "num_chunks", 1) != 1:
                 arr = arr.combine_chunks()
             enc = arr.dictionary_encode()
