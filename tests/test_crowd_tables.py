@@ -325,3 +325,20 @@ def test_from_dataframe_other_arrow_types_go_through_pandas():
     assert tb.task_ids.tolist() == ref.task_ids.tolist() == [days[0], days[1], days[3]]
     assert tb.classes.tolist() == [0.5, 1.5]
     assert tb.rows() == ref.rows()
+
+
+def test_from_dataframe_refuses_a_role_column_name_used_twice():
+    """Renaming a column to `task` in a frame that already has one (rte's file has a `task`
+    column holding the task type) gives two columns of that name: a one-line InputError,
+    not a traceback from a DataFrame where a column was expected."""
+    pd = pytest.importorskip("pandas")
+    from crowdopt.crowd import DawidSkene
+    from crowdopt.crowd.tables import from_dataframe
+    df = pd.DataFrame({"orig_id": [1, 2], "worker": ["a", "b"], "label": [0, 1],
+                       "task": ["IR", "QA"]}).rename(columns={"orig_id": "task"})
+    with pytest.raises(InputError, match=r"columns\.task: expected one DataFrame column "
+                                         r"named 'task', found \"2 columns named 'task'\""):
+        from_dataframe(df)
+    with pytest.raises(InputError, match="columns.task"):
+        DawidSkene().fit_predict(df)
+    assert from_dataframe(df.iloc[:, 1:]).rows() == [("IR", "a", 0), ("QA", "b", 1)]

@@ -237,10 +237,14 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
     cols = {"task": "task", "worker": "worker", "label": "label", **(columns or {})}
+    names = list(df.columns)
     for role, name in cols.items():
-        if name not in df.columns:
+        if name not in names:
             raise InputError(f"columns.{role}", f"a DataFrame column {name!r}",
-                             list(map(str, df.columns)))
+                             list(map(str, names)))
+        if names.count(name) > 1:  # df[name] would be a DataFrame, not a column
+            raise InputError(f"columns.{role}", f"one DataFrame column named {name!r}",
+                             f"{names.count(name)} columns named {name!r}")
     if not hasattr(df, "iloc"):  # a DataFrame-like object without pandas
         return from_arrays(df[cols["task"]].tolist(), df[cols["worker"]].tolist(),
                            df[cols["label"]].tolist(), duplicates=duplicates)
