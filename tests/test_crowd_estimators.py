@@ -159,6 +159,27 @@ def test_missing_columns_duplicates_and_nan_are_one_line():
                                        "label": [0, 1]}))
 
 
+@pytest.mark.parametrize("make,field", [
+    (lambda: DawidSkene(n_iter=-1), "n_iter"),
+    (lambda: OneCoinDawidSkene(n_iter=2.5), "n_iter"),
+    (lambda: MACE(n_restarts=-1), "n_restarts"),
+    (lambda: MACE(alpha=0.0), "alpha / beta / strategy_prior"),
+    (lambda: ZeroBasedSkill(lr_steps_to_reduce=0), "lr_steps_to_reduce"),
+    (lambda: ZeroBasedSkill(lr_init=5.0), "lr_init / lr_reduce_factor"),
+    (lambda: KOS(n_iter=-3), "n_iter"),
+    (lambda: DawidSkene(tol=-1.0), "tol"),
+])
+def test_bad_parameters_are_named_as_the_estimator_names_them(make, field):
+    """A bad parameter is reported under the estimator's name for it (crowd-kit's `n_iter`,
+    `n_restarts`, ...), not the name of the function argument it feeds (`max_iter`)."""
+    df = pd.DataFrame({"task": [1, 1, 2, 2], "worker": ["a", "b", "a", "b"],
+                       "label": [0, 1, 1, 1]})
+    with pytest.raises(InputError) as e:
+        make().fit(df)
+    assert e.value.field == field and str(e.value).startswith(f"{field}: expected ")
+    assert "\n" not in str(e.value)
+
+
 def test_rte_estimator_equals_cli(data_dir, capsys):
     """Done-when of issue 13 item 4: DawidSkene().fit_predict(df) on rte, DataFrame from the
     CSV, scores on gold exactly what `crowdopt aggregate dataset:rte --method dawid-skene`

@@ -19,6 +19,7 @@ class InputError(CrowdoptError, ValueError):
         self.field = field
         self.expected = expected
         self.found = found
+        self.note = note
         found_txt = _short(found)
         msg = f"{field}: expected {expected}, found {found_txt}"
         if note:

@@ -54,6 +54,12 @@ def as_table(data, *, duplicates: str = "error") -> LabelTable:
                      "crowdopt LabelTable", type(data).__name__)
 
 
+# Function argument -> estimator parameter, for error messages (crowd-kit's names).
+_PARAMETER_NAMES = {"max_iter": "n_iter", "restarts": "n_restarts", "lr_steps":
+                    "lr_steps_to_reduce", "lr_init / lr_factor": "lr_init / lr_reduce_factor",
+                    "theta_prior / strategy_prior": "alpha / beta / strategy_prior"}
+
+
 class _Aggregator:
     """Shared fit / predict plumbing; subclasses set `_method` and `_options()`."""
 
@@ -77,7 +83,14 @@ class _Aggregator:
         opts = {"ties": self.ties, "seed": self.seed, **self._options()}
         if gold is not None:
             opts["gold"] = gold
-        self._set(table, self._run(table, opts, gold))
+        try:
+            res = self._run(table, opts, gold)
+        except InputError as exc:  # name the estimator's parameter, not the function's
+            name = _PARAMETER_NAMES.get(exc.field)
+            if name is None:
+                raise
+            raise InputError(name, exc.expected, exc.found, note=exc.note) from None
+        self._set(table, res)
         return self
 
     def fit_predict(self, data, true_labels=None):
