@@ -342,3 +342,14 @@ def test_from_dataframe_refuses_a_role_column_name_used_twice():
     with pytest.raises(InputError, match="columns.task"):
         DawidSkene().fit_predict(df)
     assert from_dataframe(df.iloc[:, 1:]).rows() == [("IR", "a", 0), ("QA", "b", 1)]
+
+
+def test_from_arrays_refuses_pandas_missing_values():
+    """pd.NA and pd.NaT in plain lists (e.g. from `Series.tolist()`) are missing values, as
+    None and NaN are: a one-line InputError naming the position, never a class of their own."""
+    pd = pytest.importorskip("pandas")
+    for missing in (pd.NA, pd.NaT):
+        with pytest.raises(InputError, match=r"label\[0\]: expected a label value"):
+            from_arrays(["a", "b"], ["w", "w"], [missing, 1])
+        with pytest.raises(InputError, match=r"worker\[1\]"):
+            from_arrays(["a", "b"], ["w", missing], [0, 1])

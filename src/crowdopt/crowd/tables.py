@@ -404,11 +404,14 @@ def _pairs_repeat(t: np.ndarray, w: np.ndarray, n_workers: int) -> bool:
     return bool(np.any(key[1:] == key[:-1]))
 
 
+_MISSING = ("NAType", "NaTType")  # pandas' pd.NA and pd.NaT, without importing pandas
+
+
 def _check_values(seq: list, name: str) -> None:
     if set(map(type, seq)) <= {str, int}:  # the common case (file columns): nothing to check
         return
     for i, v in enumerate(seq):
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None or (isinstance(v, float) and v != v) or type(v).__name__ in _MISSING:
             raise InputError(f"{name}[{i}]", f"a {name} value", v)
         if not isinstance(v, Hashable):
             raise InputError(f"{name}[{i}]", "a hashable value", type(v).__name__)
