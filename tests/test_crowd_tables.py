@@ -315,6 +315,7 @@ def test_from_dataframe_other_arrow_types_go_through_pandas():
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     import datetime
+
     from crowdopt.crowd.tables import from_dataframe
     days = [datetime.date(2026, 1, d) for d in (3, 1, 3, 2)]
     df = pd.DataFrame({"task": pd.Series(days, dtype="date32[pyarrow]"),
