@@ -354,3 +354,14 @@ def test_from_arrays_refuses_pandas_missing_values():
             from_arrays(["a", "b"], ["w", "w"], [missing, 1])
         with pytest.raises(InputError, match=r"worker\[1\]"):
             from_arrays(["a", "b"], ["w", missing], [0, 1])
+
+
+def test_from_arrays_refuses_every_nan_like_scalar():
+    """numpy NaN and NaT and Decimal NaN are missing values (one-line InputError), as float
+    NaN is; Decimal NaN used to reach a decimal.InvalidOperation traceback in the class sort."""
+    import decimal
+    for missing in (np.float32("nan"), np.datetime64("NaT"), decimal.Decimal("NaN")):
+        with pytest.raises(InputError, match=r"label\[1\]: expected a label value"):
+            from_arrays(["a", "b"], ["w", "w"], [decimal.Decimal(1), missing])
+    tb = from_arrays(["a", "b"], ["w", "w"], [decimal.Decimal("2"), decimal.Decimal("1")])
+    assert tb.classes.tolist() == [decimal.Decimal("1"), decimal.Decimal("2")]

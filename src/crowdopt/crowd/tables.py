@@ -407,11 +407,20 @@ def _pairs_repeat(t: np.ndarray, w: np.ndarray, n_workers: int) -> bool:
 _MISSING = ("NAType", "NaTType")  # pandas' pd.NA and pd.NaT, without importing pandas
 
 
+def _is_nan(v) -> bool:
+    """A scalar unequal to itself: float, numpy float and NaT, Decimal NaN."""
+    try:
+        ne = v != v
+    except Exception:  # noqa: BLE001 - a value that cannot compare is not NaN
+        return False
+    return isinstance(ne, bool | np.bool_) and bool(ne)
+
+
 def _check_values(seq: list, name: str) -> None:
     if set(map(type, seq)) <= {str, int}:  # the common case (file columns): nothing to check
         return
     for i, v in enumerate(seq):
-        if v is None or (isinstance(v, float) and v != v) or type(v).__name__ in _MISSING:
+        if v is None or type(v).__name__ in _MISSING or _is_nan(v):
             raise InputError(f"{name}[{i}]", f"a {name} value", v)
         if not isinstance(v, Hashable):
             raise InputError(f"{name}[{i}]", "a hashable value", type(v).__name__)
