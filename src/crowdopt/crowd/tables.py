@@ -258,12 +258,9 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
         inv = np.empty_like(order)
         inv[order] = np.arange(len(order))
         c_vals, lab = c_vals[order], inv[lab]
-    if duplicates != "all" and _pairs_repeat(t, w, len(w_ids)):
-        if duplicates == "error":
-            _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
-        key = pd.Series(t * len(w_ids) + w)
-        dup = key.duplicated(keep="last" if duplicates == "last" else "first").to_numpy()
-        t, w, lab = t[~dup], w[~dup], lab[~dup]
+    keep = _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
+    if keep is not None:
+        t, w, lab = t[keep], w[keep], lab[keep]
     return LabelTable(t_ids, w_ids, c_vals, t, w, lab)
 
 
@@ -468,13 +465,11 @@ def _dedupe(t: np.ndarray, w: np.ndarray, n_workers: int, policy: str, t_ids: np
     """Row indices to keep under the duplicates policy (None = keep all)."""
     if policy == "all":
         return None
-    if not _pairs_repeat(t, w, n_workers):
+    if not _pairs_repeat(t, w, n_workers):  # the common case: one sort, no np.unique
         return None
     key = t * n_workers + w
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     n_extra = len(key) - len(first)
-    if n_extra == 0:
-        return None
     if policy == "error":
         r = int(np.flatnonzero(counts > 1)[0])
         ex = int(first[r])
