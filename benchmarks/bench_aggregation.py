@@ -51,7 +51,7 @@ from crowdopt.datapath import data_root
 
 HERE = Path(__file__).resolve().parent
 QUICK_SETS = ["rte", "temp", "bluebirds", "product", "web", "dog", "face"]
-OURS = ["mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos", "mmsr"]
+OURS = ["mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos", "mmsr", "ebcc"]
 PEER = {"MajorityVote": ("mv", est.MajorityVote), "Wawa": ("wawa", est.Wawa),
         "ZeroBasedSkill": ("zbs", est.ZeroBasedSkill),
         "OneCoinDawidSkene": ("one-coin", est.OneCoinDawidSkene),
@@ -427,7 +427,7 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
           "smoothing, learned class priors; MACE: uniform class prior, one start - stopped after "
           "crowd-kit's iteration count ck_iter: where it matches `crowdkit` and `ours` differs, "
           "the difference is crowd-kit's tie rule or where it stops, not the model.")
-    print("\n## best method per set: crowdopt's nine vs crowd-kit's nine")
+    print(f"\n## best method per set: crowdopt's {len(OURS)} vs crowd-kit's nine")
     print(format_table(summ["best_rows"], ["dataset", "crowdopt_best", "crowdopt_method",
                                            "crowdkit_best", "crowdkit_method",
                                            "ours >= theirs"]))

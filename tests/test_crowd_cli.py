@@ -28,7 +28,7 @@ def run_json(capsys, argv):
 
 
 @pytest.mark.parametrize("method", ["mv", "wmv", "wawa", "zbs", "one-coin", "dawid-skene",
-                                    "glad", "mace", "kos", "mmsr", "auto"])
+                                    "glad", "mace", "kos", "mmsr", "ebcc", "auto"])
 def test_aggregate_json_has_accuracy(files, capsys, method):
     tmp, lab, gold = files
     out = run_json(capsys, ["aggregate", lab, "--gold", gold, "--method", method, "--json",
@@ -67,9 +67,9 @@ def test_estimate_writes_reliability_table(files, capsys):
 
 @pytest.mark.parametrize("cmd,method", [
     ("aggregate", m) for m in ["mv", "wmv", "wawa", "zbs", "one-coin", "dawid-skene", "glad",
-                               "mace", "kos", "mmsr", "auto"]] + [
+                               "mace", "kos", "mmsr", "ebcc", "auto"]] + [
     ("estimate", m) for m in ["gold", "mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad",
-                              "mace", "kos", "mmsr"]])
+                              "mace", "kos", "mmsr", "ebcc"]])
 def test_every_output_reports_iterations_and_converged(files, capsys, cmd, method):
     _, lab, gold = files
     argv = [cmd, lab, "--gold", gold, "--method", method]

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from crowdopt.crowd import (
+    EBCC,
     GLAD,
     KOS,
     MACE,
@@ -28,7 +29,8 @@ from crowdopt.errors import InputError
 
 pd = pytest.importorskip("pandas")
 
-ALL = [MajorityVote, Wawa, ZeroBasedSkill, OneCoinDawidSkene, DawidSkene, GLAD, MACE, KOS, MMSR]
+ALL = [MajorityVote, Wawa, ZeroBasedSkill, OneCoinDawidSkene, DawidSkene, GLAD, MACE, KOS, MMSR,
+       EBCC]
 CSV = ("task,worker,label\n"
        "t1,w1,cat\nt1,w2,cat\nt1,w3,dog\n"
        "t2,w1,dog\nt2,w2,dog\nt2,w3,dog\n"
@@ -168,6 +170,8 @@ def test_missing_columns_duplicates_and_nan_are_one_line():
     (lambda: ZeroBasedSkill(lr_init=5.0), "lr_init / lr_reduce_factor"),
     (lambda: KOS(n_iter=-3), "n_iter"),
     (lambda: DawidSkene(tol=-1.0), "tol"),
+    (lambda: EBCC(n_subtypes=0), "n_subtypes"),
+    (lambda: EBCC(n_iter=-1), "n_iter"),
 ])
 def test_bad_parameters_are_named_as_the_estimator_names_them(make, field):
     """A bad parameter is reported under the estimator's name for it (crowd-kit's `n_iter`,

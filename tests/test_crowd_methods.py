@@ -435,7 +435,7 @@ def test_every_method_on_planted_data(method):
 
 
 @pytest.mark.parametrize("method", ["zbs", "one-coin", "dawid-skene", "glad", "mace", "kos",
-                                    "mmsr"])
+                                    "mmsr", "ebcc"])
 def test_iteration_cap_reports_not_converged(method):
     tb, _ = planted(16, L=3, n_t=60)
     r = run_method(tb, method, max_iter=1, tol=0.0)

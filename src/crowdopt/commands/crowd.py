@@ -21,7 +21,7 @@ from ..errors import InputError
 
 AUTO = "auto"
 ESTIMATE_METHODS = ("gold", "mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace",
-                    "kos", "mmsr")
+                    "kos", "mmsr", "ebcc")
 
 
 def register(cli) -> None:
@@ -29,7 +29,7 @@ def register(cli) -> None:
 
     p = cli.top.add_parser(
         "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "
-        "GLAD, MACE, KOS, M-MSR, or auto)",
+        "GLAD, MACE, KOS, M-MSR, EBCC, or auto)",
         description="Infer one label per task from a label table. Prints accuracy vs gold "
         "when gold is given (ties split evenly, and with the seeded tie-break). Iterative "
         "methods report iterations, convergence and the objective they increase.")
@@ -46,7 +46,7 @@ def register(cli) -> None:
     p.add_argument("--ties", default="random", choices=("random", "first"),
                    help="tie-break: uniform among tied classes (seeded) or lowest class")
     p.add_argument("--seed", type=int, default=0,
-                   help="tie-break / fold / restart / hold-out seed (default 0)")
+                   help="tie-break / fold / restart / start / hold-out seed (default 0)")
     _add_model_opts(p)
     p.add_argument("--use-gold", action="store_true",
                    help="EM methods: clamp gold tasks to their gold label (accuracy is then not "
@@ -68,7 +68,8 @@ def register(cli) -> None:
     _add_input_opts(p)
     p.add_argument("--method", default=None, choices=ESTIMATE_METHODS,
                    help="default: gold when gold is given, else dawid-skene")
-    p.add_argument("--seed", type=int, default=0, help="restart / initial message seed")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of random starts (MACE restarts, EBCC subtypes, KOS messages)")
     _add_model_opts(p)
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="output FILE: worker,n,correct,accuracy,variance,score,source CSV")

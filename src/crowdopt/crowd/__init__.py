@@ -19,6 +19,7 @@ from .competence import mace
 from .datasets import list_datasets, load_dataset
 from .difficulty import glad
 from .estimators import (
+    EBCC,
     GLAD,
     KOS,
     MACE,
@@ -34,6 +35,7 @@ from .messages import kos
 from .methods import METHODS, run_method
 from .rank_one import mmsr
 from .reliability import WorkerReliability, from_em, from_gold, read_accuracies
+from .subtypes import ebcc
 from .tables import (
     Gold,
     LabelTable,
@@ -45,9 +47,9 @@ from .tables import (
     to_dataframe,
 )
 
-__all__ = ["GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene", "Gold",
+__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene", "Gold",
            "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
-           "WorkerReliability", "ZeroBasedSkill", "accuracy", "dawid_skene",
+           "WorkerReliability", "ZeroBasedSkill", "accuracy", "dawid_skene", "ebcc",
            "from_arrays", "from_dataframe", "from_em", "from_gold", "glad", "gold_from_arrays",
            "kos", "list_datasets", "load_dataset", "mace", "majority_vote", "mmsr",
            "one_coin_em", "read_accuracies", "read_gold", "read_labels", "run_method",

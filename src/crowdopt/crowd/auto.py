@@ -31,7 +31,7 @@ from .methods import METHODS, run_method
 from .tables import LabelTable
 
 AUTO_CANDIDATES = ("mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos",
-                   "mmsr")
+                   "mmsr", "ebcc")
 AUTO_HOLDOUT = 0.1
 AUTO_REPEATS = 1
 CRITERION = ("mean log-likelihood of held-out labels under the method's task posteriors and "

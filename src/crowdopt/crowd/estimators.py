@@ -39,7 +39,7 @@ from .export import model_confusion
 from .methods import run_method
 from .tables import LabelTable, _pandas, from_dataframe, gold_from_arrays
 
-__all__ = ["DawidSkene", "GLAD", "KOS", "MACE", "MMSR", "MajorityVote", "OneCoinDawidSkene",
+__all__ = ["EBCC", "DawidSkene", "GLAD", "KOS", "MACE", "MMSR", "MajorityVote", "OneCoinDawidSkene",
            "Wawa", "WeightedMajorityVote", "ZeroBasedSkill", "as_table"]
 
 
@@ -55,7 +55,7 @@ def as_table(data, *, duplicates: str = "error") -> LabelTable:
 
 
 # Function argument -> estimator parameter, for error messages (crowd-kit's names).
-_PARAMETER_NAMES = {"max_iter": "n_iter", "restarts": "n_restarts", "lr_steps":
+_PARAMETER_NAMES = {"max_iter": "n_iter", "subtypes": "n_subtypes", "restarts": "n_restarts", "lr_steps":
                     "lr_steps_to_reduce", "lr_init / lr_factor": "lr_init / lr_reduce_factor",
                     "theta_prior / strategy_prior": "alpha / beta / strategy_prior"}
 
@@ -335,6 +335,27 @@ class MMSR(_Aggregator):
 
     def _options(self) -> dict:
         return {"max_iter": self.n_iter, "tol": self.tol}
+
+
+class EBCC(_Aggregator):
+    """EBCC: Dawid-Skene with class subtypes for correlated workers, by variational Bayes
+    (`crowdopt.crowd.subtypes.ebcc`; the paper's defaults). Seeded start."""
+
+    _method = "ebcc"
+
+    def __init__(self, n_iter: int = 1000, tol: float = agg.EM_TOL, *, n_subtypes: int = 10,
+                 concentration: float = 0.1, class_prior: float = 1.0,
+                 confusion_prior: tuple[float, float] = (4.0, 1.0), **kw):
+        super().__init__(**kw)
+        self.n_iter, self.tol, self.n_subtypes = n_iter, tol, n_subtypes
+        self.concentration, self.class_prior = concentration, class_prior
+        self.confusion_prior = confusion_prior
+
+    def _run(self, table, opts, gold):
+        from .subtypes import ebcc
+        return ebcc(table, subtypes=self.n_subtypes, concentration=self.concentration,
+                    class_prior=self.class_prior, confusion_prior=self.confusion_prior,
+                    max_iter=self.n_iter, tol=self.tol, **opts)
 
 
 class WeightedMajorityVote(_Aggregator):

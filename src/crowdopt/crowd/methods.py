@@ -23,6 +23,7 @@ from .competence import mace
 from .difficulty import glad
 from .messages import kos
 from .rank_one import mmsr
+from .subtypes import ebcc
 from .tables import LabelTable
 
 
@@ -64,6 +65,8 @@ METHODS: dict[str, MethodInfo] = {m.name: m for m in [
                ("tol", "max_iter", "ties", "seed"), True, objective=False),
     MethodInfo("mmsr", mmsr, "M-MSR", "Ma & Olshevsky 2020", ("tol", "max_iter", "ties", "seed"),
                True, objective=False),
+    MethodInfo("ebcc", ebcc, "EBCC (class subtypes for correlated workers)",
+               "Li, Rubinstein & Cohn 2019", ("tol", "max_iter", "ties", "seed"), True),
 ]}
 METHOD_NAMES = tuple(METHODS)
 # the unsupervised methods `--method auto` chooses among and the benchmarks compare
