@@ -4,14 +4,14 @@
 Workers who err together (the same misreading of an item) break Dawid-Skene's assumption that
 answers are independent given the true class. EBCC keeps the independence but splits every
 true class k into M subtypes: given the class AND the subtype, answers are independent, so
-correlated answers are explained by a shared subtype. Model (paper Sec. 3):
+correlated answers are explained by a shared subtype. The paper's generative model:
 
     tau ~ Dirichlet(alpha)                         class proportions
     V_km ~ Beta(1, a_pi),  pi_km = V_km prod_{m'<m} (1 - V_km')     subtype weights (stick-breaking)
     v_wkm ~ Dirichlet(beta_k), beta_kl = a_v [l = k] + b_v [l != k]  answers of w on (k, m)
     y_t ~ tau,  g_t ~ pi_{y_t},  x_tw ~ v_{w, y_t, g_t}
 
-Mean-field variational Bayes (paper Sec. 4) with q(y_t, g_t) joint over the K = L M
+The paper's mean-field variational Bayes, with q(y_t, g_t) joint over the K = L M
 (class, subtype) cells; the updates, with R[t, (k,m)] = q(y_t = k, g_t = m) and
 n[w,(k,m),l] = sum_{t: w answered l} R[t,(k,m)] (one sparse product, as in `dawid_skene`):
 
@@ -27,9 +27,11 @@ the R update it is
     ELBO = sum_t log sum_(k,m) exp(score[t,(k,m)]) - KL(q(v) || p(v)) - KL(q(V) || p(V))
            - KL(q(tau) || p(tau)),
 
-whose trace is `objective`. Defaults are the paper's (M = 10, a_pi = 0.1, alpha = 1, a_v = 4,
-b_v = 1); the start is the paper's: majority-vote fractions split over the subtypes by a
-seeded Dirichlet(1) draw per task. The class posterior of a task sums R over its subtypes.
+whose trace is `objective`. Defaults are those of the authors' code (M = 10, a_pi = 0.1,
+alpha = 1, a_v = 4, b_v = 1), and so is the start: majority-vote fractions split over the
+subtypes by a seeded Dirichlet(1) draw per task. The stopping rule is crowdopt's (a relative
+ELBO rise of at most `tol`), not theirs (posteriors within 1e-3). The class posterior of a task
+sums R over its subtypes.
 """
 
 from __future__ import annotations
