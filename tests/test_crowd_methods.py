@@ -450,6 +450,18 @@ def test_run_method_refuses_options_a_method_does_not_take(tiny):
         run_method(tiny, "nope")
     with pytest.raises(InputError, match="--restarts"):
         run_method(tiny, "glad", restarts=3)
+    with pytest.raises(InputError, match=r"^options: expected options of mv \(seed, ties\), "
+                       "found 'subtype'$"):
+        run_method(tiny, "mv", subtype=3)
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "wmv"])
+@pytest.mark.parametrize("seed", [-1, None, 2.5, "a", True])
+def test_every_method_refuses_a_bad_seed(tiny, method, seed):
+    # numpy would raise a traceback (or, for None, draw an unrepeatable seed)
+    with pytest.raises(InputError, match="^seed: expected an integer >= 0") as e:
+        METHODS[method].func(tiny, seed=seed)  # run_method reads None as "the default"
+    assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("call,match", [

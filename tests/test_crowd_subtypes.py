@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import betaln, digamma, gammaln
+from scipy.special import digamma, gammaln
 
-from crowdopt.crowd.aggregate import accuracy, dawid_skene
+from crowdopt.crowd.aggregate import accuracy, dawid_skene, start_posteriors
 from crowdopt.crowd.subtypes import ebcc
 from crowdopt.crowd.tables import from_arrays, gold_from_arrays
 from crowdopt.errors import InputError
@@ -41,13 +41,10 @@ def reference_elbo(tb, R_prev, R, M, a_pi, alpha, a_v, b_v):
                 mu[w, k, m, lab] += R_prev[t, k, m]
     mu += beta[None, :, None, :]
     n_km = R_prev.sum(0)
-    eta = 1 + n_km
-    zeta = np.array([[a_pi + n_km[k, m + 1:].sum() for m in range(M)] for k in range(L)])
+    eta = a_pi / M + n_km          # q(pi_k) = Dirichlet(eta_k), prior Dirichlet(a_pi / M)
     nu = alpha + n_km.sum(1)
     elog_v = digamma(mu) - digamma(mu.sum(-1, keepdims=True))
-    elog_V, elog_1mV = digamma(eta) - digamma(eta + zeta), digamma(zeta) - digamma(eta + zeta)
-    elog_pi = np.array([[elog_V[k, m] + elog_1mV[k, :m].sum() for m in range(M)]
-                        for k in range(L)])
+    elog_pi = digamma(eta) - digamma(eta.sum(1))[:, None]
     elog_tau = digamma(nu) - digamma(nu.sum())
     joint = np.zeros((n_t, L, M))   # E log p(x_t, y_t = k, g_t = m | parameters)
     joint += elog_tau[None, :, None] + elog_pi[None]
@@ -66,10 +63,9 @@ def reference_elbo(tb, R_prev, R, M, a_pi, alpha, a_v, b_v):
                 elbo += log_dirichlet_norm(beta[k]) + np.sum((beta[k] - 1) * elog_v[w, k, m])
                 elbo -= log_dirichlet_norm(a) + np.sum((a - 1) * elog_v[w, k, m])
     for k in range(L):
-        for m in range(M):
-            elbo += -betaln(1, a_pi) + (a_pi - 1) * elog_1mV[k, m]
-            elbo -= (-betaln(eta[k, m], zeta[k, m]) + (eta[k, m] - 1) * elog_V[k, m]
-                     + (zeta[k, m] - 1) * elog_1mV[k, m])
+        prior = np.full(M, a_pi / M)
+        elbo += log_dirichlet_norm(prior) + np.sum((prior - 1) * elog_pi[k])
+        elbo -= log_dirichlet_norm(eta[k]) + np.sum((eta[k] - 1) * elog_pi[k])
     elbo += log_dirichlet_norm(np.full(L, alpha)) + np.sum((alpha - 1) * elog_tau)
     elbo -= log_dirichlet_norm(nu) + np.sum((nu - 1) * elog_tau)
     return elbo, q_new
@@ -85,9 +81,9 @@ def test_elbo_and_updates_match_the_per_label_reference(seed):
         after = ebcc(tb, max_iter=n, tol=0.0, seed=seed, **opts)
         if before is None:  # the start: majority-vote fractions split by the seeded draw
             M = opts["subtypes"]
-            from crowdopt.crowd.aggregate import start_posteriors
-            split = np.random.default_rng(seed).dirichlet(np.ones(M), size=tb.n_tasks)
-            R_prev = start_posteriors(tb, "mv", None)[:, :, None] * split[:, None, :]
+            split = np.random.default_rng(seed).dirichlet(np.ones(M),
+                                                          size=(tb.n_tasks, tb.n_classes))
+            R_prev = start_posteriors(tb, "mv", None)[:, :, None] * split
         else:
             R_prev = before.params["subtype_posteriors"]
         R = after.params["subtype_posteriors"]
@@ -160,13 +156,35 @@ def test_iteration_cap_and_zero_iterations():
 
 @pytest.mark.parametrize("kw,field", [
     ({"subtypes": 0}, "subtypes"), ({"subtypes": 2.5}, "subtypes"),
-    ({"concentration": -1.0}, "concentration"), ({"class_prior": float("nan")}, "class_prior"),
+    ({"subtypes": 10**9}, "subtypes"), ({"subtypes": 10**30}, "subtypes"),
+    ({"concentration": -1.0}, "concentration"), ({"concentration": 1e12}, "concentration"),
+    ({"class_prior": float("nan")}, "class_prior"),
     ({"confusion_prior": (4.0,)}, "confusion_prior"), ({"confusion_prior": 4.0}, "confusion_prior"),
-    ({"confusion_prior": (4.0, 0.0)}, "confusion_prior"), ({"tol": -1.0}, "tol"),
-    ({"ties": "coin"}, "ties"),
+    ({"confusion_prior": (4.0, 0.0)}, "confusion_prior"),
+    ({"confusion_prior": (1.0, 4.0)}, "confusion_prior"),  # favours wrong answers
+    ({"tol": -1.0}, "tol"), ({"ties": "coin"}, "ties"), ({"seed": -1}, "seed"),
+    ({"seed": None}, "seed"), ({"seed": 1.5}, "seed"),
 ])
 def test_bad_options_one_line(kw, field):
     tb = random_table(0)
     with pytest.raises(InputError, match=field) as e:
         ebcc(tb, **kw)
     assert "\n" not in str(e.value)
+
+
+def test_worker_without_answers_has_no_skill():
+    tb = random_table(2, n_t=20, n_w=5)
+    sub = tb.subset(tb.worker != 3)   # worker 3 stays in the table with no answers
+    r = ebcc(sub)
+    assert sub.labels_per_worker()[3] == 0 and np.isnan(r.skills[3])
+    assert np.all(np.isfinite(np.delete(r.skills, 3)))
+    np.testing.assert_allclose(r.params["subtype_weights"].sum(1), 1.0)
+
+
+def test_model_options_through_the_registry():
+    from crowdopt.crowd.methods import run_method
+    tb = random_table(4, n_t=30, n_w=5)
+    a = run_method(tb, "ebcc", subtypes=3, concentration=0.5, seed=2)
+    b = ebcc(tb, subtypes=3, concentration=0.5, seed=2)
+    np.testing.assert_array_equal(a.posteriors, b.posteriors)
+    assert a.params["subtype_posteriors"].shape == (tb.n_tasks, tb.n_classes, 3)

@@ -129,7 +129,7 @@ def weights_from_accuracy(accuracy: np.ndarray, n_classes: int, scheme: str = "l
 
 def _vote(table: LabelTable, w: np.ndarray | None, method: str, ties: str, seed: int
           ) -> AggregationResult:
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     scores = table.vote_counts(w).astype(float)
     if w is None:
@@ -256,7 +256,7 @@ def prior_rule(priors: str, init_priors, n_c: int) -> np.ndarray | None:
 def _em(table: LabelTable, method: str, gold: Gold | None, init: str, init_confusion,
         init_priors, priors_arg: str, tol: float, max_iter: int, smoothing: float, ties: str,
         seed: int) -> AggregationResult:
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     n_t, n_w, n_c = table.n_tasks, table.n_workers, table.n_classes
     check_iteration_args(tol, max_iter, smoothing)
@@ -413,7 +413,7 @@ def _prob_vector(p, n: int, name: str) -> np.ndarray:
 # ----------------------------------------------------------------------------- helpers
 def break_ties(scores: np.ndarray, *, ties: str = "random", seed: int = 0) -> np.ndarray:
     """Row-wise argmax with the documented tie rule (see module docstring)."""
-    _check_ties(ties)
+    _check_ties(ties, seed)
     top = _top_mask(scores)
     labels = np.argmax(top, axis=1).astype(np.int64)
     if ties == "first":
@@ -464,9 +464,17 @@ def _worker_vector(x, n_w: int, name: str) -> np.ndarray:
     return a
 
 
-def _check_ties(ties: str) -> None:
+def _check_ties(ties: str, seed=0) -> None:
+    """The tie rule and the seed (of the tie-break and of random starts) every method takes."""
     if ties not in TIE_POLICIES:
         raise InputError("ties", f"one of {list(TIE_POLICIES)}", ties)
+    check_seed(seed)
+
+
+def check_seed(seed) -> None:
+    """A seed is an integer >= 0 (numpy's rule; None would make a run unrepeatable)."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise InputError("seed", "an integer >= 0", seed)
 
 
 def _require_rows(table: LabelTable) -> None:

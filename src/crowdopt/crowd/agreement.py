@@ -49,7 +49,7 @@ ZBS_MAX_ITER = 1000
 def wawa(table: LabelTable, *, ties: str = "random", seed: int = 0) -> AggregationResult:
     """Worker Agreement With Aggregate (module docstring): majority vote, skills = agreement
     with it, then the skill-weighted vote. `skills` are the agreements."""
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     y = _vote_rows(table.vote_counts().astype(float), ties)
     skills = _agreement(table, y)
@@ -63,7 +63,7 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
                      ties: str = "random", seed: int = 0) -> AggregationResult:
     """Zero-Based Skill: alternate the skill-weighted vote and a step of the skills towards
     each worker's agreement with it (module docstring); `objective` is the trace of G."""
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
     if not (0 < lr_init < 2) or not (0 < lr_factor <= 1):

@@ -76,7 +76,7 @@ def mace(table: LabelTable, *, gold: Gold | None = None, init: str = "mv",
     `dawid_skene`. `skills` = E[theta] (the probability of a competent answer); `params`
     holds `theta`, `strategy` (E[xi], n_workers x L) and the final objective of every start.
     """
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter, smoothing)
     if isinstance(restarts, bool) or not isinstance(restarts, int | np.integer) or restarts < 0:

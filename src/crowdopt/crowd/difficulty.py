@@ -62,7 +62,7 @@ def glad(table: LabelTable, *, gold: Gold | None = None, init: str = "mv",
     at most `tol * |F|`. `skills` = the worker's mean P(correct) over its tasks; `params`
     holds `alpha` (per worker) and `beta` (= exp(b), per task).
     """
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
     mu_a, sd_a = _gauss(alpha_prior, "alpha_prior")

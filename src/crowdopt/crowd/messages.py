@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .aggregate import AggregationResult, _require_rows, break_ties
+from .aggregate import AggregationResult, _require_rows, break_ties, check_seed
 from .rows import row_max, row_sum
 from .tables import LabelTable
 
@@ -54,6 +54,7 @@ def kos(table: LabelTable, *, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER
     """KOS iterative inference (module docstring) on a label table."""
     if ties not in KOS_TIES:
         raise InputError("ties", f"one of {list(KOS_TIES)}", ties)
+    check_seed(seed)
     _require_rows(table)
     if isinstance(tol, bool) or not (np.isfinite(tol) and tol >= 0):
         raise InputError("tol", "a number >= 0", tol)

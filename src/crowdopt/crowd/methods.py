@@ -66,7 +66,9 @@ METHODS: dict[str, MethodInfo] = {m.name: m for m in [
     MethodInfo("mmsr", mmsr, "M-MSR", "Ma & Olshevsky 2020", ("tol", "max_iter", "ties", "seed"),
                True, objective=False),
     MethodInfo("ebcc", ebcc, "EBCC (class subtypes for correlated workers)",
-               "Li, Rubinstein & Cohn 2019", ("tol", "max_iter", "ties", "seed"), True),
+               "Li, Rubinstein & Cohn 2019", ("subtypes", "concentration", "class_prior",
+                                              "confusion_prior", "tol", "max_iter", "ties",
+                                              "seed"), True),
 ]}
 METHOD_NAMES = tuple(METHODS)
 # the unsupervised methods `--method auto` chooses among and the benchmarks compare
@@ -93,6 +95,9 @@ def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
     if bad:
         users = [m for m, i in METHODS.items() if bad[0] in i.options or
                  (bad[0] == "gold" and i.uses_gold)]
+        if not users:  # no method has it: say which options this one takes
+            raise InputError("options", f"options of {method} ({', '.join(sorted(allowed))})",
+                             bad[0])
         raise InputError(FLAGS.get(bad[0], bad[0]), f"a method that uses it ({', '.join(users)})",
                          method)
     if info.name == "wmv" and "weights" not in kw:

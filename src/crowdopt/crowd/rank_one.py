@@ -60,7 +60,7 @@ def mmsr(table: LabelTable, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_I
     """M-MSR skills and the log-odds weighted vote (module docstring). `skills` are the
     one-coin accuracies p_w; `params` holds s (`s`), the covariance entries used (`pairs`)
     and the trimming parameter `F`."""
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
     L, n_w, n_t = table.n_classes, table.n_workers, table.n_tasks

@@ -4,34 +4,34 @@
 Workers who err together (the same misreading of an item) break Dawid-Skene's assumption that
 answers are independent given the true class. EBCC keeps the independence but splits every
 true class k into M subtypes: given the class AND the subtype, answers are independent, so
-correlated answers are explained by a shared subtype. The paper's generative model:
+correlated answers are explained by a shared subtype. The model (as in the authors' code):
 
-    tau ~ Dirichlet(alpha)                         class proportions
-    V_km ~ Beta(1, a_pi),  pi_km = V_km prod_{m'<m} (1 - V_km')     subtype weights (stick-breaking)
-    v_wkm ~ Dirichlet(beta_k), beta_kl = a_v [l = k] + b_v [l != k]  answers of w on (k, m)
+    tau ~ Dirichlet(alpha)                          class proportions
+    pi_k ~ Dirichlet(a_pi / M, ..., a_pi / M)       subtype weights of class k (a small a_pi
+                                                    leaves most of the M subtypes empty)
+    v_wkm ~ Dirichlet(beta_k), beta_kl = a_v [l = k] + b_v [l != k]   answers of w on (k, m)
     y_t ~ tau,  g_t ~ pi_{y_t},  x_tw ~ v_{w, y_t, g_t}
 
-The paper's mean-field variational Bayes, with q(y_t, g_t) joint over the K = L M
-(class, subtype) cells; the updates, with R[t, (k,m)] = q(y_t = k, g_t = m) and
-n[w,(k,m),l] = sum_{t: w answered l} R[t,(k,m)] (one sparse product, as in `dawid_skene`):
+Mean-field variational Bayes with q(y_t, g_t) joint over the K = L M (class, subtype) cells;
+the updates, with R[t, (k,m)] = q(y_t = k, g_t = m) and n[w,(k,m),l] = sum_{t: w answered l}
+R[t,(k,m)] (one sparse product, as in `dawid_skene`):
 
     q(v_wkm) = Dirichlet(beta_k + n[w,(k,m),.])
-    q(V_km)  = Beta(1 + N_km, a_pi + sum_{m'>m} N_km'),   N_km = sum_t R[t,(k,m)]
+    q(pi_k)  = Dirichlet(a_pi / M + N_k.),          N_km = sum_t R[t,(k,m)]
     q(tau)   = Dirichlet(alpha + sum_m N_km)
     R[t,(k,m)] ~ exp(E log tau_k + E log pi_km + sum_{(w,l) in t} E log v_wkm[l])
 
-The subtypes beyond M keep their prior (the truncation leaves their mass unused), so every
-update is an exact coordinate step and the evidence lower bound never decreases; right after
-the R update it is
+Every update is an exact coordinate step, so the evidence lower bound never decreases; right
+after the R update it is
 
-    ELBO = sum_t log sum_(k,m) exp(score[t,(k,m)]) - KL(q(v) || p(v)) - KL(q(V) || p(V))
+    ELBO = sum_t log sum_(k,m) exp(score[t,(k,m)]) - KL(q(v) || p(v)) - KL(q(pi) || p(pi))
            - KL(q(tau) || p(tau)),
 
 whose trace is `objective`. Defaults are those of the authors' code (M = 10, a_pi = 0.1,
-alpha = 1, a_v = 4, b_v = 1), and so is the start: majority-vote fractions split over the
-subtypes by a seeded Dirichlet(1) draw per task. The stopping rule is crowdopt's (a relative
-ELBO rise of at most `tol`), not theirs (posteriors within 1e-3). The class posterior of a task
-sums R over its subtypes.
+alpha = 1, a_v = 4, b_v = 1), and so is the start: majority-vote fractions, each class's share
+split over its subtypes by a seeded Dirichlet(1) draw. The stopping rule is crowdopt's (a
+relative ELBO rise of at most `tol`), not theirs (posteriors within 1e-3). The class posterior
+of a task sums R over its subtypes.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ EBCC_SUBTYPES = 10
 EBCC_CONCENTRATION = 0.1         # a_pi
 EBCC_CLASS_PRIOR = 1.0           # alpha
 EBCC_CONFUSION_PRIOR = (4.0, 1.0)  # (a_v, b_v)
+EBCC_MAX_CELLS = 50_000_000      # n_workers * L * L * M: the size of q(v)
 
 
 def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
@@ -71,10 +72,11 @@ def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
     `tol * |ELBO|` in an iteration, or after `max_iter` iterations (`converged` False).
 
     `confusion` is each worker's class-level confusion E[sum_m pi_km v_wkm] [true, answer];
-    `skills` = sum_k E[tau_k] confusion[w,k,k]; `priors` = E[tau]; `params` holds
-    `subtype_weights` (E[pi], L x M) and `subtype_posteriors` (n_tasks x L x M).
+    `skills` = sum_k E[tau_k] confusion[w,k,k] (NaN for a worker without answers);
+    `priors` = E[tau]; `params` holds `subtype_weights` (E[pi], L x M, rows sum to 1) and
+    `subtype_posteriors` (n_tasks x L x M).
     """
-    _check_ties(ties)
+    _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
     M = _positive_int(subtypes, "subtypes")
@@ -84,16 +86,21 @@ def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
     if len(pair) != 2:
         raise InputError("confusion_prior", "two positive numbers (a_v, b_v)", confusion_prior)
     a_v, b_v = (_positive(x, "confusion_prior") for x in pair)
+    if a_v < b_v:  # a prior that favours wrong answers fits the classes swapped
+        raise InputError("confusion_prior", "(a_v, b_v) with a_v >= b_v", confusion_prior)
     n_t, n_w, L = table.n_tasks, table.n_workers, table.n_classes
+    if n_w * L * L * M > EBCC_MAX_CELLS:
+        raise InputError("subtypes", f"at most {max(EBCC_MAX_CELLS // (n_w * L * L), 1)} for "
+                         f"{n_w} workers and {L} classes (memory)", M)
     K = L * M
     N = count_matrix(table)
     NT = N.T.tocsr()
     beta = np.repeat(np.eye(L) * (a_v - b_v) + b_v, M, axis=0)  # K x L, row k*M + m
     rng = np.random.default_rng(seed)
-    split = rng.dirichlet(np.ones(M), size=n_t)  # n_t x M
+    split = rng.dirichlet(np.ones(M), size=(n_t, L))  # n_t x L x M
     start = start_posteriors(table, "mv", None)  # n_t x L
     # cell-major R[(k,m), t] (C order), as `dawid_skene` keeps its posteriors class-major
-    R = np.ascontiguousarray((start[:, :, None] * split[:, None, :]).reshape(n_t, K).T)
+    R = np.ascontiguousarray((start[:, :, None] * split).reshape(n_t, K).T)
     objs: list[float] = []
     it, converged = 0, False
     while it < max_iter:
@@ -109,7 +116,8 @@ def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
     cells = np.ascontiguousarray(R.T).reshape(n_t, L, M)
     posteriors = cells.sum(2)
     conf, priors, weights = post.means()
-    skills = np.einsum("k,wkk->w", priors, conf)
+    skills = np.where(table.labels_per_worker() > 0, np.einsum("k,wkk->w", priors, conf),
+                      np.nan)  # as MACE and GLAD: no answers, no skill
     labels = break_ties(posteriors, ties=ties, seed=seed)
     return AggregationResult("ebcc", labels, posteriors, skills, it, converged, conf, priors,
                              [], objs, "evidence lower bound (EBCC, variational Bayes)",
@@ -117,7 +125,7 @@ def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
 
 
 class _Posterior:
-    """q(v), q(V), q(tau) from the cell posteriors R (one coordinate step, module docstring)."""
+    """q(v), q(pi), q(tau) from the cell posteriors R (one coordinate step, module docstring)."""
 
     def __init__(self, NT, R: np.ndarray, beta: np.ndarray, a_pi: float, alpha: float,
                  n_w: int, L: int, M: int) -> None:
@@ -128,17 +136,13 @@ class _Posterior:
         self.mu0 = self.mu.sum(2)
         self.elog_v = digamma(self.mu) - digamma(self.mu0)[:, :, None]  # E log v_wkm[l]
         n_km = R.sum(1).reshape(L, M)
-        self.eta = 1.0 + n_km
-        self.zeta = a_pi + (np.cumsum(n_km[:, ::-1], axis=1)[:, ::-1] - n_km)
+        self.eta = a_pi / M + n_km  # q(pi_k) = Dirichlet(eta_k)
         self.nu = alpha + n_km.sum(1)
 
     def scores(self, N) -> np.ndarray:
         """Cell-major scores[(k,m), t] = E log tau_k + E log pi_km + sum E log v_wkm[l]."""
         n_w, K, L = self.mu.shape
-        both = digamma(self.eta + self.zeta)
-        elog_stick = digamma(self.eta) - both
-        elog_rest = digamma(self.zeta) - both
-        elog_pi = elog_stick + np.cumsum(elog_rest, axis=1) - elog_rest  # V_km prod_{m'<m}
+        elog_pi = digamma(self.eta) - digamma(self.eta.sum(1, keepdims=True))
         elog_tau = digamma(self.nu) - digamma(self.nu.sum())
         logc = self.elog_v.transpose(0, 2, 1).reshape(n_w * L, K)  # row w*L + l, column (k, m)
         score = np.ascontiguousarray(np.asarray(N @ logc).T)
@@ -146,25 +150,22 @@ class _Posterior:
         return score
 
     def kl(self) -> float:
-        """KL(q(v)||p(v)) + KL(q(V)||p(V)) + KL(q(tau)||p(tau))."""
+        """KL(q(v)||p(v)) + KL(q(pi)||p(pi)) + KL(q(tau)||p(tau))."""
         n_w = self.mu.shape[0]
         b = self.beta
         kl_v = (np.sum(gammaln(self.mu0)) - np.sum(gammaln(self.mu))
                 + n_w * (np.sum(gammaln(b)) - np.sum(gammaln(b.sum(1))))
                 + np.sum((self.mu - b) * self.elog_v))  # the Dirichlet KL, digammas shared
-        stick_q = np.stack([self.eta, self.zeta], -1)
-        stick_p = np.broadcast_to(np.array([1.0, self.a_pi]), stick_q.shape)
-        return (float(kl_v) + _kl_dirichlet(stick_q, stick_p)
+        prior_pi = np.full(self.eta.shape, self.a_pi / self.M)
+        return (float(kl_v) + _kl_dirichlet(self.eta, prior_pi)
                 + _kl_dirichlet(self.nu, np.full(self.L, self.alpha)))
 
     def means(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class-level confusion n_w x L x L, E[tau], E[pi] L x M)."""
         n_w, K, L = self.mu.shape
         v = self.mu / self.mu.sum(2, keepdims=True)
-        stick = self.eta / (self.eta + self.zeta)
-        weights = stick * np.concatenate([np.ones((L, 1)), np.cumprod(1 - stick, 1)[:, :-1]], 1)
-        w = weights / weights.sum(1, keepdims=True)  # subtype weights given the class
-        conf = np.einsum("km,wkml->wkl", w, v.reshape(n_w, L, self.M, L))
+        weights = self.eta / self.eta.sum(1, keepdims=True)  # E[pi_km]
+        conf = np.einsum("km,wkml->wkl", weights, v.reshape(n_w, L, self.M, L))
         return conf, self.nu / self.nu.sum(), weights
 
 
@@ -177,9 +178,11 @@ def _kl_dirichlet(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _positive(x, name: str) -> float:
+    """A prior parameter in [1e-6, 1e6]: beyond, the KL terms lose their digits and the ELBO
+    (and the stopping rule on it) means nothing."""
     if isinstance(x, bool) or not isinstance(x, int | float | np.integer | np.floating) or \
-            not (np.isfinite(x) and x > 0):
-        raise InputError(name, "a positive number", x)
+            not (np.isfinite(x) and 1e-6 <= x <= 1e6):
+        raise InputError(name, "a number in [1e-6, 1e6]", x)
     return float(x)
 
 
