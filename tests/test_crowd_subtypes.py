@@ -28,21 +28,25 @@ def log_dirichlet_norm(a):
     return gammaln(np.sum(a)) - np.sum(gammaln(a))
 
 
-def reference_elbo(tb, R_prev, R, M, a_pi, alpha, a_v, b_v):
-    """The ELBO E_q[log p(x, y, g, v, V, tau)] - E_q[log q] term by term, one label at a time:
-    q(v), q(V), q(tau) from R_prev (the model's conjugate updates) and q(y, g) = R; also the
-    q(y, g) those parameters give (normalized exp of the expected log joint)."""
-    n_t, n_w, L = tb.n_tasks, tb.n_workers, tb.n_classes
+def conjugate_update(tb, R_prev, M, a_pi, alpha, a_v, b_v):
+    """q(v), q(pi), q(tau) parameters (mu, eta, nu) from R_prev, one label at a time."""
+    L = tb.n_classes
     beta = np.full((L, L), b_v) + np.eye(L) * (a_v - b_v)
-    mu = np.zeros((n_w, L, M, L))
+    mu = np.zeros((tb.n_workers, L, M, L))
     for t, w, lab in zip(tb.task, tb.worker, tb.label, strict=True):
-        for k in range(L):
-            for m in range(M):
-                mu[w, k, m, lab] += R_prev[t, k, m]
+        mu[w, :, :, lab] += R_prev[t]
     mu += beta[None, :, None, :]
     n_km = R_prev.sum(0)
-    eta = a_pi / M + n_km          # q(pi_k) = Dirichlet(eta_k), prior Dirichlet(a_pi / M)
-    nu = alpha + n_km.sum(1)
+    return mu, a_pi / M + n_km, alpha + n_km.sum(1)
+
+
+def elbo_at(tb, params, R, M, a_pi, alpha, a_v, b_v):
+    """The ELBO E_q[log p(x, y, g, v, pi, tau)] - E_q[log q], term by term from the model's
+    definition, at q(v), q(pi), q(tau) = Dirichlet(params) and q(y, g) = R; and the q(y, g)
+    that maximizes it for these parameters (normalized exp of the expected log joint)."""
+    mu, eta, nu = params
+    n_t, n_w, L = tb.n_tasks, tb.n_workers, tb.n_classes
+    beta = np.full((L, L), b_v) + np.eye(L) * (a_v - b_v)
     elog_v = digamma(mu) - digamma(mu.sum(-1, keepdims=True))
     elog_pi = digamma(eta) - digamma(eta.sum(1))[:, None]
     elog_tau = digamma(nu) - digamma(nu.sum())
@@ -50,12 +54,12 @@ def reference_elbo(tb, R_prev, R, M, a_pi, alpha, a_v, b_v):
     joint += elog_tau[None, :, None] + elog_pi[None]
     for t, w, lab in zip(tb.task, tb.worker, tb.label, strict=True):
         joint[t] += elog_v[w, :, :, lab]
-    q_new = np.exp(joint - joint.reshape(n_t, -1).max(1)[:, None, None])
-    q_new /= q_new.reshape(n_t, -1).sum(1)[:, None, None]
+    q_best = np.exp(joint - joint.reshape(n_t, -1).max(1)[:, None, None])
+    q_best /= q_best.reshape(n_t, -1).sum(1)[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy_z = -np.sum(np.where(R > 0, R * np.log(R), 0.0))
     elbo = float(np.sum(R * joint)) + entropy_z
-    # + E log p(param) - E log q(param) for v, V, tau
+    # + E log p(param) - E log q(param) for v, pi, tau
     for w in range(n_w):
         for k in range(L):
             for m in range(M):
@@ -68,30 +72,62 @@ def reference_elbo(tb, R_prev, R, M, a_pi, alpha, a_v, b_v):
         elbo -= log_dirichlet_norm(eta[k]) + np.sum((eta[k] - 1) * elog_pi[k])
     elbo += log_dirichlet_norm(np.full(L, alpha)) + np.sum((alpha - 1) * elog_tau)
     elbo -= log_dirichlet_norm(nu) + np.sum((nu - 1) * elog_tau)
-    return elbo, q_new
+    return elbo, q_best
+
+
+def _states(tb, seed, opts, n):
+    """(R before, R after) the n-th iteration of `ebcc`, and its result."""
+    M = opts["subtypes"]
+    if n == 1:  # the start: majority-vote fractions split by the seeded draw
+        split = np.random.default_rng(seed).dirichlet(np.ones(M), size=(tb.n_tasks, tb.n_classes))
+        R_prev = start_posteriors(tb, "mv", None)[:, :, None] * split
+    else:
+        R_prev = ebcc(tb, max_iter=n - 1, tol=0.0, seed=seed, **opts).params["subtype_posteriors"]
+    after = ebcc(tb, max_iter=n, tol=0.0, seed=seed, **opts)
+    return R_prev, after.params["subtype_posteriors"], after
+
+
+def _opts(seed):
+    return {"subtypes": 1 + seed % 3, "concentration": 0.1 + seed / 10,
+            "class_prior": 1.0 + seed % 2, "confusion_prior": (4.0 - seed / 3, 1.0)}
+
+
+def _prior_args(opts):
+    return (opts["subtypes"], opts["concentration"], opts["class_prior"],
+            *opts["confusion_prior"])
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_elbo_and_updates_match_the_per_label_reference(seed):
     tb = random_table(seed, L=2 + seed % 3)
-    opts = {"subtypes": 1 + seed % 3, "concentration": 0.1 + seed / 10,
-            "class_prior": 1.0 + seed % 2, "confusion_prior": (4.0 - seed / 3, 1.0)}
+    opts = _opts(seed)
     for n in (1, 3):
-        before = ebcc(tb, max_iter=n - 1, tol=0.0, seed=seed, **opts) if n > 1 else None
-        after = ebcc(tb, max_iter=n, tol=0.0, seed=seed, **opts)
-        if before is None:  # the start: majority-vote fractions split by the seeded draw
-            M = opts["subtypes"]
-            split = np.random.default_rng(seed).dirichlet(np.ones(M),
-                                                          size=(tb.n_tasks, tb.n_classes))
-            R_prev = start_posteriors(tb, "mv", None)[:, :, None] * split
-        else:
-            R_prev = before.params["subtype_posteriors"]
-        R = after.params["subtype_posteriors"]
-        elbo, q_new = reference_elbo(tb, R_prev, R, opts["subtypes"], opts["concentration"],
-                                     opts["class_prior"], *opts["confusion_prior"])
-        np.testing.assert_allclose(R, q_new, rtol=1e-9, atol=1e-12)
+        R_prev, R, after = _states(tb, seed, opts, n)
+        params = conjugate_update(tb, R_prev, *_prior_args(opts))
+        elbo, q_best = elbo_at(tb, params, R, *_prior_args(opts))
+        np.testing.assert_allclose(R, q_best, rtol=1e-9, atol=1e-12)
         assert after.objective[-1] == pytest.approx(elbo, rel=1e-10, abs=1e-9)
         np.testing.assert_allclose(after.posteriors, R.sum(2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_update_maximizes_the_elbo(seed):
+    """The conjugate update is the best q(params) for R_prev, and the E-step the best q(y, g)
+    for those parameters: random nearby alternatives never score higher (an independent check
+    of the update formulas that the test above takes from the model)."""
+    tb = random_table(seed, L=2 + seed % 2)
+    opts = {**_opts(seed), "subtypes": 2}
+    R_prev, R, _ = _states(tb, seed, opts, 2)
+    params = conjugate_update(tb, R_prev, *_prior_args(opts))
+    at_update = elbo_at(tb, params, R_prev, *_prior_args(opts))[0]
+    at_estep = elbo_at(tb, params, R, *_prior_args(opts))[0]
+    rng = np.random.default_rng(seed)
+    for _ in range(15):
+        moved = [p * np.exp(1e-3 * rng.standard_normal(p.shape)) for p in params]
+        assert elbo_at(tb, moved, R_prev, *_prior_args(opts))[0] <= at_update + 1e-10
+        other = rng.dirichlet(np.ones(R.shape[1] * R.shape[2]), size=R.shape[0]).reshape(R.shape)
+        mixed = 0.99 * R + 0.01 * other
+        assert elbo_at(tb, params, mixed, *_prior_args(opts))[0] <= at_estep + 1e-10
 
 
 def test_unanimous_workers_and_a_lone_dissenter():
