@@ -97,6 +97,8 @@ def test_every_output_reports_iterations_and_converged(files, capsys, cmd, metho
     (["aggregate", "{lab}", "--method", "glad", "--restarts", "3"], "--restarts"),
     (["aggregate", "{lab}", "--init", "gold"], "--init gold"),
     (["aggregate", "{lab}", "--gold", "{gold}", "--use-gold", "--init", "gold"], "both"),
+    (["aggregate", "{lab}", "--gold", "{gold}", "--method", "ebcc", "--init", "gold"],
+     "--init: expected a method that uses it"),   # not --use-gold, which was not given
     (["aggregate", "{lab}", "--method", "mv", "--weights", "{gold}"], "--weights"),
     (["aggregate", "{lab}", "--tol", "-1"], "tol"),
     (["aggregate", "{lab}", "--max-iter", "-2"], "max-iter"),

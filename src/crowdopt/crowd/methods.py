@@ -91,7 +91,8 @@ def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
     info = method_info(method)
     kw = {k: v for k, v in options.items() if v is not None}
     allowed = set(info.options) | ({"gold"} if info.uses_gold else set())
-    bad = sorted(k for k in kw if k not in allowed)
+    # the flag the user typed first: gold also rides along with --init gold
+    bad = sorted((k for k in kw if k not in allowed), key=lambda k: (k == "gold", k))
     if bad:
         users = [m for m, i in METHODS.items() if bad[0] in i.options or
                  (bad[0] == "gold" and i.uses_gold)]
