@@ -349,6 +349,13 @@ def main() -> int:
     print("## aggregation: accuracy vs gold at defaults (ties split evenly)"
           + (" (quick)" if args.quick else ""))
     print(format_table(acc_rows, ["dataset", "classes", *OURS, "best", "wmv (gold)"]))
+    if acc_rows:  # each method against Dawid-Skene, the default, over the same sets
+        ds = [r["dawid-skene"] for r in acc_rows]
+        print(format_table([{"method": m, "mean": statistics.fmean(r[m] for r in acc_rows),
+                             "sets_above_ds": sum(r[m] > d for r, d in zip(acc_rows, ds)),
+                             "sets_below_ds": sum(r[m] < d for r, d in zip(acc_rows, ds))}
+                            for m in OURS], ["method", "mean", "sets_above_ds",
+                                             "sets_below_ds"]))
     print(f"\n## wall time (s, median of {repeat}) on the LabelTable")
     print(format_table(acc_rows, ["dataset", "labels", *[f"{m}_s" for m in OURS]]))
     bad = [r for r in conv_rows if not r["converged"] or r["objective"] == "DECREASES"]
