@@ -47,8 +47,8 @@ from .tables import (
     to_dataframe,
 )
 
-__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene", "Gold",
-           "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
+__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene",
+           "Gold", "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
            "WorkerReliability", "ZeroBasedSkill", "accuracy", "dawid_skene", "ebcc",
            "from_arrays", "from_dataframe", "from_em", "from_gold", "glad", "gold_from_arrays",
            "kos", "list_datasets", "load_dataset", "mace", "majority_vote", "mmsr",

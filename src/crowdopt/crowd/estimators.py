@@ -39,8 +39,8 @@ from .export import model_confusion
 from .methods import run_method
 from .tables import LabelTable, _pandas, from_dataframe, gold_from_arrays
 
-__all__ = ["EBCC", "DawidSkene", "GLAD", "KOS", "MACE", "MMSR", "MajorityVote", "OneCoinDawidSkene",
-           "Wawa", "WeightedMajorityVote", "ZeroBasedSkill", "as_table"]
+__all__ = ["EBCC", "DawidSkene", "GLAD", "KOS", "MACE", "MMSR", "MajorityVote",
+           "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote", "ZeroBasedSkill", "as_table"]
 
 
 def as_table(data, *, duplicates: str = "error") -> LabelTable:
@@ -55,8 +55,9 @@ def as_table(data, *, duplicates: str = "error") -> LabelTable:
 
 
 # Function argument -> estimator parameter, for error messages (crowd-kit's names).
-_PARAMETER_NAMES = {"max_iter": "n_iter", "subtypes": "n_subtypes", "restarts": "n_restarts", "lr_steps":
-                    "lr_steps_to_reduce", "lr_init / lr_factor": "lr_init / lr_reduce_factor",
+_PARAMETER_NAMES = {"max_iter": "n_iter", "subtypes": "n_subtypes", "restarts": "n_restarts",
+                    "lr_steps": "lr_steps_to_reduce",
+                    "lr_init / lr_factor": "lr_init / lr_reduce_factor",
                     "theta_prior / strategy_prior": "alpha / beta / strategy_prior"}
 
 
@@ -339,7 +340,7 @@ class MMSR(_Aggregator):
 
 class EBCC(_Aggregator):
     """EBCC: Dawid-Skene with class subtypes for correlated workers, by variational Bayes
-    (`crowdopt.crowd.subtypes.ebcc`; the paper's defaults). Seeded start."""
+    (`crowdopt.crowd.subtypes.ebcc`; the authors' defaults). Seeded start."""
 
     _method = "ebcc"
 
