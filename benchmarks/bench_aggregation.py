@@ -45,13 +45,13 @@ from crowdopt.crowd import estimators as est
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
 from crowdopt.crowd.auto import AUTO_CANDIDATES, choose_method
 from crowdopt.crowd.datasets import list_datasets, load_dataset
-from crowdopt.crowd.methods import METHODS, run_method
+from crowdopt.crowd.methods import METHODS, UNSUPERVISED, run_method
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
 from crowdopt.datapath import data_root
 
 HERE = Path(__file__).resolve().parent
 QUICK_SETS = ["rte", "temp", "bluebirds", "product", "web", "dog", "face"]
-OURS = ["mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos", "mmsr", "ebcc"]
+OURS = list(UNSUPERVISED)  # every method of the registry that needs nothing but the labels
 PEER = {"MajorityVote": ("mv", est.MajorityVote), "Wawa": ("wawa", est.Wawa),
         "ZeroBasedSkill": ("zbs", est.ZeroBasedSkill),
         "OneCoinDawidSkene": ("one-coin", est.OneCoinDawidSkene),

@@ -20,12 +20,10 @@ import numpy as np
 from ..errors import InputError
 
 AUTO = "auto"
-ESTIMATE_METHODS = ("gold", "mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace",
-                    "kos", "mmsr", "ebcc")
 
 
 def register(cli) -> None:
-    from ..crowd.methods import METHOD_NAMES
+    from ..crowd.methods import METHOD_NAMES, UNSUPERVISED
 
     p = cli.top.add_parser(
         "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "
@@ -66,7 +64,7 @@ def register(cli) -> None:
         "the CSV other commands read as labeler accuracies; --confusion the confusion "
         "matrices.")
     _add_input_opts(p)
-    p.add_argument("--method", default=None, choices=ESTIMATE_METHODS,
+    p.add_argument("--method", default=None, choices=("gold", *UNSUPERVISED),
                    help="default: gold when gold is given, else dawid-skene")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of random starts (MACE restarts, EBCC subtypes, KOS messages)")

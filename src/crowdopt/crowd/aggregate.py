@@ -464,7 +464,7 @@ def _worker_vector(x, n_w: int, name: str) -> np.ndarray:
     return a
 
 
-def _check_ties(ties: str, seed=0) -> None:
+def _check_ties(ties: str, seed) -> None:
     """The tie rule and the seed (of the tie-break and of random starts) every method takes."""
     if ties not in TIE_POLICIES:
         raise InputError("ties", f"one of {list(TIE_POLICIES)}", ties)

@@ -27,11 +27,10 @@ import numpy as np
 from ..errors import InputError
 from .aggregate import AggregationResult
 from .export import confusion_from_posteriors
-from .methods import METHODS, run_method
+from .methods import METHODS, UNSUPERVISED, run_method
 from .tables import LabelTable
 
-AUTO_CANDIDATES = ("mv", "wawa", "zbs", "one-coin", "dawid-skene", "glad", "mace", "kos",
-                   "mmsr", "ebcc")
+AUTO_CANDIDATES = UNSUPERVISED  # every method that needs nothing but the labels
 AUTO_HOLDOUT = 0.1
 AUTO_REPEATS = 1
 CRITERION = ("mean log-likelihood of held-out labels under the method's task posteriors and "

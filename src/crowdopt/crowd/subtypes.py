@@ -40,6 +40,7 @@ import numpy as np
 from scipy.special import digamma, gammaln
 
 from ..errors import InputError
+from ..validate import MAX_INT, integer, real, sequence
 from .aggregate import (
     EM_TOL,
     AggregationResult,
@@ -60,6 +61,7 @@ EBCC_CONCENTRATION = 0.1         # a_pi
 EBCC_CLASS_PRIOR = 1.0           # alpha
 EBCC_CONFUSION_PRIOR = (4.0, 1.0)  # (a_v, b_v)
 EBCC_MAX_CELLS = 50_000_000      # n_workers * L * L * M: the size of q(v)
+PRIOR_MIN, PRIOR_MAX = 1e-6, 1e6
 
 
 def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
@@ -79,13 +81,13 @@ def ebcc(table: LabelTable, *, subtypes: int = EBCC_SUBTYPES,
     _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
-    M = _positive_int(subtypes, "subtypes")
-    a_pi = _positive(concentration, "concentration")
-    alpha = _positive(class_prior, "class_prior")
-    pair = tuple(confusion_prior) if isinstance(confusion_prior, tuple | list) else ()
-    if len(pair) != 2:
-        raise InputError("confusion_prior", "two positive numbers (a_v, b_v)", confusion_prior)
-    a_v, b_v = (_positive(x, "confusion_prior") for x in pair)
+    M = integer(subtypes, "subtypes", lo=1, hi=MAX_INT)
+    # priors in [1e-6, 1e6]: beyond, the KL terms lose their digits and the ELBO (and the
+    # stopping rule on it) means nothing
+    a_pi = real(concentration, "concentration", lo=PRIOR_MIN, hi=PRIOR_MAX)
+    alpha = real(class_prior, "class_prior", lo=PRIOR_MIN, hi=PRIOR_MAX)
+    a_v, b_v = (real(x, "confusion_prior", lo=PRIOR_MIN, hi=PRIOR_MAX)
+                for x in sequence(confusion_prior, "confusion_prior", length=2))
     if a_v < b_v:  # a prior that favours wrong answers fits the classes swapped
         raise InputError("confusion_prior", "(a_v, b_v) with a_v >= b_v", confusion_prior)
     n_t, n_w, L = table.n_tasks, table.n_workers, table.n_classes
@@ -175,18 +177,3 @@ def _kl_dirichlet(a: np.ndarray, b: np.ndarray) -> float:
     per = (gammaln(a0) - gammaln(b0) - np.sum(gammaln(a) - gammaln(b), -1)
            + np.sum((a - b) * (digamma(a) - digamma(a0)[..., None]), -1))
     return float(np.sum(per))
-
-
-def _positive(x, name: str) -> float:
-    """A prior parameter in [1e-6, 1e6]: beyond, the KL terms lose their digits and the ELBO
-    (and the stopping rule on it) means nothing."""
-    if isinstance(x, bool) or not isinstance(x, int | float | np.integer | np.floating) or \
-            not (np.isfinite(x) and 1e-6 <= x <= 1e6):
-        raise InputError(name, "a number in [1e-6, 1e6]", x)
-    return float(x)
-
-
-def _positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, int | np.integer) or x < 1:
-        raise InputError(name, "an integer >= 1", x)
-    return int(x)
