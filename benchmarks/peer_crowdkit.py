@@ -8,7 +8,9 @@ rows. Only crowd-kit's `fit_predict` is timed (no import, no data loading): when
 call takes less than 5 s it is repeated REPEAT times and `time_s` is the median of those warm
 calls (the first call pays pandas' one-off set-up), else `time_s` is the first call.
 `ties` lists the tasks whose top class in crowd-kit's `probas_` is tied (scored with ties split
-evenly, as crowdopt's are).
+evenly, as crowdopt's are). For MACE, `same_as_one_restart` says whether its fit equals one with
+`n_restarts=1`: crowd-kit 1.4.2 draws every restart's start with the same `random_state`, so
+its 10 restarts are one start repeated (crowdopt's MACE draws a new start for each).
 
 Usage: python benchmarks/peer_crowdkit.py METHOD DATASET [REPEAT]
 """
@@ -83,6 +85,10 @@ def main(argv: list[str]) -> int:
     hist = getattr(model, "loss_history_", None)
     if hist is not None:
         out["iterations"] = len(hist)
+    if method == "MACE":  # are its n_restarts=10 starts different starts? (untimed)
+        one = ck.MACE(n_restarts=1).fit(df)
+        out["same_as_one_restart"] = bool(
+            one.probas_.reindex_like(model.probas_).equals(model.probas_))
     print(json.dumps(out))
     return 0
 
