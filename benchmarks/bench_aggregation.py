@@ -65,6 +65,7 @@ CK_SETTINGS = {"dawid-skene": {"smoothing": 0.0, "priors": "learn"},
                "glad": {"priors": "uniform"},
                "mace": {"priors": "uniform", "restarts": 0}}
 CK_FIXED_ITER = {"mace": 50}   # crowd-kit's MACE runs n_iter = 50 iterations, no stopping rule
+ONE_START = "10 restarts = 1 start"   # note of a crowd-kit MACE cell equal to n_restarts=1
 
 
 def parse() -> argparse.Namespace:
@@ -248,7 +249,7 @@ def peer_table(sets: list[str], data: dict, methods: list[str], repeat: int, tim
                 if cell.get("nan_labels"):
                     row["note"] = f"{cell['nan_labels']} NaN labels"
                 if cell.get("same_as_one_restart"):
-                    row["note"] = "10 restarts = 1 start"
+                    row["note"] = ONE_START
             else:
                 row["crowdkit"] = None
                 row["note"] = cell.get("error", "failed")
@@ -450,7 +451,7 @@ def run_peer(args, gold_sets, data, acc_rows, repeat) -> bool:
           f"{', '.join(SPEED_SETS)}: min {_fmt_ratio(summ['min_speed_ratio_on_' + '/'.join(SPEED_SETS)])}")
     mace = [r for r in rows if r["method"] == "MACE" and r.get("crowdkit") is not None]
     if mace:
-        same = sum(r.get("note") == "10 restarts = 1 start" for r in mace)
+        same = sum(r.get("note") == ONE_START for r in mace)
         print(f"crowd-kit's MACE with its 10 restarts equals its fit with n_restarts=1 on {same} "
               f"of {len(mace)} sets (every restart is drawn with the same random_state)")
     if summ["outside"]:
