@@ -92,6 +92,26 @@ def test_duplicates_policies(tmp_path):
         everything.dense()
 
 
+@pytest.mark.parametrize("order", ["by task", "by worker", "shuffled"])
+def test_duplicate_check_is_exact_in_every_row_order(order):
+    """_pairs_repeat picks its sort from the row order; the answer must not depend on it."""
+    rng = np.random.default_rng(7)
+    for trial in range(40):
+        n_t, n_w = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        pairs = rng.integers(0, [n_t, n_w], size=(int(rng.integers(1, 200)), 2))
+        if trial % 2:  # half the cases without any repeated pair
+            pairs = np.unique(pairs, axis=0)
+        if order == "by worker":
+            pairs = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
+        elif order == "shuffled":
+            pairs = rng.permutation(pairs)
+        else:
+            pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+        t, w = pairs[:, 0], pairs[:, 1]
+        tb = from_arrays(t.tolist(), w.tolist(), [0] * len(t), duplicates="all")
+        assert tb.duplicate_count() == len(t) - len(np.unique(pairs, axis=0))
+
+
 def test_dense_vote_counts_and_subset(tmp_path):
     tb = read_labels(write(tmp_path, "a.csv", TINY))
     assert tb.dense().tolist() == [[0, 1, -1], [1, -1, 1]]
