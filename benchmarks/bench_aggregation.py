@@ -11,6 +11,8 @@ Table 2: convergence on all 27 shared sets (the 25 and the two without gold): it
 `converged`, and whether the objective trace is non-decreasing, per iterative method.
 Table 3: `--method auto` (held-out label likelihood, no gold) against the gold-best method.
 Table 4: Dawid-Skene on trec2010_relevance, vectorized vs a per-label Python loop.
+Table 5: the duplicate-answer check every table build runs (`tables._pairs_repeat`): its sort
+choice against numpy's default sort of the same keys, on the rows as given and shuffled.
 --peer (needs crowd-kit: `make bench-peer`): every crowd-kit 1.4.2 classification method
 (MajorityVote, Wawa, ZeroBasedSkill, OneCoinDawidSkene, DawidSkene, GLAD, MACE, KOS, MMSR)
 at its defaults on the same DataFrame, one subprocess per (method, set) (benchmarks/
@@ -183,6 +185,32 @@ def speed_table(loop_iterations: int, repeat: int) -> list[dict]:
          "time_s": t_loop, "ms_per_iter": 1000 * t_loop / loop_iterations,
          "max_posterior_diff": diff, "same_labels": same, "loop/vectorized": t_loop / t_vec},
     ]
+
+
+def duplicate_check_table(data: dict, repeat: int) -> list[dict]:
+    """Time of the (task, worker) repeat check as built (stable sort for rows grouped by task
+    or worker, the default sort otherwise) vs numpy's default sort of the keys alone, on each
+    set's rows as given and shuffled, with the answers compared."""
+    from crowdopt.crowd.tables import _pairs_repeat
+
+    def default_sort(t, w, n_w):
+        key = np.sort(t * n_w + w)
+        return bool(np.any(key[1:] == key[:-1]))
+
+    rows, rng = [], np.random.default_rng(0)
+    for name, (tb, _) in data.items():
+        row = {"dataset": name, "labels": tb.n_labels}
+        for order, perm in (("given", slice(None)), ("shuffled", rng.permutation(tb.n_labels))):
+            t, w, n_w = tb.task[perm], tb.worker[perm], tb.n_workers
+            ours = timed(lambda t=t, w=w, n_w=n_w: _pairs_repeat(t, w, n_w), max(repeat, 5))
+            base = timed(lambda t=t, w=w, n_w=n_w: default_sort(t, w, n_w), max(repeat, 5))
+            if ours[1] != base[1]:
+                raise AssertionError(f"{name} {order}: the two checks disagree")
+            row[f"{order}_ms"] = 1000 * ours[0]
+            row[f"{order}_default_ms"] = 1000 * base[0]
+            row[f"{order}_speedup"] = base[0] / ours[0]
+        rows.append(row)
+    return rows
 
 
 # ----------------------------------------------------------------------------- crowd-kit
@@ -393,11 +421,18 @@ def main() -> int:
         print(format_table(speed_rows, ["run", "labels", "iterations", "converged", "time_s",
                                         "ms_per_iter", "accuracy", "max_posterior_diff",
                                         "same_labels", "loop/vectorized"]))
+    dup_rows = duplicate_check_table(data, repeat)
+    print("\n## duplicate-answer check on every table build: as built vs numpy's default sort "
+          "(ms, rows as given and shuffled)")
+    print(format_table(dup_rows, ["dataset", "labels", "given_ms", "given_default_ms",
+                                  "given_speedup", "shuffled_ms", "shuffled_default_ms",
+                                  "shuffled_speedup"]))
     RESULTS.mkdir(exist_ok=True)
     out = {"topic": "aggregation", "args": vars(args), "accuracy": acc_rows,
            "convergence": conv_rows, "auto": auto_rows, "auto_hits": hits,
            "auto_mean_accuracy": mean,
-           "dawid_skene_speed": speed_rows, "versions": cached_versions(),
+           "dawid_skene_speed": speed_rows, "duplicate_check": dup_rows,
+           "versions": cached_versions(),
            "time_s": time.perf_counter() - t_start}
     path = RESULTS / "aggregation.json"
     path.write_text(json.dumps(out, indent=1, default=str))
