@@ -448,7 +448,8 @@ def _softmax(scores: np.ndarray) -> np.ndarray:
 
 
 def _agreement_skills(table: LabelTable, post: np.ndarray) -> np.ndarray:
-    """Mean posterior mass on each worker's own answers (NaN for workers without rows)."""
+    """Mean of post[t, l] over each worker's answers (t, l): its agreement with posteriors or
+    vote rows (MV's and EM's skills, Wawa's and ZBS's a_w); NaN for workers without rows."""
     own = post.ravel().take(table.task * post.shape[1] + table.label)  # 2x a 2-d gather
     agree = np.bincount(table.worker, weights=own, minlength=table.n_workers)
     n = table.labels_per_worker()

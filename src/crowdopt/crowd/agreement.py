@@ -33,6 +33,7 @@ from ..errors import InputError
 from .aggregate import (
     EM_TOL,
     AggregationResult,
+    _agreement_skills,
     _check_ties,
     _require_rows,
     _top_mask,
@@ -52,7 +53,7 @@ def wawa(table: LabelTable, *, ties: str = "random", seed: int = 0) -> Aggregati
     _check_ties(ties, seed)
     _require_rows(table)
     y = _vote_rows(table.vote_counts().astype(float), ties)
-    skills = _agreement(table, y)
+    skills = _agreement_skills(table, y)
     scores = table.vote_counts(np.nan_to_num(skills))
     return AggregationResult("wawa", break_ties(scores, ties=ties, seed=seed),
                              _fractions(scores), skills)
@@ -79,13 +80,13 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
     while it < max_iter:
         if it and it % lr_steps == 0:
             lr *= lr_factor
-        a = np.nan_to_num(_agreement(table, y))
+        a = np.nan_to_num(_agreement_skills(table, y))
         s = s + lr * (a - s)
         y_new = _vote_rows(table.vote_counts(s), ties)
         it += 1
         same = np.array_equal(y_new, y)
         y = y_new
-        objs.append(float(np.sum(s * n * np.nan_to_num(_agreement(table, y)))
+        objs.append(float(np.sum(s * n * np.nan_to_num(_agreement_skills(table, y)))
                           - 0.5 * np.sum(n * s * s)))
         if same and len(objs) > 1 and relative_rise(objs[-1], objs[-2]) <= tol:
             converged = True
@@ -106,14 +107,6 @@ def _vote_rows(scores: np.ndarray, ties: str) -> np.ndarray:
         first[np.arange(len(top)), top.argmax(1)] = 1.0
         return first
     return top / row_sum(top)[:, None]
-
-
-def _agreement(table: LabelTable, y: np.ndarray) -> np.ndarray:
-    """Per worker: mean of y[t, l] over its answers (NaN for workers without answers)."""
-    n = table.labels_per_worker()
-    hit = np.bincount(table.worker, weights=y[table.task, table.label],
-                      minlength=table.n_workers)
-    return np.divide(hit, n, out=np.full(table.n_workers, np.nan), where=n > 0)
 
 
 def _fractions(scores: np.ndarray) -> np.ndarray:
