@@ -27,6 +27,29 @@ def parse_args(description: str) -> argparse.Namespace:
     return p.parse_args()
 
 
+def study_sets(prog: str, description: str, with_gold: bool | None) -> list[str] | None:
+    """The shared data sets a study runs on: all of them (`with_gold`: only those with or
+    without gold) or its `--sets a,b,...`; None (after saying so) when the data is absent."""
+    from crowdopt.crowd.datasets import list_datasets
+    from crowdopt.datapath import data_root
+
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--sets", default=None, help="comma-separated data sets (default: all)")
+    args = p.parse_args()
+    if data_root(required=False) is None:
+        print(f"{prog}: real data not found (set CROWDOPT_DATA); skipped")
+        return None
+    sets = list_datasets(with_gold=with_gold)
+    if args.sets:
+        want = args.sets.split(",")
+        unknown = [s for s in want if s not in sets]
+        if unknown:
+            p.error(f"--sets: expected shared data sets{' with gold' if with_gold else ''} "
+                    f"({', '.join(sets)}), found {', '.join(unknown)}")
+        sets = [s for s in sets if s in want]
+    return sets
+
+
 def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     """Median wall time of `repeat` calls, and the last result (call `warm_up()` first)."""
     times, out = [], None

@@ -17,16 +17,14 @@ Usage: python benchmarks/study_class_priors.py [--sets a,b,...]   (about 1 minut
 
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import numpy as np
-from common import format_table
+from common import format_table, study_sets
 
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote, one_coin_em
 from crowdopt.crowd.auto import heldout_score, holdout_mask
-from crowdopt.crowd.datasets import list_datasets, load_dataset
-from crowdopt.datapath import data_root
+from crowdopt.crowd.datasets import load_dataset
 
 RULES = ("uniform", "learn", "mv-share", "auto-ds", "auto-own")
 
@@ -56,20 +54,9 @@ def study(name: str) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sets", default=None, help="comma-separated data sets (default: all)")
-    args = p.parse_args()
-    if data_root(required=False) is None:
-        print("study_class_priors: real data not found (set CROWDOPT_DATA); skipped")
+    sets = study_sets("study_class_priors", __doc__.splitlines()[0], with_gold=True)
+    if sets is None:
         return 0
-    sets = list_datasets(with_gold=True)
-    if args.sets:
-        want = args.sets.split(",")
-        unknown = [s for s in want if s not in sets]
-        if unknown:
-            p.error(f"--sets: expected data sets with gold ({', '.join(sets)}), found "
-                    f"{', '.join(unknown)}")
-        sets = [s for s in sets if s in want]
     rows = [study(s) for s in sets]
     cols = ["dataset", *RULES, "picks (ds/own)", "dawid-skene"]
     rows.append({"dataset": "mean", **{c: statistics.mean(r[c] for r in rows)

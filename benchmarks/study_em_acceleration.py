@@ -22,15 +22,13 @@ Usage: python benchmarks/study_em_acceleration.py [--sets a,b,...]   (about 30 s
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
-from common import format_table
+from common import format_table, study_sets
 
 from crowdopt.crowd import aggregate as agg
-from crowdopt.crowd.datasets import list_datasets, load_dataset
-from crowdopt.datapath import data_root
+from crowdopt.crowd.datasets import load_dataset
 
 
 def _softmax_rows(x: np.ndarray) -> np.ndarray:
@@ -55,6 +53,10 @@ def squarem(tb, method: str) -> tuple[np.ndarray, int, list[float]]:
         post, ll = agg._e_step(N, conf, pri, None)
         return post, ll + agg._log_prior(method, conf, s)
 
+    def em_step(post):  # one EM iteration: parameters, posteriors and objective
+        conf, pri = m_step(post)
+        return (conf, pri, *e_step(conf, pri))
+
     def encode(conf, pri):
         x = (np.log(conf[:, 0, 0]) - np.log1p(-conf[:, 0, 0]) if method == "one-coin"
              else np.log(conf).ravel())
@@ -68,21 +70,16 @@ def squarem(tb, method: str) -> tuple[np.ndarray, int, list[float]]:
             conf, rest = _softmax_rows(x[:k].reshape(n_w, n_c, n_c)), x[k:]
         return conf, (fixed if fixed is not None else _softmax_rows(rest))
 
-    post = np.ascontiguousarray(agg.start_posteriors(tb, "mv", None).T)
-    c0, p0 = m_step(post)
-    post0, f0 = e_step(c0, p0)
+    c0, p0, post0, f0 = em_step(np.ascontiguousarray(agg.start_posteriors(tb, "mv", None).T))
     trace, steps = [f0], 1
     while steps < agg.EM_MAX_ITER:
-        c1, p1 = m_step(post0)
-        post1, f1 = e_step(c1, p1)
-        steps += 1
+        c1, p1, post1, f1 = em_step(post0)
         trace.append(f1)
         if agg.relative_rise(f1, f0) <= agg.EM_TOL:
-            return post1.T, steps, trace
-        c2, p2 = m_step(post1)
-        post2, f2 = e_step(c2, p2)
-        steps += 1
+            return post1.T, steps + 1, trace
+        c2, p2, post2, f2 = em_step(post1)
         trace.append(f2)
+        steps += 2
         if agg.relative_rise(f2, f1) <= agg.EM_TOL:
             return post2.T, steps, trace
         x0, x1, x2 = encode(c0, p0), encode(c1, p1), encode(c2, p2)
@@ -130,20 +127,9 @@ def study(name: str) -> list[dict]:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sets", default=None, help="comma-separated data sets (default: all)")
-    args = p.parse_args()
-    if data_root(required=False) is None:
-        print("study_em_acceleration: real data not found (set CROWDOPT_DATA); skipped")
+    sets = study_sets("study_em_acceleration", __doc__.splitlines()[0], with_gold=None)
+    if sets is None:
         return 0
-    sets = list_datasets()
-    if args.sets:
-        want = args.sets.split(",")
-        unknown = [s for s in want if s not in sets]
-        if unknown:
-            p.error(f"--sets: expected shared data sets ({', '.join(sets)}), found "
-                    f"{', '.join(unknown)}")
-        sets = [s for s in sets if s in want]
     rows = [r for s in sets for r in study(s)]
     print("## plain EM vs SQUAREM at the defaults (accuracy with ties split evenly)")
     print(format_table(rows, ["dataset", "method", "em_steps", "squarem_steps", "time_ratio",
