@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import RESULTS, cached_versions, format_table, timed
+from common import RESULTS, cached_versions, format_table, nondecreasing, timed
 
 from crowdopt.crowd import estimators as est
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
@@ -83,11 +83,6 @@ def parse() -> argparse.Namespace:
     p.add_argument("--peer-memory-gb", type=float, default=6.0,
                    help="address-space limit of a crowd-kit cell (default 6 GB)")
     return p.parse_args()
-
-
-def nondecreasing(trace: list[float]) -> bool:
-    o = np.asarray(trace, dtype=float)
-    return bool(np.all(np.diff(o) >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
 
 
 # ----------------------------------------------------------------------------- ours

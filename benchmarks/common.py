@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from crowdopt.cli import format_table  # noqa: E402
@@ -48,6 +50,12 @@ def study_sets(prog: str, description: str, with_gold: bool | None) -> list[str]
                     f"({', '.join(sets)}), found {', '.join(unknown)}")
         sets = [s for s in sets if s in want]
     return sets
+
+
+def nondecreasing(trace: list[float]) -> bool:
+    """Whether an objective trace never falls (beyond rounding: 1e-12 relative)."""
+    o = np.asarray(trace, dtype=float)
+    return bool(np.all(np.diff(o) >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
 
 
 def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
