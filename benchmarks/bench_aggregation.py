@@ -45,7 +45,7 @@ from common import RESULTS, cached_versions, format_table, nondecreasing, timed
 
 from crowdopt.crowd import estimators as est
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
-from crowdopt.crowd.auto import AUTO_CANDIDATES, choose_method
+from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method
 from crowdopt.crowd.datasets import list_datasets, load_dataset
 from crowdopt.crowd.methods import METHODS, UNSUPERVISED, run_method
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
@@ -408,8 +408,9 @@ def main() -> int:
     ds_hits = sum(r["dawid-skene_acc"] == r["best_acc"] for r in auto_rows)
     mean = {k: statistics.mean(r[k] for r in auto_rows) if auto_rows else float("nan")
             for k in ("picked_acc", "dawid-skene_acc", "best_acc")}
-    print(f"\n## --method auto (held-out label likelihood, no gold): picks a gold-best method "
-          f"on {hits} of {len(auto_rows)} sets (always dawid-skene: {ds_hits}); mean accuracy "
+    print(f"\n## --method auto (held-out label likelihood, no gold; dawid-skene unless beaten by "
+          f"{AUTO_Z:g} standard errors): picks a gold-best method on {hits} of "
+          f"{len(auto_rows)} sets (always dawid-skene: {ds_hits}); mean accuracy "
           f"auto {mean['picked_acc']:.4f}, dawid-skene {mean['dawid-skene_acc']:.4f}, "
           f"gold-best {mean['best_acc']:.4f}")
     print(format_table(auto_rows, ["dataset", "picked", "picked_acc", "gold_best", "best_acc",

@@ -178,7 +178,12 @@ def test_auto_says_what_it_picked_and_why(files, capsys):
     out = json.loads(captured.out)                 # stdout is the JSON document only
     auto = out["auto"]
     assert out["method"] == auto["picked"] and auto["picked"] in auto["scores"]
-    assert auto["scores"][auto["picked"]] == max(auto["scores"].values())
+    assert auto["baseline"] == auto["default"] == "dawid-skene" and auto["z"] == 2.0
+    beaten = {m for m, g in auto["gains"].items() if g["gain"] > auto["z"] * g["std_error"]}
+    if auto["picked"] == auto["baseline"]:      # kept: nothing beats it by z standard errors
+        assert not beaten
+    else:                                       # switched to the largest clear gain
+        assert auto["picked"] == max(beaten, key=lambda m: auto["gains"][m]["gain"])
     assert "held-out" in auto["reason"] and "picked" in captured.err
     assert main(["aggregate", lab, "--method", "auto"]) == 0
     assert "auto: picked" in capsys.readouterr().out

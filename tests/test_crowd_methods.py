@@ -523,6 +523,36 @@ def test_auto_sets_aside_label_switched_solutions():
                            options={"dawid-skene": {"init": "gold", "gold": flipped}})
     assert choice.method == "mv" and list(choice.scores) == ["mv"]
     assert choice.skipped["dawid-skene"].startswith("label-switched")
+    assert choice.baseline == "mv" and "the only method scored" in choice.reason()
+
+
+def test_auto_keeps_the_default_unless_another_beats_it_by_z_standard_errors():
+    from crowdopt.crowd.auto import choose_method, heldout_loglik, holdout_mask
+    acc = [0.0, 0.0, 0.95, 0.9, 0.6, 0.6, 0.6]
+    tb, _ = planted(18, n_t=300, n_w=7, acc=acc, adversaries=2, density=0.9)
+    cands = ("mv", "wawa", "dawid-skene", "glad")
+    # gains are paired per-label differences against the default, with their standard error
+    c = choose_method(tb, candidates=cands, seed=1, default="mv")
+    mask = holdout_mask(tb, 0.1, np.random.default_rng(1))
+    ll = {m: heldout_loglik(tb, mask, run_method(tb.subset(~mask), m, seed=1)) for m in cands}
+    for m in ("wawa", "dawid-skene", "glad"):
+        d = ll[m] - ll["mv"]
+        assert c.gains[m][0] == pytest.approx(d.mean())
+        assert c.gains[m][1] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)))
+    # majority vote is misled by the two liars: a model-based method beats it clearly
+    assert c.baseline == "mv" and c.method in ("dawid-skene", "glad")
+    g, se = c.gains[c.method]
+    assert g > 2 * se and g == max(v[0] for v in c.gains.values())
+    assert f"beats mv's by {g:.4f}" in c.reason()
+    # no gain can clear an enormous z: the default stays, and says so
+    keep = choose_method(tb, candidates=cands, seed=1, default="mv", z=1e9)
+    assert keep.method == "mv" and keep.gains == c.gains
+    assert keep.reason().startswith("picked mv (the default): no method beats")
+    assert keep.to_dict()["gains"]["glad"] == {"gain": c.gains["glad"][0],
+                                               "std_error": c.gains["glad"][1]}
+    # z = 0 is "highest score wins"
+    top = choose_method(tb, candidates=cands, seed=1, z=0)
+    assert top.method == max(top.scores, key=top.scores.get)
 
 
 def test_auto_skips_methods_that_cannot_run_and_rejects_bad_arguments():
@@ -532,6 +562,10 @@ def test_auto_skips_methods_that_cannot_run_and_rejects_bad_arguments():
         choose_method(tb, holdout=0.0)
     with pytest.raises(InputError, match="candidates"):
         choose_method(tb, candidates=("wmv",))
+    with pytest.raises(InputError, match="default"):
+        choose_method(tb, candidates=("mv", "wawa"))          # the default is not a candidate
+    with pytest.raises(InputError, match="z"):
+        choose_method(tb, z=-1.0)
     single = from_arrays(["t1", "t2"], ["u", "u"], [0, 1])
     with pytest.raises(InputError, match="at least two labels"):
         choose_method(single)

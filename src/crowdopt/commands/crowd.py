@@ -23,7 +23,8 @@ AUTO = "auto"
 
 
 def register(cli) -> None:
-    from ..crowd.methods import METHOD_NAMES, UNSUPERVISED
+    from ..crowd.auto import AUTO_Z
+    from ..crowd.methods import DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED
 
     p = cli.top.add_parser(
         "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "
@@ -32,9 +33,10 @@ def register(cli) -> None:
         "when gold is given (ties split evenly, and with the seeded tie-break). Iterative "
         "methods report iterations, convergence and the objective they increase.")
     _add_input_opts(p)
-    p.add_argument("--method", default="dawid-skene", choices=METHOD_NAMES + (AUTO,),
-                   help="aggregator (default dawid-skene); auto picks one without gold by the "
-                   "likelihood of 10%% held-out labels and says why")
+    p.add_argument("--method", default=DEFAULT_METHOD, choices=METHOD_NAMES + (AUTO,),
+                   help=f"aggregator (default {DEFAULT_METHOD}); auto picks one without gold: "
+                   f"{DEFAULT_METHOD} unless another predicts 10%% held-out labels better by "
+                   f"over {AUTO_Z:g} standard errors, and says why")
     p.add_argument("--weights", default=None, metavar="FILE",
                    help="wmv: worker accuracies CSV (worker,accuracy; e.g. from `estimate`); "
                    "without it wmv estimates accuracies from --gold by cross-fitting")

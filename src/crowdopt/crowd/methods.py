@@ -71,6 +71,7 @@ METHODS: dict[str, MethodInfo] = {m.name: m for m in [
                                               "seed"), True),
 ]}
 METHOD_NAMES = tuple(METHODS)
+DEFAULT_METHOD = "dawid-skene"   # what `aggregate` runs without --method, and auto's baseline
 # the unsupervised methods `--method auto` chooses among and the benchmarks compare
 UNSUPERVISED = tuple(m for m, i in METHODS.items() if i.unsupervised)
 # option -> CLI flag, for messages
