@@ -555,6 +555,22 @@ def test_auto_keeps_the_default_unless_another_beats_it_by_z_standard_errors():
     assert top.method == max(top.scores, key=top.scores.get)
 
 
+def test_auto_does_not_switch_on_one_hidden_label():
+    import json
+
+    from crowdopt.crowd.auto import choose_method
+    # 6 labels: 10 % hides one, which gives a gain but no standard error
+    tb = from_arrays(["t1", "t1", "t1", "t2", "t2", "t2"], ["a", "b", "c", "a", "b", "c"],
+                     ["cat", "cat", "dog", "dog", "dog", "dog"])
+    c = choose_method(tb)
+    assert c.held_out_labels == 1 and c.method == "dawid-skene"
+    assert any(g != 0 for g, _ in c.gains.values())
+    assert all(np.isnan(se) for _, se in c.gains.values())
+    assert "no standard error from one label" in c.reason() and "1 hidden label " in c.reason()
+    d = json.loads(json.dumps(c.to_dict(), allow_nan=False))   # strict JSON: null, not NaN
+    assert all(g["std_error"] is None for g in d["gains"].values())
+
+
 def test_auto_skips_methods_that_cannot_run_and_rejects_bad_arguments():
     from crowdopt.crowd.auto import choose_method
     tb = from_arrays(["t1", "t1", "t2", "t2"], ["u", "v", "u", "v"], [0, 0, 1, 1])

@@ -2,7 +2,8 @@
 
 Functions (`dawid_skene`, `glad`, ...) take a `LabelTable` and return an `AggregationResult`;
 the estimator classes (`DawidSkene().fit_predict(df)`, ...) wrap them for pandas DataFrames in
-crowd-kit's style; `run_method(table, method)` runs any method by its CLI name.
+crowd-kit's style; `run_method(table, method)` runs any method by its CLI name, and `choose_method(table)` picks
+one without gold as `--method auto` does.
 """
 
 from .aggregate import (
@@ -15,6 +16,7 @@ from .aggregate import (
     weights_from_accuracy,
 )
 from .agreement import wawa, zero_based_skill
+from .auto import AutoChoice, choose_method
 from .competence import mace
 from .datasets import list_datasets, load_dataset
 from .difficulty import glad
@@ -47,9 +49,10 @@ from .tables import (
     to_dataframe,
 )
 
-__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "DawidSkene",
+__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "AutoChoice",
+           "DawidSkene",
            "Gold", "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
-           "WorkerReliability", "ZeroBasedSkill", "accuracy", "dawid_skene", "ebcc",
+           "WorkerReliability", "ZeroBasedSkill", "accuracy", "choose_method", "dawid_skene", "ebcc",
            "from_arrays", "from_dataframe", "from_em", "from_gold", "glad", "gold_from_arrays",
            "kos", "list_datasets", "load_dataset", "mace", "majority_vote", "mmsr",
            "one_coin_em", "read_accuracies", "read_gold", "read_labels", "run_method",

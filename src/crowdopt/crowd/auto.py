@@ -66,7 +66,8 @@ class AutoChoice:
     default: str = DEFAULT_METHOD
 
     def reason(self) -> str:
-        on = (f"on {self.held_out_labels} hidden labels ({self.holdout:.0%}, "
+        on = (f"on {self.held_out_labels} hidden label{'s' * (self.held_out_labels != 1)} "
+              f"({self.holdout:.0%}, "
               f"{self.repeats} draw(s), seed {self.seed})")
         if self.method != self.baseline:
             g, se = self.gains[self.method]
@@ -77,17 +78,19 @@ class AutoChoice:
             return f"picked {self.method}: the only method scored {on}"
         near = max(self.gains, key=lambda m: self.gains[m][0])
         g, se = self.gains[near]
+        err = f"+- {se:.4f}" if np.isfinite(se) else "with no standard error from one label"
         role = ("the default" if self.method == self.default else
                 f"the best score; the default {self.default} was set aside")
         return (f"picked {self.method} ({role}): no method beats its held-out log-likelihood "
                 f"per label ({self.scores[self.method]:.4f}) by over {self.z:g} standard "
-                f"errors (closest: {near} {g:+.4f} +- {se:.4f}) {on}")
+                f"errors (closest: {near} {g:+.4f} {err}) {on}")
 
     def to_dict(self) -> dict:
         return {"picked": self.method, "criterion": CRITERION, "reason": self.reason(),
                 "scores": self.scores, "default": self.default, "baseline": self.baseline,
                 "z": self.z,
-                "gains": {m: {"gain": g, "std_error": se} for m, (g, se) in self.gains.items()},
+                "gains": {m: {"gain": g, "std_error": se if np.isfinite(se) else None}
+                          for m, (g, se) in self.gains.items()},
                 "holdout": self.holdout, "held_out_labels": self.held_out_labels,
                 "repeats": self.repeats, "seed": self.seed, "skipped": self.skipped}
 
@@ -170,14 +173,15 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
     order = list(candidates).index
     base = default if default in per else max(mean, key=lambda m: (mean[m], -order(m)))
     gains = {m: _paired_gain(per[m], per[base]) for m in per if m != base}
-    beat = [m for m, (g, se) in gains.items() if g > z * se and g > 0]
+    beat = [m for m, (g, se) in gains.items() if g > z * se and g > 0]   # False for NaN
     best = max(beat, key=lambda m: (gains[m][0], -order(m))) if beat else base
     return AutoChoice(best, mean, base, gains, z, holdout, int(masks[0].sum()), repeats, seed,
                       skipped, default)
 
 
 def _paired_gain(ll: np.ndarray, base: np.ndarray) -> tuple[float, float]:
-    """Mean of the per-label difference and its standard error (sd / sqrt n; 0 for n = 1)."""
+    """Mean of the per-label difference and its standard error sd / sqrt n (NaN for a single
+    hidden label: no error estimate, so no switch)."""
     d = ll - base
-    se = float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
+    se = float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
     return float(np.mean(d)), se
