@@ -527,7 +527,7 @@ def test_auto_sets_aside_label_switched_solutions():
 
 
 def test_auto_keeps_the_default_unless_another_beats_it_by_z_standard_errors():
-    from crowdopt.crowd.auto import choose_method, heldout_loglik, holdout_mask
+    from crowdopt.crowd.auto import choose_method, heldout_loglik, holdout_mask, pick
     acc = [0.0, 0.0, 0.95, 0.9, 0.6, 0.6, 0.6]
     tb, _ = planted(18, n_t=300, n_w=7, acc=acc, adversaries=2, density=0.9)
     cands = ("mv", "wawa", "dawid-skene", "glad")
@@ -550,6 +550,7 @@ def test_auto_keeps_the_default_unless_another_beats_it_by_z_standard_errors():
     assert keep.reason().startswith("picked mv (the default): no method beats")
     assert keep.to_dict()["gains"]["glad"] == {"gain": c.gains["glad"][0],
                                                "std_error": c.gains["glad"][1]}
+    assert pick(c.gains, c.baseline, c.z) == c.method        # the one rule, also for studies
     # z = 0 is "highest score wins"
     top = choose_method(tb, candidates=cands, seed=1, z=0)
     assert top.method == max(top.scores, key=top.scores.get)
@@ -582,6 +583,9 @@ def test_auto_skips_methods_that_cannot_run_and_rejects_bad_arguments():
         choose_method(tb, candidates=("mv", "wawa"))          # the default is not a candidate
     with pytest.raises(InputError, match="z"):
         choose_method(tb, z=-1.0)
+    for bad in (None, "mv", [["mv"]]):                        # not a list of method names
+        with pytest.raises(InputError, match="candidates"):
+            choose_method(tb, candidates=bad)
     single = from_arrays(["t1", "t2"], ["u", "u"], [0, 1])
     with pytest.raises(InputError, match="at least two labels"):
         choose_method(single)

@@ -2,8 +2,8 @@
 
 Functions (`dawid_skene`, `glad`, ...) take a `LabelTable` and return an `AggregationResult`;
 the estimator classes (`DawidSkene().fit_predict(df)`, ...) wrap them for pandas DataFrames in
-crowd-kit's style; `run_method(table, method)` runs any method by its CLI name, and `choose_method(table)` picks
-one without gold as `--method auto` does.
+crowd-kit's style; `run_method(table, method)` runs any method by its CLI name, and
+`choose_method(table)` picks one without gold as `--method auto` does.
 """
 
 from .aggregate import (
@@ -50,8 +50,8 @@ from .tables import (
 )
 
 __all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "AutoChoice",
-           "DawidSkene",
-           "Gold", "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa", "WeightedMajorityVote",
+           "DawidSkene", "Gold", "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa",
+           "WeightedMajorityVote",
            "WorkerReliability", "ZeroBasedSkill", "accuracy", "choose_method", "dawid_skene", "ebcc",
            "from_arrays", "from_dataframe", "from_em", "from_gold", "glad", "gold_from_arrays",
            "kos", "list_datasets", "load_dataset", "mace", "majority_vote", "mmsr",

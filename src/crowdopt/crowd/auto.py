@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..validate import real
+from ..validate import real, sequence
 from .aggregate import AggregationResult
 from .export import confusion_from_posteriors
 from .methods import DEFAULT_METHOD, METHODS, UNSUPERVISED, run_method
@@ -67,8 +67,7 @@ class AutoChoice:
 
     def reason(self) -> str:
         on = (f"on {self.held_out_labels} hidden label{'s' * (self.held_out_labels != 1)} "
-              f"({self.holdout:.0%}, "
-              f"{self.repeats} draw(s), seed {self.seed})")
+              f"({self.holdout:.0%}, {self.repeats} draw(s), seed {self.seed})")
         if self.method != self.baseline:
             g, se = self.gains[self.method]
             return (f"picked {self.method}: its held-out log-likelihood per label beats "
@@ -138,8 +137,9 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise InputError("repeats", "an integer >= 1", repeats)
     z = real(z, "z", lo=0.0)
+    candidates = tuple(sequence(candidates, "candidates", min_len=1))
     for m in candidates:
-        if m not in METHODS or not METHODS[m].unsupervised:
+        if not isinstance(m, str) or m not in METHODS or not METHODS[m].unsupervised:
             raise InputError("candidates", "unsupervised method names", m)
     if default not in candidates:
         raise InputError("default", f"one of the candidates ({', '.join(candidates)})", default)
@@ -169,14 +169,19 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
     if not per:
         raise InputError("--method auto", "at least one method that runs on these labels",
                          "none")
-    mean = {m: float(np.mean(v)) for m, v in per.items()}
-    order = list(candidates).index
-    base = default if default in per else max(mean, key=lambda m: (mean[m], -order(m)))
+    mean = {m: float(np.mean(v)) for m, v in per.items()}   # in candidate order
+    base = default if default in per else max(mean, key=mean.get)   # first of equal scores
     gains = {m: _paired_gain(per[m], per[base]) for m in per if m != base}
-    beat = [m for m, (g, se) in gains.items() if g > z * se and g > 0]   # False for NaN
-    best = max(beat, key=lambda m: (gains[m][0], -order(m))) if beat else base
-    return AutoChoice(best, mean, base, gains, z, holdout, int(masks[0].sum()), repeats, seed,
-                      skipped, default)
+    return AutoChoice(pick(gains, base, z), mean, base, gains, z, holdout,
+                      int(masks[0].sum()), repeats, seed, skipped, default)
+
+
+def pick(gains: dict[str, tuple[float, float]], baseline: str, z: float) -> str:
+    """The rule: the method with the largest mean gain among those beating `baseline` by over
+    `z` standard errors (a NaN error never does), else `baseline`; equal gains keep the
+    first in `gains`' order."""
+    beat = {m: g for m, (g, se) in gains.items() if g > z * se and g > 0}
+    return max(beat, key=beat.get) if beat else baseline
 
 
 def _paired_gain(ll: np.ndarray, base: np.ndarray) -> tuple[float, float]:

@@ -399,8 +399,8 @@ def _pairs_repeat(t: np.ndarray, w: np.ndarray, n_workers: int) -> bool:
     than np.unique). Label files list rows grouped by task or by worker, so the keys come in
     long sorted runs, which numpy's stable sort (timsort) merges 1.2-7.4x faster than its
     default sort on 26 of the 27 shared sets (trec2010_relevance: 1.0 vs 3.6 ms;
-    bench_aggregation Table 5); rows in no such order (both columns descend at over a quarter of the rows, as
-    in a shuffled table) take the default sort."""
+    bench_aggregation Table 5). Rows in no such order (both columns descend at over a
+    quarter of the rows, as in a shuffled table) take the default sort."""
     n = len(t)
     shuffled = min(np.count_nonzero(t[1:] < t[:-1]), np.count_nonzero(w[1:] < w[:-1])) * 4 > n
     key = np.sort(t * n_workers + w, kind=None if shuffled else "stable")
