@@ -46,7 +46,7 @@ from common import RESULTS, cached_versions, format_table, nondecreasing, timed
 from crowdopt.crowd import estimators as est
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
 from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method
-from crowdopt.crowd.datasets import list_datasets, load_dataset
+from crowdopt.crowd.datasets import list_datasets, load_table
 from crowdopt.crowd.methods import METHODS, UNSUPERVISED, run_method
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
 from crowdopt.datapath import data_root
@@ -160,7 +160,7 @@ def dawid_skene_loop(table, init_post, iterations, smoothing):
 
 
 def speed_table(loop_iterations: int, repeat: int) -> list[dict]:
-    tb, gold = load_dataset("trec2010_relevance")
+    tb, gold = load_table("trec2010_relevance")
     t_conv, conv = timed(lambda: dawid_skene(tb), repeat)
     init = majority_vote(tb, ties="first").posteriors
     t_vec, vec = timed(lambda: dawid_skene(tb, tol=0.0, max_iter=loop_iterations), repeat)
@@ -377,7 +377,7 @@ def main() -> int:
         gold_sets = [s for s in gold_sets if s in want]
         all_sets = [s for s in all_sets if s in want]
     repeat = 1 if args.quick else args.repeat
-    data = {n: load_dataset(n) for n in all_sets}
+    data = {n: load_table(n) for n in all_sets}
     t_start = time.perf_counter()
     acc_rows, conv_rows = ours_table(all_sets, data, repeat)
     print("## aggregation: accuracy vs gold at defaults (ties split evenly)"

@@ -44,9 +44,9 @@ def main(argv: list[str]) -> int:
     # check only guards predict-before-fit, which fit_predict never does.
     wawa.check_is_fitted = zero_based_skill.check_is_fitted = lambda *a, **k: None
 
-    from crowdopt.crowd.datasets import load_dataset
+    from crowdopt.crowd.datasets import load_table
 
-    table, gold = load_dataset(dataset)
+    table, gold = load_table(dataset)
     df = table.to_dataframe().infer_objects()
     out = {"method": method, "dataset": dataset, "version": crowdkit.__version__}
     if method == "KOS" and table.n_classes != 2:

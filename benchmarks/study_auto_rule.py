@@ -23,7 +23,7 @@ from common import format_table, study_sets
 
 from crowdopt.crowd.aggregate import accuracy
 from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method, pick
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd.datasets import load_table
 from crowdopt.crowd.methods import DEFAULT_METHOD, run_method
 
 SEEDS = (0, 1, 2)
@@ -36,7 +36,7 @@ def main() -> int:
         return 0
     acc, choices = {}, {}
     for name in sets:
-        tb, gold = load_dataset(name)
+        tb, gold = load_table(name)
         acc[name] = {m: accuracy(run_method(tb, m), gold) for m in AUTO_CANDIDATES}
         for seed in SEEDS:
             c = choose_method(tb, seed=seed)

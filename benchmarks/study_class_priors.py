@@ -24,7 +24,7 @@ from common import format_table, study_sets
 
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote, one_coin_em
 from crowdopt.crowd.auto import heldout_score, holdout_mask
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd.datasets import load_table
 
 RULES = ("uniform", "learn", "mv-share", "auto-ds", "auto-own")
 
@@ -37,7 +37,7 @@ def own_score(table, mask, res) -> float:
 
 
 def study(name: str) -> dict:
-    tb, gold = load_dataset(name)
+    tb, gold = load_table(name)
     share = majority_vote(tb, ties="random").posteriors.mean(0)
     fits = {"uniform": one_coin_em(tb), "learn": one_coin_em(tb, priors="learn"),
             "mv-share": one_coin_em(tb, priors="uniform", init_priors=share)}

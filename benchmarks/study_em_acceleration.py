@@ -28,7 +28,7 @@ import numpy as np
 from common import format_table, nondecreasing, study_sets
 
 from crowdopt.crowd import aggregate as agg
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd.datasets import load_table
 
 
 def _softmax_rows(x: np.ndarray) -> np.ndarray:
@@ -108,7 +108,7 @@ def best_of(fn, repeat: int = 3):
 
 
 def study(name: str) -> list[dict]:
-    tb, gold = load_dataset(name)
+    tb, gold = load_table(name)
     rows = []
     for method, fit in (("dawid-skene", agg.dawid_skene), ("one-coin", agg.one_coin_em)):
         t_plain, plain = best_of(lambda fit=fit: fit(tb))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from crowdopt.datapath import data_root
@@ -18,8 +20,6 @@ def data_dir():
 # Property tests explore new random cases locally; under CI (CI=true) they are derandomized so
 # that a run is repeatable and a landing never depends on a lucky draw.
 try:
-    import os
-
     from hypothesis import settings
 
     settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -27,3 +27,8 @@ try:
         settings.load_profile("ci")
 except ImportError:  # pragma: no cover - hypothesis is a test extra
     pass
+
+
+# The suite never downloads: a data set that is not on this machine is an error (the download
+# tests serve a mirror on 127.0.0.1 and lift this for themselves).
+os.environ["CROWDOPT_OFFLINE"] = "1"

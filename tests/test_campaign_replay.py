@@ -16,7 +16,7 @@ import pytest
 
 import crowdopt.sim.lsol_replay as lrp
 from crowdopt.campaign import Campaign
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd.datasets import load_table
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_campaign import gold_dict, lsol_trace, replay_trace  # noqa: E402
@@ -24,7 +24,7 @@ from test_campaign import gold_dict, lsol_trace, replay_trace  # noqa: E402
 DRIVER = r"""
 import os, random, signal, sys
 from crowdopt.campaign import Campaign, TableOracle
-from crowdopt.crowd.datasets import load_dataset
+from crowdopt.crowd.datasets import load_table
 
 db, dataset, mode, seed, batch, kill_at = sys.argv[1:7]
 camp = Campaign.open(db)
@@ -35,7 +35,7 @@ if int(kill_at):
         if count[0] == int(kill_at):
             os.kill(os.getpid(), signal.SIGKILL)
     camp.conn.set_trace_callback(trace)
-oracle = TableOracle(load_dataset(dataset)[0], seed=int(seed), mode=mode)
+oracle = TableOracle(load_table(dataset)[0], seed=int(seed), mode=mode)
 rng = random.Random(int(kill_at))
 while True:
     qs = camp.queries(open_only=True)  # handed out before a crash and not answered yet
@@ -79,7 +79,7 @@ def check_file(db) -> None:
 
 @pytest.mark.slow
 def test_rte_optkg_campaign_equals_replay_through_kills(tmp_path, monkeypatch, data_dir):
-    table, gold = load_dataset("rte")
+    table, gold = load_table("rte")
     seed, budget = 0, 3200
     trace, acc = replay_trace(monkeypatch, table, gold, budget=budget, seed=seed)
     db = tmp_path / "rte.db"
@@ -96,7 +96,7 @@ def test_rte_optkg_campaign_equals_replay_through_kills(tmp_path, monkeypatch, d
 @pytest.mark.slow
 def test_rte_heterogeneous_campaign_equals_replay_through_a_kill(tmp_path, monkeypatch,
                                                                  data_dir):
-    table, gold = load_dataset("rte")
+    table, gold = load_table("rte")
     seed, budget = 3, 300
     trace, acc = replay_trace(monkeypatch, table, gold, budget=budget, seed=seed,
                               mode="heterogeneous")
@@ -113,7 +113,7 @@ def test_rte_heterogeneous_campaign_equals_replay_through_a_kill(tmp_path, monke
 
 @pytest.mark.slow
 def test_bluebirds_lsol_campaign_equals_replay_through_a_kill(tmp_path, monkeypatch, data_dir):
-    table, gold = load_dataset("bluebirds")
+    table, gold = load_table("bluebirds")
     acts, res = lsol_trace(monkeypatch, table, gold, rule="mv", G1=2.0, cost_weight=0.01,
                            prior=1.0, order="file", seed=5)
     db = tmp_path / "bb.db"

@@ -253,8 +253,8 @@ def test_bad_input_gives_one_line_error(tiny, call, match):
 @pytest.mark.parametrize("name,expected", [("rte", 0.8969), ("temp", 0.9361),
                                            ("bluebirds", 0.7593)])
 def test_majority_vote_matches_data_readme(data_dir, name, expected):
-    from crowdopt.crowd.datasets import load_dataset
-    tb, gold = load_dataset(name)
+    from crowdopt.crowd.datasets import load_table
+    tb, gold = load_table(name)
     assert round(accuracy(majority_vote(tb), gold), 4) == expected
     assert accuracy(dawid_skene(tb), gold) >= expected
 

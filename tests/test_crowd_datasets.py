@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdopt.crowd.datasets import list_datasets, load_dataset
+from crowdopt.crowd.datasets import list_datasets, load_table
 from crowdopt.errors import InputError
 
 # name: (tasks, workers, labels with duplicates='all', classes, gold tasks), from SOURCE.md
@@ -39,18 +39,18 @@ def test_required_names_are_listed():
 
 def test_unknown_dataset_name():
     with pytest.raises(InputError, match="dataset"):
-        load_dataset("nope")
+        load_table("nope")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_counts_match_source(data_dir, name):
-    tb, gold = load_dataset(name, duplicates="all")
+    tb, gold = load_table(name, duplicates="all")
     assert (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes, gold.n) == EXPECTED[name]
 
 
 @pytest.mark.parametrize("name", sorted(NO_GOLD))
 def test_sets_without_gold(data_dir, name):
-    tb, gold = load_dataset(name, duplicates="all")
+    tb, gold = load_table(name, duplicates="all")
     assert gold is None and (tb.n_tasks, tb.n_workers, tb.n_labels, tb.n_classes) == NO_GOLD[name]
 
 
@@ -60,33 +60,33 @@ def test_shared_sets_with_gold_are_25():
 
 
 def test_mixed_case_labels_and_gold_are_folded(data_dir):
-    tb, gold = load_dataset("hitspam_cf")
+    tb, gold = load_table("hitspam_cf")
     assert tb.classes.tolist() == ["no", "yes"]
     assert np.bincount(gold.label).tolist() == [69, 31]   # SOURCE.md: 70 no, 31 yes, 1 no unlabelled
 
 
 @pytest.mark.slow
 def test_default_policy_keeps_first_of_repeated_pairs(data_dir):
-    tb, _ = load_dataset("trec2010_relevance")
+    tb, _ = load_table("trec2010_relevance")
     assert tb.n_labels == 98453 - 1570 and tb.duplicate_count() == 0
     with pytest.raises(InputError, match="1570 repeated rows"):
-        load_dataset("trec2010_relevance", duplicates="error")
+        load_table("trec2010_relevance", duplicates="error")
 
 
 def test_label_values(data_dir):
-    assert load_dataset("temp")[0].classes.tolist() == ["after", "before"]
-    assert load_dataset("adult_content")[0].classes.tolist() == ["G", "P", "R", "X"]
-    assert load_dataset("web")[0].classes.tolist() == [1, 2, 3, 4, 5]
+    assert load_table("temp")[0].classes.tolist() == ["after", "before"]
+    assert load_table("adult_content")[0].classes.tolist() == ["G", "P", "R", "X"]
+    assert load_table("web")[0].classes.tolist() == [1, 2, 3, 4, 5]
 
 
 def test_raw_snow_file_reads_with_default_header_aliases(data_dir):
     """rte.standardized.csv has both `task` (a text column) and `orig_id` (the item id)."""
-    from crowdopt.crowd.datasets import load_dataset
+    from crowdopt.crowd.datasets import load_table
     from crowdopt.crowd.tables import read_gold, read_labels
 
     path = data_dir / "rte" / "rte.standardized.csv"
     table = read_labels(path)
-    ref, _ = load_dataset("rte")
+    ref, _ = load_table("rte")
     assert (table.n_tasks, table.n_workers, table.n_labels) == (ref.n_tasks, ref.n_workers, ref.n_labels)
     gold = read_gold(path, table)
     assert len(np.unique(gold.task)) == 800

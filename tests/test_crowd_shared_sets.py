@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from crowdopt.crowd.aggregate import accuracy
-from crowdopt.crowd.datasets import list_datasets, load_dataset
+from crowdopt.crowd.datasets import list_datasets, load_table
 from crowdopt.crowd.methods import METHODS, run_method
 
 ITERATIVE = [m for m, i in METHODS.items() if i.iterative]
@@ -24,7 +24,7 @@ def nondecreasing(trace) -> bool:
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in BIG else n
                                   for n in list_datasets()])
 def test_every_iterative_method_converges_with_a_monotone_trace(data_dir, name):
-    table, _ = load_dataset(name)
+    table, _ = load_table(name)
     for method in ITERATIVE:
         r = run_method(table, method)
         assert r.converged, (name, method, r.iterations)
@@ -36,6 +36,6 @@ def test_every_iterative_method_converges_with_a_monotone_trace(data_dir, name):
 @pytest.mark.parametrize("name,crowdkit", [("rte", 0.9275), ("web", 0.8292),
                                            ("product", 0.9397)])
 def test_dawid_skene_holds_crowd_kit_accuracy(data_dir, name, crowdkit):
-    table, gold = load_dataset(name)
+    table, gold = load_table(name)
     r = run_method(table, "dawid-skene")
     assert r.converged and accuracy(r, gold) >= crowdkit

@@ -341,6 +341,12 @@ def build_parser() -> argparse.ArgumentParser:
         "with certificates. Exit codes: 0 ok, 2 bad input, 3 infeasible, "
         "4 time limit without proof, 5 certification failed."))
     parser.add_argument("--version", action="version", version=f"crowdopt {__version__}")
+    parser.add_argument("--offline", action="store_true",
+                        help="never download a data set (as CROWDOPT_OFFLINE=1); a set not on "
+                        "this machine is an error naming the command that fetches it")
+    parser.add_argument("--mirror", default=None, metavar="URL",
+                        help="download data sets from this base URL (URL/FOLDER/FILE, as "
+                        "CROWDOPT_DATASETS_MIRROR) instead of their public sources")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
@@ -427,6 +433,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     if getattr(args, "verbose", False):
         os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
+    if args.offline:  # read by crowdopt.datapath (and spawned workers)
+        os.environ["CROWDOPT_OFFLINE"] = "1"
+    if args.mirror:
+        os.environ["CROWDOPT_DATASETS_MIRROR"] = args.mirror
     try:
         code = int(args.func(args) or 0)
         if code in EXIT_MEANING:  # every non-zero exit says why, in one stderr line

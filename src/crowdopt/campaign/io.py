@@ -85,9 +85,9 @@ def _unique(ids: list[str], field: str) -> None:
 
 def _dataset(source: Any):
     if isinstance(source, str) and source.startswith("dataset:"):
-        from ..crowd.datasets import load_dataset
+        from ..crowd.datasets import load_table
 
-        return load_dataset(source.split(":", 1)[1])[0]
+        return load_table(source.split(":", 1)[1])[0]
     return None
 
 
@@ -361,11 +361,11 @@ def policy_params(policy: str, params: dict, n_classes: int) -> dict:
 
 def read_gold_map(source: str | os.PathLike) -> dict[str, str]:
     """item -> gold label from a gold CSV (item,label) or a data set (NAME, dataset:NAME)."""
-    from ..crowd.datasets import dataset_name, load_dataset
+    from ..crowd.datasets import dataset_name, load_table
 
     name = dataset_name(str(source))
     if name is not None:
-        table, gold = load_dataset(name)
+        table, gold = load_table(name)
         return {str(table.task_ids[t]): str(table.classes[y])
                 for t, y in zip(gold.task.tolist(), gold.label.tolist())}
     head, rows, fname = read_csv(source, "--gold")

@@ -1,4 +1,5 @@
-"""Loaders for the real crowd data sets under `crowdopt.datapath.data_root()`.
+"""Readers for the real crowd data sets, by name: the files come from a data folder or are fetched
+and verified on first use (`crowdopt.datapath`, catalogue in `crowdopt.dataset_catalogue`).
 
 Each entry records the file format and pitfalls documented in the set's SOURCE.md:
 CrowdTruth copies (rte, temp: label `response`, item `orig_id`, gold repeated per row),
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datapath import data_root
+from ..datapath import set_folder
 from ..errors import InputError
 from .tables import (
     Gold,
@@ -47,29 +48,43 @@ class DatasetSpec:
     label_opts: dict
     gold_opts: dict
     custom: Callable[[Path, str], tuple[LabelTable, Gold | None]] | None = None
+    reader: str = ""  # the file format, in a line (for `crowdopt datasets info`)
+    extra: tuple[str, ...] = ()  # other files a custom reader opens
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file the reader opens (FOLDER/FILE), as the catalogue lists them."""
+        return tuple(dict.fromkeys(f for f in (self.labels, self.gold, *self.extra) if f))
 
 
 def _zheng(name: str, folder: str, desc: str) -> DatasetSpec:
-    return DatasetSpec(name, desc, f"{folder}/answer.csv", f"{folder}/truth.csv", {}, {})
+    return DatasetSpec(name, desc, f"{folder}/answer.csv", f"{folder}/truth.csv", {}, {},
+                       reader="Zheng et al. CSV: answer.csv (question,worker,answer), "
+                       "truth.csv (question,truth)")
 
 
 def _act(name: str, file: str, desc: str) -> DatasetSpec:
     return DatasetSpec(name, desc, file, file, {"columns": ACT, "header": False},
-                       {"columns": ACT_GOLD, "header": False})
+                       {"columns": ACT_GOLD, "header": False},
+                       reader="ActiveCrowdToolkit CSV, no header: worker, task, label, gold "
+                       "[, time]")
 
 
 def _snow(name: str, folder: str, desc: str) -> DatasetSpec:
     f = f"{folder}/{folder}.standardized.csv"
     return DatasetSpec(name, desc, f, f, {"columns": {"task": "orig_id", "worker":
                                                      "!amt_worker_ids", "label": "response"}},
-                       {"columns": {"task": "orig_id", "label": "gold"}})
+                       {"columns": {"task": "orig_id", "label": "gold"}},
+                       reader="CrowdTruth CSV: orig_id, !amt_worker_ids, response, gold")
 
 
 def _gal(name: str, folder: str, desc: str, gold: str = "gold.txt") -> DatasetSpec:
     return DatasetSpec(name, desc, f"{folder}/labels.txt", f"{folder}/{gold}",
                        {"columns": ACT, "header": False, "sep": "\t"},
                        {"columns": {"task": 0, "label": 1}, "header": False, "sep": "\t",
-                        "unknown_tasks": "drop"})
+                        "unknown_tasks": "drop"},
+                       reader=f"Get-Another-Label tab files: labels.txt (worker, item, label), "
+                       f"{gold} (item, label)")
 
 
 def _load_ducks(root: Path, duplicates: str) -> tuple[LabelTable, Gold]:
@@ -145,15 +160,21 @@ def _flow_pairs(text: str, key: str) -> list[tuple[str, str]]:
     return [(a.strip(), b.strip()) for a, b in pairs]
 
 
+GAL_LOWER = "Get-Another-Label tab files (worker, item, label), labels lower-cased"
+TREC2011_GOLD = "trec2011_vuurens/task1_unlabeled_g_truth_cons_public.txt.bz2"
 _SPECS = [
     _snow("rte", "rte", "RTE textual entailment (Snow 2008), 800 items, binary"),
     _snow("temp", "temp", "TEMP temporal ordering (Snow 2008), 462 items, before/after"),
     _zheng("bluebirds", "bluebirds", "Bluebirds (Welinder 2010), dense 39 x 108, binary"),
     DatasetSpec("ducks", "Ducks (Welinder 2010), 240 x 53, binary, gold derived from species",
-                "ducks_welinder/labels.txt", None, {}, {}, custom=_load_ducks),
+                "ducks_welinder/labels.txt", None, {}, {}, custom=_load_ducks,
+                reader="CUBAM: labels.txt (count line, then image worker label), gold from "
+                "the species in classes.yaml", extra=("ducks_welinder/classes.yaml",)),
     DatasetSpec("web", "Web search relevance (Zhou 2012), 5 classes",
                 "web/web_crowd.txt", "web/web_truth.txt",
-                {"header": False, "sep": "\t"}, {"header": False, "sep": "\t"}),
+                {"header": False, "sep": "\t"}, {"header": False, "sep": "\t"},
+                reader="tab files, no header: web_crowd.txt (item, worker, label), "
+                "web_truth.txt (item, label)"),
     _zheng("dog", "dog", "Dog breeds (Zhou 2012), 4 classes"),
     _zheng("face", "face", "Face expression (Mozafari 2014), 4 classes"),
     _zheng("product", "product", "Product matching CrowdER (Wang 2012), binary"),
@@ -172,25 +193,29 @@ _SPECS = [
     _act("zencrowd_in", "zencrowd/ZenCrowd_in.csv", "ZenCrowd, India workers"),
     _act("zencrowd_us", "zencrowd/ZenCrowd_us.csv", "ZenCrowd, US workers"),
     DatasetSpec("hitspam_cf", "HIT spam via CrowdFlower (GAL), binary, 100 gold",
-                "gal_hitspam_crowdflower/labels.txt", None, {}, {},
-                custom=_gal_lower("gal_hitspam_crowdflower", "gold.txt")),
+                "gal_hitspam_crowdflower/labels.txt", "gal_hitspam_crowdflower/gold.txt", {}, {},
+                custom=_gal_lower("gal_hitspam_crowdflower", "gold.txt"), reader=GAL_LOWER),
     _gal("copyright", "gal_copyright_infringement",
          "Copyright infringement (GAL), 3 classes, only 9 gold"),
     _gal("gal_toy", "gal_toy_adultcontent",
          "GAL toy example (5 x 5, a spammer and an adversary), full truth", gold="evaluation.txt"),
     DatasetSpec("trec2011", "TREC 2011 crowdsourcing, Vuurens team votes, binary, 290 gold",
-                "trec2011_vuurens/votes", None, {}, {},
-                custom=lambda root, dup: _load_trec2011(root, dup, others=False)),
+                "trec2011_vuurens/votes", TREC2011_GOLD, {}, {},
+                custom=lambda root, dup: _load_trec2011(root, dup, others=False),
+                reader="tab files: votes (seq, item, worker, label); NIST gold (bzip2 TSV)"),
     DatasetSpec("trec2011_all", "TREC 2011 crowdsourcing, all 8 teams' votes, binary, 395 gold",
-                "trec2011_vuurens/votes", None, {}, {},
-                custom=lambda root, dup: _load_trec2011(root, dup, others=True)),
+                "trec2011_vuurens/votes", TREC2011_GOLD, {}, {},
+                custom=lambda root, dup: _load_trec2011(root, dup, others=True),
+                reader="tab files: votes (seq, item, worker, label), otherparticipantsvotes "
+                "(item, worker, label); NIST gold (bzip2 TSV)",
+                extra=("trec2011_vuurens/otherparticipantsvotes",)),
     # no gold: convergence and speed only
     DatasetSpec("adultcontent3", "Adult content, dense, 5 classes (GAL HCOMP 2010), no gold",
                 "gal_adultcontent3_hcomp2010/labels.txt", None, {}, {},
-                custom=_gal_lower("gal_adultcontent3_hcomp2010", None)),
+                custom=_gal_lower("gal_adultcontent3_hcomp2010", None), reader=GAL_LOWER),
     DatasetSpec("hitspam_mturk", "HIT spam via MTurk (GAL), binary, no joinable gold",
                 "gal_hitspam_mturk/labels.txt", None, {}, {},
-                custom=_gal_lower("gal_hitspam_mturk", None)),
+                custom=_gal_lower("gal_hitspam_mturk", None), reader=GAL_LOWER),
 ]
 DATASETS: dict[str, DatasetSpec] = {s.name: s for s in _SPECS}
 NO_GOLD = ("adultcontent3", "hitspam_mturk")
@@ -207,19 +232,54 @@ def describe_dataset(name: str) -> str:
     return _spec(name).description
 
 
-def load_dataset(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold | None]:
-    """(labels, gold) of a named real data set read from `data_root()` (gold None for the
-    sets in `NO_GOLD`).
-
-    `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
-    """
+def read_set(name: str, root: Path, *, duplicates: str = "first") -> tuple[LabelTable,
+                                                                         Gold | None]:
+    """(labels, gold) of set `name` read from the data folder `root` (FOLDER/FILE layout)."""
     spec = _spec(name)
-    root = data_root()
     if spec.custom is not None:
         return spec.custom(root, duplicates)
     table = read_labels(root / spec.labels, duplicates=duplicates, **spec.label_opts)
     gold = read_gold(root / spec.gold, table, **spec.gold_opts)
     return table, gold
+
+
+def load_table(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold | None]:
+    """(labels, gold) of a named real data set (gold None for the sets in `NO_GOLD`), from
+    the first data folder holding it, fetched and verified on first use (`datapath`).
+
+    `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
+    """
+    _spec(name)
+    return read_set(name, set_folder(name), duplicates=duplicates)
+
+
+def load_dataset(name: str, *, duplicates: str = "first"):
+    """(labels DataFrame with columns worker, task, label; gold Series `true_label` indexed
+    by task) of a named set, in crowd-kit's `load_dataset` shape (needs pandas). The gold
+    Series is empty for the sets in `NO_GOLD`."""
+    from .tables import _pandas
+
+    pd = _pandas()
+    table, gold = load_table(name, duplicates=duplicates)
+    df = pd.DataFrame({"worker": table.worker_ids[table.worker].tolist(),
+                       "task": table.task_ids[table.task].tolist(),
+                       "label": table.classes[table.label].tolist()})
+    if gold is None:
+        return df, pd.Series([], name="true_label", dtype=object,
+                             index=pd.Index([], name="task", dtype=object))
+    return df, pd.Series(table.classes[gold.label].tolist(), name="true_label",
+                         index=pd.Index(table.task_ids[gold.task].tolist(), name="task"))
+
+
+def dataset_gold(name: str, table: LabelTable) -> Gold:
+    """Set `name`'s gold labels matched to another `table` by task id (`--gold dataset:NAME`);
+    gold tasks the table does not have are dropped."""
+    own, gold = load_table(name)
+    if gold is None:
+        raise InputError("--gold", "a data set with gold labels (not " + ", ".join(NO_GOLD)
+                         + ")", f"dataset:{name}")
+    return gold_from_arrays(table, own.task_ids[gold.task].tolist(),
+                            own.classes[gold.label].tolist(), unknown_tasks="drop")
 
 
 def _spec(name: str) -> DatasetSpec:
@@ -233,26 +293,31 @@ def dataset_name(labels: str) -> str | None:
     """The data set a LABELS argument names: `dataset:NAME`, or a bare NAME that is not an
     existing file; None for a file path."""
     if labels.startswith("dataset:"):
-        name = labels.split(":", 1)[1]
-        _spec(name)  # a clear error for an unknown name
-        return name
+        return _dataset_arg(labels)
     if labels in DATASETS and not Path(labels).exists():
         return labels
     return None
+
+
+def _dataset_arg(arg: str) -> str:
+    """NAME of a `dataset:NAME` argument (InputError for an unknown name)."""
+    name = arg.split(":", 1)[1]
+    _spec(name)
+    return name
 
 
 def load_labels_and_gold(labels: str, gold: str | None = None, *, duplicates: str | None = None,
                          **read_opts) -> tuple[LabelTable, Gold | None, str]:
     """(table, gold or None, source) for every command taking LABELS [--gold GOLD].
 
-    LABELS is a label file, `dataset:NAME` or a bare data set NAME; an explicit GOLD file
-    overrides a data set's own gold. `read_opts` (columns, sep, header) apply to files;
+    LABELS is a label file, `dataset:NAME` or a bare data set NAME; an explicit GOLD (a file
+    or `dataset:NAME`) overrides a data set's own gold. `read_opts` (columns, sep, header) apply to files;
     `gold_columns` to the gold file.
     """
     gold_columns = read_opts.pop("gold_columns", None)
     name = dataset_name(labels)
     if name is not None:
-        table, g = load_dataset(name, duplicates=duplicates or "first")
+        table, g = load_table(name, duplicates=duplicates or "first")
         source = f"dataset:{name}"
     else:
         if not Path(labels).is_file():
@@ -260,7 +325,9 @@ def load_labels_and_gold(labels: str, gold: str | None = None, *, duplicates: st
                              + ", ".join(DATASETS) + ")", labels)
         table = read_labels(labels, duplicates=duplicates or "error", **read_opts)
         g, source = None, labels
-    if gold:
+    if gold and str(gold).startswith("dataset:"):
+        g = dataset_gold(_dataset_arg(str(gold)), table)
+    elif gold:
         gold_opts = {k: v for k, v in read_opts.items() if k in ("sep", "header")}
         g = read_gold(gold, table, columns=gold_columns, **gold_opts)
     return table, g, source

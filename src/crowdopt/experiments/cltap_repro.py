@@ -203,9 +203,9 @@ def real_curves(name: str, window: int = REAL_WINDOW, min_labels: int = REAL_MIN
     `window` labels (truncated at both ends), clipped to [0.5, 1) (digest A4: a worker below
     chance is treated as a spammer); beyond her last observed label p = 0.5 (no information).
     Returns (P, t = tasks with gold, workers kept)."""
-    from ..crowd.datasets import load_dataset
+    from ..crowd.datasets import load_table
 
-    table, gold = load_dataset(name)
+    table, gold = load_table(name)
     truth = gold.truth(table.n_tasks)
     has = truth[table.task] >= 0
     correct = (table.label == truth[table.task])[has].astype(float)

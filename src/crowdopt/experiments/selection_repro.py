@@ -72,7 +72,7 @@ def trial(*, source: str, k_values: list[int], n_control: int = 10, workers: int
     """One trial: accuracy of every method and the selected-set sizes, for every K."""
     from ..crowd.aggregate import accuracy, majority_vote, one_coin_em, weighted_majority_vote
     from ..crowd.aggregate import weights_from_accuracy as weights
-    from ..crowd.datasets import load_dataset
+    from ..crowd.datasets import load_table
     from ..crowd.reliability import from_gold
     from ..problems.worker_scores import scores
     from ..solvers.worker_select import select_prefix
@@ -81,7 +81,7 @@ def trial(*, source: str, k_values: list[int], n_control: int = 10, workers: int
     if source == "sim":
         table, gold, _ = simulate_table(rng, workers, items, classes, beta_a, beta_b)
     else:
-        table, gold = load_dataset(source)
+        table, gold = load_table(source)
     L, M = table.n_classes, table.n_workers
     control = np.sort(rng.choice(gold.task, n_control, replace=False))
     rest = np.setdiff1d(gold.task, control)

@@ -160,11 +160,11 @@ def replay_task(dataset: str | None = None, labels: str | None = None, gold: str
                 cost_weight: float = 0.0, prior: float = 1.0, use_filter: bool = False,
                 order: str = "file", duplicates: str = "first", seed: int = 0) -> dict:
     """Executor task: load a named data set (crowd.datasets) or label/gold files, replay."""
-    from ..crowd.datasets import load_dataset
+    from ..crowd.datasets import load_table
     from ..crowd.tables import read_gold, read_labels
 
     if dataset:
-        table, g = load_dataset(dataset)
+        table, g = load_table(dataset)
     else:
         table = read_labels(labels, duplicates=duplicates)
         g = read_gold(gold, table) if gold else None
