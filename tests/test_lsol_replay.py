@@ -64,3 +64,34 @@ def test_real_bluebirds_and_possent(data_dir):
     s = replay_task("sentiment_possent", G1=2.0, cost_weight=0.01, seed=0)
     assert s["mv_all"]["accuracy"] == pytest.approx(0.9335, abs=1e-4)
     assert s["labels_per_task"] < 10 and s["accuracy"] > 0.9
+
+
+def test_em_campaign_makes_the_replays_decisions(tmp_path, monkeypatch):
+    import random
+
+    from test_campaign import binary_table, drive, gold_dict, lsol_trace
+
+    from crowdopt.campaign import Campaign, TableOracle
+
+    table, gold = binary_table(3, K=40, W=7, dense=True)
+    kw = dict(rule="mv", estimator="em", G1=1.0, cost_weight=0.02, prior=1.0, order="file",
+              seed=4)
+    acts, res = lsol_trace(monkeypatch, table, gold, **kw)
+    camp = Campaign.create(tmp_path / "c.db", policy="lsol",
+                           items=[str(t) for t in table.task_ids],
+                           workers=[str(w) for w in table.worker_ids], budget=10_000, seed=4,
+                           params={"rule": "mv", "estimator": "em", "G1": 1.0, "price": 0.02,
+                                   "prior": 1.0})
+    drive(camp, TableOracle(table, mode="dense"), random.Random(2), max_n=15)
+    by_k: dict = {}
+    for q in camp.queries():
+        by_k.setdefault(q.decision, []).append(camp.worker_index[q.worker])
+    assert [by_k[k] for k in sorted(by_k)] == [a[1] for a in acts]
+    st = camp.status(gold=gold_dict(table, gold))
+    assert st["accuracy"] == res["accuracy"]
+
+
+def test_em_replay_on_a_weak_crowd_table():
+    table, gold, _ = synthetic_table(4)
+    r = replay(table, gold, estimator="em", G1=2.0, cost_weight=0.01, seed=0)
+    assert r["accuracy"] >= r["mv_all"]["accuracy"] - 0.02

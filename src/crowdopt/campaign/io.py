@@ -16,6 +16,7 @@ import numpy as np
 from ..crowd.tables import TASK_ALIASES, WORKER_ALIASES
 from ..errors import InputError
 from ..policies.allocation import HETEROGENEOUS, HOMOGENEOUS, parse_policy
+from ..policies.lsol import ESTIMATORS
 
 ITEM_ALIASES = ("item", *[a for a in TASK_ALIASES if a != "item"])
 LABEL_ALIASES = ("label", "answer", "response", "value")
@@ -344,8 +345,8 @@ def policy_params(policy: str, params: dict, n_classes: int) -> dict:
     elif policy == "lsol":
         if p["rule"] not in ("mv", "wmv"):
             raise InputError("--rule", "mv or wmv for lsol", p["rule"])
-        if p["estimator"] not in ("first", "pooled"):
-            raise InputError("--estimator", "first or pooled", p["estimator"])
+        if p["estimator"] not in ESTIMATORS:
+            raise InputError("--estimator", " or ".join(ESTIMATORS), p["estimator"])
         p["G1"] = _num(p["G1"], "--G1", 0.0)
         p["price"] = _num(p["price"], "--price", 0.0)
         p["prior"] = _num(p["prior"], "--prior", 0.0)

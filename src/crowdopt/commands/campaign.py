@@ -207,6 +207,7 @@ def _positive_int(text: str) -> int:
 
 def register(cli) -> None:
     from ..cli import _Parser, positive_float
+    from ..policies.lsol import ESTIMATORS
 
     top = cli.top.add_parser(
         "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP) in a SQLite file",
@@ -251,7 +252,8 @@ def register(cli) -> None:
     g.add_argument("--alpha", type=float, default=None, help="optkg cvar level (0.5)")
     g.add_argument("--worker-prior", default=None, help="optkg-het: Beta prior c,d of worker "
                    "reliability (4,1)")
-    g.add_argument("--estimator", choices=("first", "pooled"), default=None, help="lsol")
+    g.add_argument("--estimator", choices=ESTIMATORS, default=None,
+                   help="lsol: first (the paper's), pooled or em (one-coin EM) (first)")
     g.add_argument("--G1", type=float, default=None, help="lsol: testers D1(t) = G1 log t (2)")
     g.add_argument("--price", type=float, default=None,
                    help="lsol: cost per label in the set choice, pi(S) - price |S| (0.01)")

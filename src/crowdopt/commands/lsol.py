@@ -238,7 +238,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     seed=args.seed, resume=args.resume, fresh=args.fresh,
                     scheduler=args.scheduler,
                     show_progress=not (args.quiet or args.json), p_low=lo, p_high=hi,
-                    population=args.population)
+                    population=args.population, estimators=args.estimators)
     if args.json:
         emit_json(res)
     else:
@@ -253,7 +253,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
+ESTIMATOR_HELP = ("quality estimate: first (the paper: agreement of each tester's first labels "
+                  "with its majority), pooled (agreement of all repeated labels), em (one-coin "
+                  "EM on all tester labels, spectral start; default em)")
+
+
 def register(cli: Any) -> None:
+    from ..policies.lsol import DEFAULT_ESTIMATOR, ESTIMATORS, REPLAY_ESTIMATOR
     from ..sim.lsol_sim import POPULATIONS
 
     doc = __doc__.split("\n\n")[1].splitlines()
@@ -273,8 +279,8 @@ def register(cli: Any) -> None:
     s.add_argument("--p", default=None, metavar="P1,P2,...", help="fixed qualities")
     s.add_argument("--rule", choices=("mv", "wmv", "both"), default="mv",
                    help="aggregation of the chosen subset: mv, wmv (weighted) or both (default mv)")
-    s.add_argument("--estimator", choices=("first", "pooled"), default="first",
-                   help="first: the paper's first-label agreement; pooled: all repeated labels")
+    s.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
+                   help=ESTIMATOR_HELP)
     s.add_argument("--G1", type=float, default=2.0, help="D1(t) = G1 log t (default 2)")
     s.add_argument("--G2", type=float, default=2.0, help="D2(t) = G2 log t (default 2)")
     s.add_argument("--schedule", choices=("log", "param_free"), default="log",
@@ -296,8 +302,8 @@ def register(cli: Any) -> None:
     r.add_argument("--gold", default=None, metavar="GOLD", help="gold table task,label")
     r.add_argument("--rule", choices=("mv", "wmv"), default="mv",
                    help="aggregation of the chosen subset: mv or wmv (weighted; default mv)")
-    r.add_argument("--estimator", choices=("first", "pooled"), default="first",
-                   help="quality estimate: first (tester labels) or pooled (all labels; default first)")
+    r.add_argument("--estimator", choices=ESTIMATORS, default=REPLAY_ESTIMATOR,
+                   help=ESTIMATOR_HELP.replace(DEFAULT_ESTIMATOR + ")", REPLAY_ESTIMATOR + ")"))
     r.add_argument("--G1", type=float, default=2.0, help="testers D1(t) = G1 log t")
     r.add_argument("--price", type=float, default=0.01,
                    help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
@@ -326,6 +332,8 @@ def register(cli: Any) -> None:
                    help="Table 2 qualities (default uniform_good: mean p > 1/2)")
     p.add_argument("--quality", default=None, metavar="LO,HI",
                    help="Table 2 quality range (default 0,1)")
+    p.add_argument("--estimators", nargs="+", default=None, choices=ESTIMATORS,
+                   help="estimators compared side by side (default all)")
     add_batch_flags(p)
     p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR",
                    help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-lsol)")

@@ -63,10 +63,30 @@ def mmsr(table: LabelTable, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_I
     _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
-    L, n_w, n_t = table.n_classes, table.n_workers, table.n_tasks
+    L, n_t = table.n_classes, table.n_tasks
     if L < 2:
         raise InputError("labels", "at least two classes for M-MSR", L)
     C, common = covariance(table)
+    s, F, it, converged = skills_from_covariance(C, common, table.labels_per_worker(), n_t, L,
+                                                 tol=tol, max_iter=max_iter, seed=seed)
+    p = s * (L - 1) / L + 1.0 / L
+    weights = np.log(p * (L - 1) / (1.0 - p))
+    scores = table.vote_counts(weights)
+    labels = break_ties(scores, ties=ties, seed=seed)
+    n = table.labels_per_worker()
+    return AggregationResult("mmsr", labels, _softmax(scores), np.where(n > 0, p, np.nan), it,
+                             converged, objective_name="none (trimmed-mean iteration)",
+                             params={"s": s, "F": F, "pairs": int((common > 0).sum() // 2)})
+
+
+def skills_from_covariance(C: np.ndarray, common: np.ndarray, n_labels: np.ndarray, n_tasks: int,
+                           L: int, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_ITER,
+                           seed: int = 0) -> tuple[np.ndarray, int, int, bool]:
+    """M-MSR's skills s (module docstring) from the agreement covariance C and the shared
+    counts `common` (as `covariance` returns them; any source of the same statistics, such as
+    repeated tester labels, will do); `n_labels` per worker orients the signs. Returns
+    (s, F, iterations, converged)."""
+    n_w = len(C)
     obs = common > 0
     deg = obs.sum(0)
     F = max(0, int(deg[deg > 0].min()) // 2 - 1) if np.any(deg > 0) else 0
@@ -74,7 +94,7 @@ def mmsr(table: LabelTable, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_I
     rng = np.random.default_rng(seed)
     u = rng.uniform(0.5, 1.0, n_w)
     v = rng.uniform(0.5, 1.0, n_w)
-    floor = 1.0 / np.sqrt(n_t)
+    floor = 1.0 / np.sqrt(n_tasks)
     if sparse_pays(int(obs.sum()), n_w, F):
         cols, rows = _Pairs(X, obs), _Pairs(X.T, obs.T)
 
@@ -106,18 +126,10 @@ def mmsr(table: LabelTable, *, tol: float = MMSR_TOL, max_iter: int = MMSR_MAX_I
             break
     nu, nv = np.linalg.norm(u), np.linalg.norm(v)
     s_abs = u * np.sqrt(nv / nu) if nu > 0 and nv > 0 else np.zeros(n_w)
-    s = s_abs * _signs(C, common, s_abs, table.labels_per_worker())
+    s = s_abs * _signs(C, common, s_abs, n_labels)
     s = np.where(deg > 0, s, 0.0)
-    eps = 1.0 / np.sqrt(n_t)
-    s = np.clip(s, -1.0 / (L - 1) + eps, 1.0 - eps)
-    p = s * (L - 1) / L + 1.0 / L
-    weights = np.log(p * (L - 1) / (1.0 - p))
-    scores = table.vote_counts(weights)
-    labels = break_ties(scores, ties=ties, seed=seed)
-    n = table.labels_per_worker()
-    return AggregationResult("mmsr", labels, _softmax(scores), np.where(n > 0, p, np.nan), it,
-                             converged, objective_name="none (trimmed-mean iteration)",
-                             params={"s": s, "F": F, "pairs": int(obs.sum() // 2)})
+    eps = 1.0 / np.sqrt(n_tasks)
+    return np.clip(s, -1.0 / (L - 1) + eps, 1.0 - eps), F, it, converged
 
 
 def covariance(table: LabelTable) -> tuple[np.ndarray, np.ndarray]:

@@ -1,15 +1,19 @@
 """`crowdopt reproduce lsol`: paper 001's experiments (Sec. 6) and the real-data replay.
 
 Parts (every replication is one executor task; replication r uses seed + r):
-- fig2: Table 1's five labelers, T = 2000, regret and cost regret vs T (log scale), the paper's
-  first-label estimator beside the pooled one (digest 7.8), plus the digest's separable
-  prototype (S* = top-3 of 7) to T = 20 000 with its prototype numbers beside ours;
+- fig2: Table 1's five labelers, T = 2000, regret and cost regret vs T (log scale) for every
+  estimator (the paper's first-label agreement, the pooled one of digest 7.8, one-coin EM),
+  plus the digest's separable prototype (S* = top-3 of 7) to T = 20 000 with its prototype
+  numbers beside ours;
 - fig4: p ~ U[p_low, 1] for p_low = 0.6, 0.7, 0.8 (Sec. 6.1's "a_min"; digest 7.4);
 - table2: M = 5, 10, 15, 20; average reward of full-crowd MV, MV with LS_OL, WMV with LS_OL
-  beside the paper's Table 2 (quality distribution unknown: digest 5.2 / 7.23);
+  beside the paper's Table 2 (quality distribution unknown: digest 5.2 / 7.23), for every
+  estimator, with the true accuracy of the final set, the reward of exploitation steps, the
+  share of runs ending with S*, and the regret split into exploration and estimation;
 - context: finite task types and the [0, 1] continuum (Sec. 5);
 - replay: bluebirds, sentiment_possent, weather_sentiment CF_amt: accuracy vs labels per task
-  for a range of label prices, against majority vote of all labels and the oracle best set.
+  for a range of label prices and every estimator, against majority vote of all labels and the
+  oracle best set.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..policies.lsol import ESTIMATORS
 from ..sim.lsol_sim import TABLE1_P, TABLE2_PAPER
 from ..validate import choice
 from .executor import Task, run_tasks
@@ -32,6 +37,7 @@ PARTS = ("fig2", "fig4", "table2", "context", "replay")
 P7 = [0.9, 0.85, 0.8, 0.55, 0.45, 0.35, 0.6]  # digest 5.2 prototype (S* = top-3)
 DIGEST_P7 = {"first": {1000: 110, 3000: 199, 10000: 401, 20000: 620},  # G1 = G2 = 2, 30 runs
              "pooled": {1000: 82, 3000: 117, 10000: 153, 20000: 170}}
+P7_T = (1000, 3000, 10000, 20000)
 DATASETS = ("bluebirds", "sentiment_possent", "weather_cf_amt")
 PRICES = (0.0, 0.003, 0.01, 0.03)
 
@@ -44,15 +50,17 @@ SCALES: dict[str, dict[str, int]] = {
 
 def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int = 0,
                 p_low: float = 0.0, p_high: float = 1.0, T: int = 2000,
-                population: str = "uniform_good") -> list[Task]:
+                population: str = "uniform_good", estimators: list[str] | None = None
+                ) -> list[Task]:
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
     parts = parts or list(PARTS)
     for p in parts:
         choice(p, "--parts", PARTS)
+    ests = [choice(e, "--estimators", ESTIMATORS) for e in (estimators or ESTIMATORS)]
     tasks: list[Task] = []
     common = {"G1": 2.0, "G2": 2.0, "cost": 0.02}
     if "fig2" in parts:
-        for est in ("first", "pooled"):
+        for est in ests:
             for r in range(sc["fig2"]):
                 tasks.append(Task(SIM, {"M": 5, "T": T, "p": list(TABLE1_P), "rules": ["mv"],
                                         "estimator": est, **common}, seed + r))
@@ -66,11 +74,13 @@ def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int 
                                         "rules": ["mv"], "estimator": "first", **common},
                                   seed + r))
     if "table2" in parts:
-        for M in (5, 10, 15, 20):
-            for r in range(sc["table2"]):
-                tasks.append(Task(SIM, {"M": M, "T": T, "p_low": p_low, "p_high": p_high,
-                                        "population": population, "rules": ["mv", "wmv"], "estimator": "first",
-                                        "n_checkpoints": 5, **common}, seed + r))
+        for est in ests:
+            for M in (5, 10, 15, 20):
+                for r in range(sc["table2"]):
+                    tasks.append(Task(SIM, {"M": M, "T": T, "p_low": p_low, "p_high": p_high,
+                                            "population": population, "rules": ["mv", "wmv"],
+                                            "estimator": est, "n_checkpoints": 5, **common},
+                                      seed + r))
     if "context" in parts:
         for kind in ("finite", "continuous"):
             for r in range(sc["context"]):
@@ -78,10 +88,12 @@ def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int 
                                         "G2": 0.5}, seed + r))
     if "replay" in parts:
         for ds in DATASETS:
-            for lam in PRICES:
-                for r in range(sc["replay"]):
-                    tasks.append(Task(REPLAY, {"dataset": ds, "cost_weight": lam,
-                                               "order": "shuffle"}, seed + r))
+            for est in ests:
+                for lam in PRICES:
+                    for r in range(sc["replay"]):
+                        tasks.append(Task(REPLAY, {"dataset": ds, "cost_weight": lam,
+                                                   "estimator": est, "order": "shuffle"},
+                                          seed + r))
     return tasks
 
 
@@ -97,60 +109,143 @@ def _curve(results: list[dict], key: str = "regret") -> tuple[list, np.ndarray, 
     return grid, arr.mean(axis=0), sd
 
 
+def _mean_sd(vals: list) -> tuple[float | None, float | None]:
+    v = [x for x in vals if x is not None]
+    if not v:
+        return None, None
+    return float(np.mean(v)), float(np.std(v, ddof=1)) if len(v) > 1 else 0.0
+
+
+TABLE2_ROWS = ("full crowd (MV)", "MV with LS_OL", "MV with LS_OL, realized", "WMV with LS_OL",
+               "final set pi(S_T)",
+               "final set shortfall pi(S*) - pi(S_T)", "exploit steps", "runs ending with S*",
+               "learned order reversed (tau < 0)", "regret/T: exploration",
+               "regret/T: estimation", "Kendall tau", "oracle pi(S*)")
+
+
+def _table2_values(res: list[dict]) -> dict[str, list]:
+    """Per-run values of each Table 2 row (MV rule unless the row says WMV)."""
+    mv = [r["mv"] for r in res]
+    return {"full crowd (MV)": [r["pi_full_mv"] for r in res],
+            "MV with LS_OL": [m["avg_reward"] for m in mv],
+            "MV with LS_OL, realized": [m["avg_reward_realized"] for m in mv],
+            "WMV with LS_OL": [r["wmv"]["avg_reward"] for r in res],
+            "final set pi(S_T)": [m["final_pi"] for m in mv],
+            "final set shortfall pi(S*) - pi(S_T)": [m["u_star"] - m["final_pi"] for m in mv],
+            "exploit steps": [m["exploit_reward"] for m in mv],
+            "runs ending with S*": [float(m["final_is_opt"]) for m in mv],
+            "learned order reversed (tau < 0)": [float(m["kendall_tau"] < 0) for m in mv],
+            "regret/T: exploration": [m["explore_loss"] for m in mv],
+            "regret/T: estimation": [m["exploit_loss"] for m in mv],
+            "Kendall tau": [m["kendall_tau"] for m in mv],
+            "oracle pi(S*)": [m["u_star"] for m in mv]}
+
+
 def table2_rows(records: list[dict]) -> list[dict]:
+    """One row per (M, quantity), one mean and sd column per estimator, the paper beside."""
     rows = []
     for M in (5, 10, 15, 20):
-        res = _ok(records, SIM, M=M, rules=["mv", "wmv"])
-        if not res:
+        vals = {}
+        for est in ESTIMATORS:
+            res = _ok(records, SIM, M=M, rules=["mv", "wmv"], estimator=est)
+            if res:
+                vals[est] = (len(res), _table2_values(res))
+        if not vals:
             continue
-        ours = {"full crowd (MV)": [r["pi_full_mv"] for r in res],
-                "MV with LS_OL": [r["mv"]["avg_reward"] for r in res],
-                "WMV with LS_OL": [r["wmv"]["avg_reward"] for r in res]}
-        for name, vals in ours.items():
-            rows.append({"M": M, "method": name, "runs": len(vals), "ours": float(np.mean(vals)),
-                         "sd": float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0,
-                         "paper": TABLE2_PAPER[name][M],
-                         "ours - paper": float(np.mean(vals)) - TABLE2_PAPER[name][M]})
-        rows.append({"M": M, "method": "oracle pi(S*) (MV)", "runs": len(res),
-                     "ours": float(np.mean([r["mv"]["u_star"] for r in res])), "sd": None,
-                     "paper": None, "ours - paper": None})
-        rows.append({"M": M, "method": "MV with LS_OL, realized", "runs": len(res),
-                     "ours": float(np.mean([r["mv"]["avg_reward_realized"] for r in res])),
-                     "sd": None, "paper": None, "ours - paper": None})
+        for name in TABLE2_ROWS:
+            row: dict[str, Any] = {"M": M, "row": name,
+                                   "paper": TABLE2_PAPER.get(name, {}).get(M)}
+            for est, (n, v) in vals.items():
+                row[est], row[f"{est} sd"] = _mean_sd(v[name])
+                row["runs"] = n
+            rows.append(row)
     return rows
+
+
+def table2_checks(rows: list[dict], est: str) -> list[dict]:
+    """The estimator's Table 2 targets per M: final set within 0.02 of the oracle with a small
+    spread, and MV with LS_OL at or above the paper or within the exploration cost of the
+    oracle (oracle - regret/T from exploration)."""
+    out = []
+    for M in sorted({r["M"] for r in rows}):
+        get = {r["row"]: r for r in rows if r["M"] == M}
+        if est not in get["final set pi(S_T)"]:
+            continue
+        fin, orc = get["final set pi(S_T)"], get["oracle pi(S*)"]
+        mv, expl = get["MV with LS_OL"], get["regret/T: exploration"]
+        reach = orc[est] - expl[est]  # average reward of exploiting S* after this exploration
+        out.append({"M": M, "estimator": est, "final pi(S_T)": fin[est], "oracle": orc[est],
+                    "oracle - final": orc[est] - fin[est], "final sd": fin[f"{est} sd"],
+                    "shortfall sd": get["final set shortfall pi(S*) - pi(S_T)"][f"{est} sd"],
+                    "MV with LS_OL": mv[est], "paper": mv["paper"],
+                    "oracle - exploration": reach,
+                    "MV vs target": ("at/above paper" if mv[est] >= mv["paper"] else
+                                     "within exploration cost" if mv[est] >= reach - 0.02
+                                     else "below")})
+    return out
 
 
 def replay_rows(records: list[dict]) -> list[dict]:
     rows = []
     for ds in DATASETS:
-        for lam in PRICES:
-            res = _ok(records, REPLAY, dataset=ds, cost_weight=lam)
-            if not res:
-                continue
-            rows.append({"dataset": ds, "method": f"LS_OL (price {lam})", "runs": len(res),
-                         "accuracy": float(np.mean([r["accuracy"] for r in res])),
-                         "labels_per_task": float(np.mean([r["labels_per_task"] for r in res])),
-                         "testers": float(np.mean([r["testers"] for r in res]))})
+        for est in ESTIMATORS:
+            for lam in PRICES:
+                res = _ok(records, REPLAY, dataset=ds, cost_weight=lam, estimator=est)
+                if not res:
+                    continue
+                acc = [r["accuracy"] for r in res]
+                rows.append({"dataset": ds, "method": f"LS_OL {est}", "price": lam,
+                             "runs": len(res), "accuracy": float(np.mean(acc)),
+                             "sd": float(np.std(acc, ddof=1)) if len(acc) > 1 else 0.0,
+                             "labels_per_task": float(np.mean([r["labels_per_task"]
+                                                               for r in res])),
+                             "testers": float(np.mean([r["testers"] for r in res]))})
         res = _ok(records, REPLAY, dataset=ds)
         if res:
             for key, name in (("mv_all", "majority vote of all"), ("oracle", "oracle best set")):
                 b = res[0][key]
-                rows.append({"dataset": ds, "method": name + (f" (k={b['k']})" if "k" in b else ""),
-                             "runs": 1, "accuracy": b["accuracy"],
+                rows.append({"dataset": ds,
+                             "method": name + (f" (k={b['k']})" if "k" in b else ""),
+                             "price": None, "runs": 1, "accuracy": b["accuracy"], "sd": None,
                              "labels_per_task": b["labels_per_task"], "testers": None})
     return rows
+
+
+def replay_checks(rows: list[dict]) -> list[dict]:
+    """Per data set and estimator: the best accuracy at one third or fewer of majority vote's
+    labels per task, against majority vote of all labels."""
+    out = []
+    for ds in DATASETS:
+        mv = [r for r in rows if r["dataset"] == ds and r["method"] == "majority vote of all"]
+        if not mv:
+            continue
+        cap = mv[0]["labels_per_task"] / 3
+        for est in ESTIMATORS:
+            pts = [r for r in rows if r["dataset"] == ds and r["method"] == f"LS_OL {est}"
+                   and r["labels_per_task"] <= cap]
+            best = max(pts, key=lambda r: r["accuracy"], default=None)
+            out.append({"dataset": ds, "estimator": est, "labels cap": cap,
+                        "majority vote of all": mv[0]["accuracy"],
+                        "best LS_OL within cap": None if best is None else best["accuracy"],
+                        "at price": None if best is None else best["price"],
+                        "labels_per_task": None if best is None else best["labels_per_task"],
+                        ">= majority vote": (best is not None
+                                             and best["accuracy"] >= mv[0]["accuracy"])})
+    return out
 
 
 def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | None = None,
               jobs: int = 1, seed: int = 0, resume: bool = False, show_progress: bool = True,
               fresh: bool = False, scheduler: Any = None,
-              p_low: float = 0.0, p_high: float = 1.0, population: str = "uniform_good") -> dict:
+              p_low: float = 0.0, p_high: float = 1.0, population: str = "uniform_good",
+              estimators: list[str] | None = None) -> dict:
     """Run the tasks, write DIR/report.md with tables and PNG plots; return a summary."""
     if not 0.0 <= p_low <= p_high <= 1.0:
         raise InputError("--quality", "0 <= p_low <= p_high <= 1", (p_low, p_high))
     out = Path(out_dir)
     choice(population, "--population", ("uniform", "uniform_good"))
-    tasks = build_tasks(scale, parts, seed, p_low, p_high, population=population)
+    tasks = build_tasks(scale, parts, seed, p_low, p_high, population=population,
+                        estimators=estimators)
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
                         fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="lsol")
@@ -163,8 +258,9 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     _fig4(rep, records, summary)
     rows = table2_rows(records)
     if rows:
-        rep.table("Table 2: average reward per task (T = 2000)", rows,
-                  ["M", "method", "runs", "ours", "sd", "paper", "ours - paper"],
+        ests = [e for e in ESTIMATORS if e in rows[0]]
+        rep.table("Table 2: average reward per task (T = 2000), every estimator", rows,
+                  ["M", "row", "runs", "paper"] + [c for e in ests for c in (e, f"{e} sd")],
                   note=f"Qualities p ~ U({p_low}, {p_high}), population `{population}` "
                   "(uniform_good = redrawn until mean p > 1/2, the paper's assumption A1; "
                   "without it half of the crowds have a wrong majority and LS_OL, which "
@@ -174,25 +270,50 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                   "(0.52-0.80) cannot come from it, while its LS_OL rows sit near the U(0,1) "
                   "oracle (0.837, 0.928, 0.959, 0.977). Compare orderings and trends "
                   "(WMV > MV > full crowd, rising in M), not digits. Rewards are expected "
-                  "utilities (pseudo-reward); the realized share is listed for MV.")
+                  "utilities (pseudo-reward); the realized share is listed for MV. Estimators: "
+                  "first = the paper's (agreement of each tester's first labels with its "
+                  "majority), pooled = agreement of all repeated labels, em = one-coin MAP EM "
+                  "on all tester labels, spectral start (policies/lsol_em.py). Rows below "
+                  "the rewards are for MV: the true accuracy of the set exploited at the end, "
+                  "the average reward of exploitation steps, the share of runs whose final "
+                  "set is S*, the share whose learned order is reversed, and regret per step "
+                  "split into exploration steps (which earn pi(M) or 1/2 by design) and "
+                  "exploitation of a wrong set (estimation); the two add up to oracle - MV "
+                  "with LS_OL.")
         summary["table2"] = rows
+        checks = [c for e in ests for c in table2_checks(rows, e)]
+        rep.table("Table 2 targets per estimator", checks,
+                  note="Target: final set within 0.02 of the oracle with a small spread (the "
+                  "oracle's own spread across draws is in its sd column, so the spread of the "
+                  "shortfall pi(S*) - pi(S_T) is shown too); MV with LS_OL at or above the "
+                  "paper, or within 0.02 of `oracle - exploration` (the reward of exploiting "
+                  "S* on every exploitation step after the same exploration).")
+        summary["table2_checks"] = checks
     _context(rep, records, summary)
     rrows = replay_rows(records)
     if rrows:
         rep.table("Replay on real label tables (shuffled order, D2 = 0)", rrows,
-                  ["dataset", "method", "runs", "accuracy", "labels_per_task", "testers"],
+                  ["dataset", "method", "price", "runs", "accuracy", "sd", "labels_per_task",
+                   "testers"],
                   note="price = lambda per label in the selection objective pi(S) - lambda|S|. "
                   "The oracle ranks workers by accuracy against gold in hindsight and picks "
                   "the best k; majority vote of all buys every stored label.")
+        rchecks = replay_checks(rrows)
+        rep.table("Replay: best accuracy at one third or fewer of the labels", rchecks)
+        summary["replay_checks"] = rchecks
         plt = pyplot()
         fig, axes = plt.subplots(1, len(DATASETS), figsize=(12, 4.1))
         for ax, ds in zip(np.atleast_1d(axes), DATASETS):
             pts = [r for r in rrows if r["dataset"] == ds]
-            ls = [r for r in pts if r["method"].startswith("LS_OL")]
-            ax.plot([r["labels_per_task"] for r in ls], [r["accuracy"] for r in ls],
-                    **{**series_style(0, "LS_OL"), "zorder": 3})
+            n_est = 0
+            for est in ESTIMATORS:
+                ls = [r for r in pts if r["method"] == f"LS_OL {est}"]
+                if ls:
+                    ax.plot([r["labels_per_task"] for r in ls], [r["accuracy"] for r in ls],
+                            **{**series_style(n_est, f"LS_OL {est}"), "zorder": 3})
+                    n_est += 1
             others = [r for r in pts if not r["method"].startswith("LS_OL")]
-            for k, r in enumerate(others, start=1):  # single points drawn above the curve
+            for k, r in enumerate(others, start=n_est):  # single points drawn above the curve
                 ax.plot(r["labels_per_task"], r["accuracy"],
                         **{**series_style(k, r["method"]), "linestyle": "none", "ms": 8,
                            "zorder": 20 + k})
@@ -216,7 +337,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
 
 def _fig2(rep: Report, records: list[dict], summary: dict) -> None:
     series, rows = {}, []
-    for est in ("first", "pooled"):
+    for est in ESTIMATORS:
         res = [r["mv"] for r in _ok(records, SIM, M=5, estimator=est, p=list(TABLE1_P))]
         if not res:
             continue
@@ -228,20 +349,26 @@ def _fig2(rep: Report, records: list[dict], summary: dict) -> None:
                      "R(T)": float(mean[-1]), "sd": float(sd[-1]), "R_C(T)": float(cm[-1]),
                      "R/log^2 T": float(mean[-1] / np.log(grid[-1]) ** 2),
                      "explore steps": float(np.mean([r["explore_steps"] for r in res])),
+                     "R from exploration": float(np.mean([r["explore_loss"] for r in res])
+                                                 * grid[-1]),
+                     "R from estimation": float(np.mean([r["exploit_loss"] for r in res])
+                                                * grid[-1]),
                      "digest prototype": None})
     proto = {}
-    for est in ("first", "pooled"):
+    for est in ESTIMATORS:
         res = [r["mv"] for r in _ok(records, SIM, M=7, estimator=est, p=P7)]
         if not res:
             continue
         grid, mean, sd = _curve(res)
         proto[f"R(T), {est}"] = (grid, mean.tolist())
-        for T, ref in DIGEST_P7[est].items():
+        for T in P7_T:
+            ref = DIGEST_P7.get(est, {}).get(T)
             i = grid.index(T) if T in grid else int(np.searchsorted(grid, T))
             rows.append({"instance": "prototype P7", "estimator": est, "runs": len(res),
                          "T": grid[i], "R(T)": float(mean[i]), "sd": float(sd[i]),
                          "R_C(T)": None, "R/log^2 T": float(mean[i] / np.log(grid[i]) ** 2),
-                         "explore steps": None, "digest prototype": ref})
+                         "explore steps": None, "R from exploration": None,
+                         "R from estimation": None, "digest prototype": ref})
     if not rows:
         return
     rep.table("Fig. 2: regret on the Table 1 instance and on the separable prototype", rows,

@@ -31,8 +31,11 @@ from ..problems.labeler_set import LabelerSetInstance
 from ..problems.vote_accuracy import TIE_TOL, log_odds
 from ..solvers.labeler_set import prefix_values, quality_rank
 from ..validate import choice, integer, real
+from . import lsol_em
 
-ESTIMATORS = ("first", "pooled")
+ESTIMATORS = ("first", "pooled", "em")
+DEFAULT_ESTIMATOR = "em"  # by measurement (reproduce lsol, Table 2); LSOL() itself is the paper's
+REPLAY_ESTIMATOR = "pooled"  # by measurement (reproduce lsol, replay grid)
 CONTEXTS = ("none", "finite", "continuous")
 SCHEDULES = ("log", "param_free")
 
@@ -152,7 +155,7 @@ class LSOL:
                  max_size: int | None = None, wmv_eps: float = 0.0, p_clip: float = 1e-3,
                  filter: DisagreementFilter | None = None, contexts: str = "none",
                  intervals: Callable[[int], int] | None = None, prior: float = 0.0,
-                 seed: int = 0) -> None:
+                 em_smoothing: float = lsol_em.EM_SMOOTHING, seed: int = 0) -> None:
         self.M = integer(n_labelers, "n_labelers", lo=1)
         self.K = integer(n_classes, "n_classes", lo=2)
         self.rule = choice(rule, "rule", ("mv", "wmv"))
@@ -169,6 +172,8 @@ class LSOL:
         self.wmv_eps = real(wmv_eps, "wmv_eps", lo=0.0)
         self.p_clip = real(p_clip, "p_clip", lo=0.0, hi=0.5)
         self.prior = real(prior, "prior", lo=0.0)  # Beta(prior, prior) pseudo-counts on p_hat
+        self.em_smoothing = real(em_smoothing, "em_smoothing", lo=0.0)
+        self.seed = seed
         self.filter = filter
         if filter is not None:
             filter.disagree = np.zeros(self.M)
@@ -185,7 +190,7 @@ class LSOL:
         self.ycount = np.zeros((cap, self.K), dtype=np.int64)  # tally of outcomes y_k(n)
         self.ytilde = np.zeros(cap, dtype=np.int64)  # consensus of each tester (eq. 5)
         self.counts = (np.zeros((cap, self.M, self.K), dtype=np.int64)
-                       if self.estimator == "pooled" else None)
+                       if self.estimator in ("pooled", "em") else None)
         self.agree = np.zeros((cap, self.M))  # agreement of labeler i with tester k
         self.denom = np.zeros((cap, self.M))
         self.agree_sum = np.zeros(self.M)
@@ -194,13 +199,17 @@ class LSOL:
         self.version = 0  # bumps when p_hat may change
         self._ctx_codes: dict[Any, int] = {}
         self._cache: dict[Any, tuple[int, np.ndarray, np.ndarray]] = {}
+        self._em: dict[Any, tuple[int, np.ndarray]] = {}  # group -> (version, estimate)
         self.steps = {"explore_new": 0, "explore_reassign": 0, "exploit": 0}
 
     # ------------------------------------------------------------------ estimates
     def p_hat(self, group: Any = None) -> np.ndarray:
         """Estimated qualities: share of agreement with the tester consensuses (Fig. 1 step
         2.3), with `prior` pseudo-agreements and pseudo-disagreements (0 = the paper); 1/2 if
-        a labeler has no tester label."""
+        a labeler has no tester label. Estimator 'em': the one-coin MAP EM fit of all tester
+        labels (policies/lsol_em.py), warm-started from the previous fit."""
+        if self.estimator == "em":
+            return self._em_fit(group)
         if group is None:
             a, d = self.agree_sum, self.denom_sum
         else:
@@ -209,6 +218,24 @@ class LSOL:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(d > 0, (a + self.prior) / np.maximum(d + 2 * self.prior, 1e-300),
                             0.5)
+
+    def _em_fit(self, group: Any) -> np.ndarray:
+        """EM estimate for the group's testers, refit (warm) when the testers changed."""
+        hit = self._em.get(group)
+        if hit is not None and hit[0] == self.version:
+            return hit[1]
+        if self.n == 0:
+            return np.full(self.M, 0.5)
+        counts, N = self.counts[: self.n], self.N[: self.n]
+        if group is not None:
+            mask = self._group_mask(group)
+            counts, N = counts[mask], N[mask]
+            if not len(counts):
+                return np.full(self.M, 0.5)
+        a = lsol_em.estimate(counts.astype(float), None if hit is None else hit[1],
+                             int(N.sum()), smoothing=self.em_smoothing, seed=self.seed)
+        self._em[group] = (self.version, a)
+        return a
 
     # ------------------------------------------------------------------ groups (task types)
     def _group_of(self, t: int, context: Any) -> Any:

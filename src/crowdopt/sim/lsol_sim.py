@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..policies.lsol import LSOL, DisagreementFilter, Schedule
+from ..policies.lsol import DEFAULT_ESTIMATOR, LSOL, DisagreementFilter, Schedule
 from ..problems.labeler_set import LabelerSetInstance
 from ..problems.vote_accuracy import TIE_TOL, WMV_MAX, log_odds, pi_mv, pi_wmv
 from ..solvers.labeler_set import select_top_k
@@ -98,8 +98,8 @@ def make_learner(M: int, rule: str, estimator: str, G1: float, G2: float, schedu
                 costs=costs, filter=flt, seed=seed, **kw)
 
 
-def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", G1: float = 2.0,
-                 G2: float = 2.0, schedule: str = "log", cost: Any = 0.02,
+def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_ESTIMATOR,
+                 G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: Any = 0.02,
                  use_filter: bool = False, block: bool = True, n_checkpoints: int = 40,
                  seed: int = 0) -> dict:
     """One run of LS_OL on labelers with qualities p for T steps; JSON-ready summary."""
@@ -117,6 +117,7 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", 
     c_star = float(costs[s_star].sum())
     util = np.empty(T)
     spent = np.empty(T)
+    explored = np.zeros(T, dtype=bool)
     truth: list[int] = []
     realized = 0
     wrong_exploit = 0
@@ -164,11 +165,13 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", 
             util[t - 1] = 0.5
             realized += int(explore_rng.random() < 0.5)
         spent[t - 1] = float(costs[act].sum())
+        explored[t - 1] = True
         t += 1
     grid = checkpoint_grid(T, n_checkpoints)
     regret = np.arange(1, T + 1) * u_star - np.cumsum(util)
     cost_regret = np.cumsum(spent) - np.arange(1, T + 1) * c_star
     st = learner.state()
+    diag = run_diagnostics(p, learner, util, explored, u_star, s_star)
     return {
         "T": T, "M": M, "rule": rule, "estimator": estimator, "p": p.tolist(),
         "checkpoints": grid.tolist(), "regret": regret[grid - 1].tolist(),
@@ -179,11 +182,43 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = "first", 
         "explore_steps": st["steps"]["explore_new"] + st["steps"]["explore_reassign"],
         "testers": st["testers"], "wrong_exploit_steps": wrong_exploit,
         "p_hat": st["p_hat"], "selected": st["selected"], "removed": st.get("removed", []),
+        **diag,
     }
 
 
+def kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b of two orderings (ties count as neither concordant nor discordant);
+    0 when either is constant. O(M^2)."""
+    sx = np.sign(x[:, None] - x[None, :])
+    sy = np.sign(y[:, None] - y[None, :])
+    den = np.sqrt(float((sx * sx).sum()) * float((sy * sy).sum()))
+    return float((sx * sy).sum() / den) if den > 0 else 0.0
+
+
+def run_diagnostics(p: np.ndarray, learner: LSOL, util: np.ndarray, explored: np.ndarray,
+                    u_star: float, s_star: np.ndarray) -> dict:
+    """Per-run diagnostics: Kendall tau of p_hat vs p (the learned order), the true accuracy
+    pi(S_T) of the set exploited at the end, the reward on exploitation steps alone, whether
+    S_T = S*, and the regret per step split into exploration (u* - U on exploration steps) and
+    exploitation (u* - U on exploitation steps; nonzero only when a wrong set is exploited)."""
+    S, w = learner.selection()
+    if learner.rule == "mv":
+        final = pi_mv(p[S])
+    else:
+        final = pi_wmv(p[S], w, learner.wmv_eps)
+    ph = learner.p_hat()
+    tau = kendall_tau(ph, p)
+    T = len(util)
+    ex = ~explored
+    return {"kendall_tau": tau, "final_pi": float(final),
+            "final_is_opt": bool(np.array_equal(np.sort(S), np.sort(s_star))),
+            "exploit_reward": float(util[ex].mean()) if ex.any() else None,
+            "explore_loss": float((u_star - util[explored]).sum() / T),
+            "exploit_loss": float((u_star - util[ex]).sum() / T)}
+
+
 def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
-             p_high: float = 1.0, rules: tuple = ("mv",), estimator: str = "first",
+             p_high: float = 1.0, rules: tuple = ("mv",), estimator: str = DEFAULT_ESTIMATOR,
              G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: float = 0.02,
              use_filter: bool = False, n_checkpoints: int = 40, p: Any = None,
              seed: int = 0) -> dict:

@@ -1,0 +1,140 @@
+"""Quality estimates for LS_OL that do not trust the majority on each tester (digest 7.8).
+
+The paper's estimator (Fig. 1 step 2.3) scores labeler i by its agreement with each tester's
+majority-of-majorities; when the crowd's majority is often wrong (pi(M) near 1/2) that
+consensus is wrong on many testers and the learned order can be flipped. Here the testers'
+true labels are latent: the one-coin model (labeler i right with probability a_i, otherwise a
+uniformly drawn wrong class) is fitted by MAP EM on every label the testers received. A
+tester's repeated assignments share one true label, so the data are counts
+c[k, i, l] = labels l given by i on tester k (a label table cannot hold them: it has one label
+per task and worker). With uniform class priors
+
+    E-step: log q[k, l] = sum_i c[k, i, l] w_i + const_k,   w_i = log(a_i (K - 1) / (1 - a_i))
+    M-step: a_i = (sum_{k,l} q[k, l] c[k, i, l] + s) / (n_i + 2 s)   (Beta(1 + s, 1 + s) MAP)
+
+each O(testers x M x K), i.e. linear in the tester labels. The learner warm-starts EM from its
+previous estimate. The first start is spectral: the rank-one fit of the labelers' agreement
+covariance (M-MSR, crowd/rank_one.py), which recovers the order without a consensus.
+For binary labels the fit is identifiable only up to a global flip (a -> 1 - a); the
+orientation with label-weighted mean accuracy above 1/2 is kept, the paper's assumption (A1)
+p_bar > 1/2 (not the stronger "majority right", a_min > 1/2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..crowd.rank_one import skills_from_covariance
+
+EM_SMOOTHING = 1.0  # s: Beta(2, 2) prior on each a_i
+EM_TOL = 1e-6  # stop when no a_i moves by more than this
+EM_MAX_ITER = 50  # per call; warm starts need a few
+A_CLIP = 1e-6  # a_i kept inside (0, 1) for the log-odds
+
+
+def weights(a: np.ndarray, K: int) -> np.ndarray:
+    """One-coin log-odds w_i = log(a_i (K-1) / (1 - a_i)) (the MAP vote weights)."""
+    a = np.clip(a, A_CLIP, 1.0 - A_CLIP)
+    return np.log(a * (K - 1) / (1.0 - a))
+
+
+def posteriors(counts: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """E-step: q[k, l] = P(tester k's label is l | counts, a) and the log-normalizers
+    (log sum_l exp of the unnormalized log posterior, for the objective)."""
+    K = counts.shape[2]
+    s = np.einsum("kil,i->kl", counts, weights(a, K))
+    top = s.max(axis=1, keepdims=True)
+    e = np.exp(s - top)
+    z = e.sum(axis=1, keepdims=True)
+    return e / z, (top + np.log(z))[:, 0]
+
+
+def objective(counts: np.ndarray, a: np.ndarray, smoothing: float = EM_SMOOTHING) -> float:
+    """Log posterior of a (up to a constant): sum_k log sum_l P(c_k | y = l, a) / K plus the
+    Beta(1 + s, 1 + s) log prior; EM never lowers it."""
+    K = counts.shape[2]
+    ac = np.clip(a, A_CLIP, 1.0 - A_CLIP)
+    n = counts.sum(axis=2)  # (testers, M)
+    _, lz = posteriors(counts, ac)
+    base = n @ np.log((1.0 - ac) / (K - 1))  # every label wrong, per tester
+    return float((lz + base).sum() - len(counts) * np.log(K)
+                 + smoothing * np.sum(np.log(ac) + np.log(1.0 - ac)))
+
+
+def one_coin_map(counts: np.ndarray, a0: np.ndarray, *, smoothing: float = EM_SMOOTHING,
+                 max_iter: int = EM_MAX_ITER, tol: float = EM_TOL
+                 ) -> tuple[np.ndarray, int]:
+    """MAP EM for the one-coin accuracies a from tester counts (testers x M x K), started at
+    a0; labelers without labels keep their start. Returns (a, iterations)."""
+    n_i = counts.sum(axis=(0, 2))
+    a = np.asarray(a0, dtype=float).copy()
+    it = 0
+    while it < max_iter:
+        it += 1
+        q, _ = posteriors(counts, a)
+        right = np.einsum("kil,kl->i", counts, q)
+        new = np.where(n_i > 0, (right + smoothing) / (n_i + 2.0 * smoothing), a)
+        done = np.max(np.abs(new - a), initial=0.0) <= tol
+        a = new
+        if done:
+            break
+    return a, it
+
+
+def orient(a: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Binary labels: the global flip a -> 1 - a fits equally well; keep the orientation whose
+    label-weighted mean accuracy is at least 1/2 (assumption A1). K > 2: unchanged."""
+    if counts.shape[2] != 2:
+        return a
+    n_i = counts.sum(axis=(0, 2))
+    return 1.0 - a if float(n_i @ (2.0 * a - 1.0)) < 0 else a
+
+
+def tester_covariance(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement covariance of the labelers over pairs of labels on the same tester (such
+    pairs agree with probability a_i a_j + (1 - a_i)(1 - a_j)/(K - 1), whichever assignment
+    they come from) and the number of such pairs, in crowd.rank_one.covariance's form."""
+    K = counts.shape[2]
+    n = counts.sum(axis=2)
+    common = n.T @ n
+    agree = np.einsum("kil,kjl->ij", counts, counts)
+    np.fill_diagonal(common, 0)
+    obs = common > 0
+    C = np.zeros_like(common, dtype=float)
+    C[obs] = (K * agree[obs] / common[obs] - 1.0) / (K - 1)
+    return C, common
+
+
+def spectral_start(counts: np.ndarray, n_tasks: int, seed: int = 0) -> np.ndarray:
+    """One-coin accuracies from the rank-one fit of the tester covariance (M-MSR); labelers
+    without a co-labeler get 1/K."""
+    K = counts.shape[2]
+    C, common = tester_covariance(counts)
+    s, *_ = skills_from_covariance(C, common, counts.sum(axis=(0, 2)), max(n_tasks, 1), K,
+                                   max_iter=200, seed=seed)
+    return s * (K - 1) / K + 1.0 / K
+
+
+def majority_start(counts: np.ndarray, smoothing: float = EM_SMOOTHING) -> np.ndarray:
+    """One M-step from each tester's label shares (the soft majority vote)."""
+    share = counts.sum(axis=1)
+    share = share / np.maximum(share.sum(axis=1, keepdims=True), 1e-300)
+    right = np.einsum("kil,kl->i", counts, share)
+    return (right + smoothing) / (counts.sum(axis=(0, 2)) + 2.0 * smoothing)
+
+
+def estimate(counts: np.ndarray, start: np.ndarray | None, n_tasks: int, *,
+             smoothing: float = EM_SMOOTHING, max_iter: int = EM_MAX_ITER,
+             seed: int = 0) -> np.ndarray:
+    """The learner's EM estimate: warm start from `start` (the previous estimate), or the
+    spectral start when there is none; oriented (A1); 1/2 for a labeler without labels (the
+    prior mean, as the agreement estimators). A start with every a_i = 1/K (no
+    information yet) is EM's fixed point, so it is replaced: spectral, else majority."""
+    K = counts.shape[2]
+    if start is None or np.allclose(start, 1.0 / K):
+        start = spectral_start(counts, n_tasks, seed)
+    if np.allclose(start, 1.0 / K):
+        start = majority_start(counts, smoothing)
+    a, _ = one_coin_map(counts, start, smoothing=smoothing, max_iter=max_iter)
+    a = np.where(counts.sum(axis=(0, 2)) > 0, a, 0.5)  # no label yet: 1/2, as the others
+    return orient(a, counts)

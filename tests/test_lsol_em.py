@@ -1,0 +1,103 @@
+"""LS_OL's one-coin EM estimator: EM steps, orientation, the spectral start's covariance, the
+learner on a weak-consensus crowd, and the per-run diagnostics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdopt.crowd.rank_one import covariance
+from crowdopt.crowd.tables import from_arrays
+from crowdopt.policies import lsol_em
+from crowdopt.policies.lsol import LSOL, Schedule
+from crowdopt.sim.lsol_sim import TABLE1_P, kendall_tau, simulate_run
+
+WEAK = np.array([0.97, 0.9, 0.85, 0.6, 0.45, 0.4, 0.35, 0.3, 0.2, 0.19])  # pi(M) = 0.555
+
+
+def make_counts(p, n_testers, repeats, K=2, seed=0):
+    """counts[k, i, l] of `repeats` iid assignments per tester (one-coin labelers)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(K, size=n_testers)
+    counts = np.zeros((n_testers, len(p), K))
+    for k in range(n_testers):
+        for _ in range(repeats):
+            right = rng.random(len(p)) < p
+            wrong = (truth[k] + rng.integers(1, K, size=len(p))) % K
+            lab = np.where(right, truth[k], wrong)
+            counts[k, np.arange(len(p)), lab] += 1
+    return counts, truth
+
+
+def test_em_never_lowers_the_objective_and_recovers_p():
+    counts, _ = make_counts(WEAK, 30, 15, seed=1)
+    a = np.full(len(WEAK), 0.6)
+    prev = lsol_em.objective(counts, a)
+    for _ in range(15):
+        a, _ = lsol_em.one_coin_map(counts, a, max_iter=1)
+        cur = lsol_em.objective(counts, a)
+        assert cur >= prev - 1e-9
+        prev = cur
+    a = lsol_em.estimate(counts, None, 30 * 15)
+    assert np.abs(a - WEAK).max() < 0.1
+
+
+def test_orientation_is_mean_accuracy_above_half():
+    counts, _ = make_counts(WEAK, 20, 10, seed=2)
+    a = lsol_em.estimate(counts, None, 200)
+    flipped = lsol_em.one_coin_map(counts, 1.0 - a)[0]
+    assert np.allclose(lsol_em.orient(flipped, counts), a, atol=1e-4)
+    assert lsol_em.objective(counts, a) == pytest.approx(lsol_em.objective(counts, 1 - a))
+    k3 = np.zeros((2, 3, 3))
+    assert lsol_em.orient(np.array([0.1, 0.2, 0.3]), k3).tolist() == [0.1, 0.2, 0.3]
+
+
+def test_tester_covariance_matches_rank_one_covariance():
+    counts, _ = make_counts(np.array([0.9, 0.7, 0.4, 0.8]), 12, 1, K=3, seed=3)
+    k, i, lab = np.nonzero(counts)
+    C, common = covariance(from_arrays(k, i, lab, classes=[0, 1, 2]))
+    C2, common2 = lsol_em.tester_covariance(counts)
+    assert np.array_equal(common, common2) and np.allclose(C, C2)
+
+
+def test_spectral_start_orders_a_weak_crowd():
+    counts, _ = make_counts(WEAK, 15, 15, seed=4)
+    a = lsol_em.spectral_start(counts, 15 * 15)
+    assert np.corrcoef(a, WEAK)[0, 1] > 0.9
+
+
+@pytest.mark.slow
+def test_em_learner_finds_s_star_where_the_majority_is_weak():
+    em = [simulate_run(WEAK, 2000, estimator="em", seed=s) for s in range(3)]
+    assert all(r["final_is_opt"] and r["kendall_tau"] > 0.8 for r in em)
+    pooled = simulate_run(WEAK, 2000, estimator="pooled", seed=2)
+    assert not pooled["final_is_opt"] and pooled["kendall_tau"] < 0
+
+
+def test_diagnostics_add_up():
+    r = simulate_run(TABLE1_P, 1000, estimator="em", seed=1)
+    assert r["explore_loss"] + r["exploit_loss"] == pytest.approx(r["u_star"] - r["avg_reward"])
+    assert 0.85 < r["final_pi"] <= r["u_star"] + 1e-12
+    assert -1 <= r["kendall_tau"] <= 1 and r["exploit_reward"] > r["avg_reward"]
+
+
+def test_em_with_task_types_and_kary_labels():
+    lr = LSOL(3, n_classes=4, estimator="em", seed=0)
+    a = lr.select(1)
+    lr.observe(a, np.array([2, 2, -1]))
+    ph = lr.p_hat()
+    assert ph.shape == (3,) and ph[2] == 0.5 and ph[0] > 0.5
+    lr = LSOL(3, contexts="finite", estimator="em", schedule=Schedule(1, 1), seed=0)
+    a = lr.select(1, "x")
+    lr.observe(a, np.array([1, 1, 0]))
+    assert lr.p_hat(lr._group_of(1, "x"))[0] > 0.5
+    assert lr.p_hat(lr._group_of(1, "y")).tolist() == [0.5] * 3
+
+
+def test_kendall_tau_b_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x, y = rng.integers(0, 4, 7).astype(float), rng.random(7)
+        assert kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y).statistic)
+    assert kendall_tau(np.ones(3), np.arange(3.0)) == 0.0
