@@ -72,9 +72,16 @@ def test_header_aliases_columns_mapping_and_headerless(tmp_path):
     assert read_labels(ws, header=False, skip_rows=1).rows() == tb.rows()
 
 
-def test_non_canonical_int_labels_stay_strings(tmp_path):
-    tb = read_labels(write(tmp_path, "a.csv", "task,worker,label\n1,w1,01\n1,w2,1\n"))
-    assert tb.classes.tolist() == ["01", "1"]
+def test_numeric_labels_are_one_class_per_value(tmp_path):
+    """Every label a number: '1', '1.0' and '01' are the class 1; one text label among them
+    keeps every label as text."""
+    tb = read_labels(write(tmp_path, "a.csv", "task,worker,label\n1,w1,01\n1,w2,1\n2,w1,1.0\n"
+                                              "2,w2,0\n"))
+    assert tb.classes.tolist() == [0, 1] and tb.n_classes == 2
+    half = read_labels(write(tmp_path, "b.csv", "task,worker,label\n1,w1,0.5\n1,w2,1.50\n"))
+    assert half.classes.tolist() == [0.5, 1.5]
+    text = read_labels(write(tmp_path, "c.csv", "task,worker,label\n1,w1,1\n1,w2,1.0\n2,w1,x\n"))
+    assert text.classes.tolist() == ["1", "1.0", "x"]
 
 
 def test_duplicates_policies(tmp_path):
@@ -141,7 +148,7 @@ def test_read_gold_matches_text_ids_and_repeated_rows(tmp_path):
     ("task,worker,label\n", "only a header"),
     ("task,worker\nt1,w1\n", "column label"),
     ("task,worker,label\nt1,w1\n", "at least 3 fields"),
-    ("task,worker,label\nt1,w1,\n", "non-empty label"),
+    ("task,worker,label\nt1,w1,\n", "missing label"),
 ])
 def test_bad_label_files_give_one_line_errors(tmp_path, text, match):
     p = write(tmp_path, "bad.csv", text)

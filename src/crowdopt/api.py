@@ -35,6 +35,7 @@ from .registry import (
 from .results import Certificate, Comparison, Result
 from .solvers.certify import gap_ratio, lower_upper, make_certificate, with_bound
 from .status import Status
+from .validate import MAX_INT, integer, real
 
 MethodResult = Result  # the name of crowdopt 0.1
 
@@ -67,7 +68,7 @@ def generate(problem: str, seed: int = 0, **params: Any) -> ProblemInstance:
     if unknown:
         raise InputError(unknown[0], "a generator parameter of " + spec.name + " (" +
                          ", ".join(sorted(spec.generator_params)) + ")", "an unknown name")
-    return spec.generate(seed, **params)
+    return spec.generate(integer(seed, "seed", lo=0, hi=MAX_INT), **params)
 
 
 def load(source: Any) -> ProblemInstance:
@@ -77,12 +78,34 @@ def load(source: Any) -> ProblemInstance:
 
 
 def _solution_of(spec: ProblemSpec, inst: Any, solution: Any) -> Any:
-    """A typed solution from a typed one, a `Result`, or a JSON document (`solution_part`)."""
+    """A typed solution from a typed one, a `Result`, or a JSON document (`solution_part`);
+    anything else (a string, a bare list, another problem's solution) is an InputError."""
     if isinstance(solution, Result):
         solution = solution.solution
     if isinstance(solution, dict):
         return spec.solution_from_dict(inst, solution_part(spec, solution))
+    if solution is not None and type(solution).__module__ != spec.solution_from_dict.__module__:
+        raise InputError("solution", f"a {spec.name} solution (a Result, its solution, or its "
+                         "JSON form as a dict)", solution)
     return solution
+
+
+def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
+             presolve: Any) -> RunOptions:
+    """RunOptions from the API's keyword arguments, each checked at the boundary."""
+    if time_limit is not None:
+        time_limit = real(time_limit, "time_limit", lo=0.0, lo_open=True)
+    if presolve is not None and not isinstance(presolve, bool):
+        raise InputError("presolve", "True, False or None", presolve)
+    return RunOptions(time_limit, integer(threads, "threads", lo=1, hi=1024),
+                      integer(seed, "seed", lo=0, hi=MAX_INT),
+                      real(mip_rel_gap, "mip_rel_gap", lo=0.0), presolve)
+
+
+def _method_name(method: Any, field: str = "method") -> str:
+    if not isinstance(method, str):
+        raise InputError(field, "a method name (fast, exact, bound or an algorithm)", method)
+    return method
 
 
 def solution_part(spec: ProblemSpec, doc: dict) -> dict:
@@ -185,8 +208,8 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
     """
     spec, inst = spec_and_instance(instance)
-    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
-    return run_method(spec, inst, spec.resolve(method, inst), opts)
+    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
+    return run_method(spec, inst, spec.resolve(_method_name(method), inst), opts)
 
 
 # ----------------------------------------------------------------------------- side by side
@@ -268,8 +291,12 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     and `to_dict()` (the CLI's JSON).
     """
     spec, inst = spec_and_instance(instance)
-    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
-    methods = [_pick(spec, inst, a) for a in algorithms] if algorithms else [
+    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
+    if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
+            algorithms, list | tuple)):
+        raise InputError("algorithms", "a list of algorithm names", algorithms)
+    methods = [_pick(spec, inst, _method_name(a, "algorithms")) for a in algorithms] \
+        if algorithms else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
     warm = warm_up(spec, inst, methods) if warmup else 0.0
     results = [run_method(spec, inst, m, opts) for m in methods]
@@ -310,7 +337,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """
     spec, inst = spec_and_instance(instance)
     solution = _solution_of(spec, inst, solution)
-    opts = RunOptions(time_limit, threads, seed, mip_rel_gap, presolve)
+    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
     t0 = time.perf_counter()
     runs: list[Result] = []
     if solution is None:
@@ -371,7 +398,33 @@ def build_model(instance: Any, method: str | None = None) -> Any:
     if reason:
         raise InputError("method", f"a model that fits this instance ({spec.size(inst)})",
                          method, note=reason)
-    return builders[method](inst)
+    model = builders[method](inst)
+    model.crowdopt_instance = _fingerprint(spec, inst)  # solve_model checks the pairing
+    return model
+
+
+def _fingerprint(spec: ProblemSpec, inst: Any) -> str:
+    """A digest of an instance's document: a model built from one instance is refused with
+    another (its variables are indexed by the other's ids; decoding would fail or mislead)."""
+    import hashlib
+    import json
+
+    text = json.dumps(spec.to_dict(inst), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _check_model(spec: ProblemSpec, inst: Any, model: Any) -> None:
+    """`model` is a Pyomo model built for `inst` (build_model tags it with the instance)."""
+    import pyomo.environ as pyo
+
+    if not isinstance(model, pyo.Block):
+        raise InputError("model", "a Pyomo model (crowdopt.build_model(instance))",
+                         type(model).__name__)
+    tag = getattr(model, "crowdopt_instance", None)
+    if isinstance(tag, str) and tag != _fingerprint(spec, inst):
+        raise InputError("model", "a model built from this instance "
+                         "(crowdopt.build_model(instance))", f"the model {model.name!r} of "
+                         "another instance")
 
 
 def decode(instance: Any, model: Any, result: Any) -> Any:
@@ -406,7 +459,9 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     from .solvers.highs import HighsModel, HighsOptions
 
     spec, inst = spec_and_instance(instance)
-    limit = time_limit if time_limit is not None else MILP_DEFAULT_TIME
+    _check_model(spec, inst, model)
+    checked = _options(time_limit, threads, 0, mip_rel_gap, presolve)
+    limit = checked.time_limit if time_limit is not None else MILP_DEFAULT_TIME
     if presolve is None:
         presolve = bool(getattr(model, "presolve_hint", True))
     opts = HighsOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
@@ -420,7 +475,11 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     details = {**res.summary(), "scope": scope, "time_limit_s": limit,
                "model": {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
                          "is_mip": hm.is_mip, "sense": hm.sense}}
-    solution = spec.decode(inst, model, res) if res.x is not None else None
+    try:
+        solution = spec.decode(inst, model, res) if res.x is not None else None
+    except (KeyError, IndexError, AttributeError) as exc:  # a model of other ids or shape
+        raise InputError("model", "a model of this instance's variables (as build_model "
+                         "makes them)", f"{type(exc).__name__}: {exc}") from None
     elapsed = time.perf_counter() - t0
     evaluation = spec.evaluate(inst, solution) if solution is not None else None
     status = res.status

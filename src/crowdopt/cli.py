@@ -101,14 +101,16 @@ def warn_coverage(command: str, cov: dict | None, what: str) -> None:
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text."""
+    from .validate import json_int
+
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
             raise InputError("--param", "KEY=VALUE", item)
         k, v = item.split("=", 1)
         try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
+            out[k.strip()] = json.loads(v, parse_int=json_int)
+        except (json.JSONDecodeError, RecursionError):
             out[k.strip()] = v
     return out
 

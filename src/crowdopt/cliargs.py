@@ -53,42 +53,78 @@ def check_batch_args(args: argparse.Namespace, out_dir) -> None:
 
 
 # ----------------------------------------------------------------------------- boundary types
-def _number(text: str, conv, ok, expected: str):
-    """Parse `text` with `conv` and check `ok`; the one-line argparse error names both."""
+def _checked(text: str, check, **bounds):
+    """Parse `text` with a validate.py rule (`integer_text` / `real_text`: the one rule for
+    every number, also on the command line); its InputError becomes argparse's one line."""
+    from .errors import InputError, _short
+
     try:
-        v = conv(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}") from None
-    if not ok(v):
-        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}")
-    return v
-
-
-def _finite(v: float) -> bool:
-    import math
-
-    return math.isfinite(v)
+        return check(text, "", **bounds)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"expected {exc.expected}, found {_short(text)}") from None
 
 
 def nonneg_int(text: str) -> int:
-    """argparse type of every plain integer option (counts, sizes, seeds, jobs): >= 0."""
-    return _number(text, int, lambda v: v >= 0, "an integer >= 0")
+    """argparse type of every plain integer option (counts, sizes, seeds, jobs): an integer
+    in [0, 2^53] (a seed or count past it would not survive JSON or the campaign store)."""
+    from .validate import MAX_INT, integer_text
+
+    return _checked(text, integer_text, lo=0, hi=MAX_INT)
 
 
 def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (threads)."""
-    return _number(text, int, lambda v: v >= 1, "an integer >= 1")
+    """argparse type: an integer in [1, 2^53] (threads)."""
+    from .validate import MAX_INT, integer_text
+
+    return _checked(text, integer_text, lo=1, hi=MAX_INT)
+
+
+def port(text: str) -> int:
+    """argparse type of a TCP port: an integer in [0, 65535] (0 = any free port)."""
+    from .validate import integer_text
+
+    return _checked(text, integer_text, lo=0, hi=65535)
 
 
 def nonneg_float(text: str) -> float:
     """argparse type of every plain number option (probabilities, costs, rates, levels):
     finite and >= 0 (none of crowdopt's numbers is negative, NaN or infinite)."""
-    return _number(text, float, lambda v: _finite(v) and v >= 0, "a finite number >= 0")
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0)
 
 
 def positive_float(text: str) -> float:
     """argparse type: a finite number > 0 (time limits)."""
-    return _number(text, float, lambda v: _finite(v) and v > 0, "a number > 0")
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0, lo_open=True)
+
+
+MAX_SECONDS = 1e9  # ~31 years: a longer duration overflows the clock arithmetic it feeds
+
+
+def seconds(text: str) -> float:
+    """argparse type of a duration added to the clock (a lease): a number in (0, 1e9]."""
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0, lo_open=True, hi=MAX_SECONDS)
+
+
+def separator(text: str) -> str:
+    """argparse type of --sep: one character, or tab (also '\\t'), comma, semicolon or
+    whitespace by name; csv needs a single-character delimiter."""
+    from .validate import separator as check
+
+    try:
+        return check(text, "--sep")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--sep: ")) from None
+
+
+def new_file(text: str) -> str:
+    """argparse type of a file crowdopt creates (a campaign store): its folder exists."""
+    return output_file(text)
 
 
 def output_file(text: str) -> str:

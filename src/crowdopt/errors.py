@@ -36,9 +36,11 @@ class SolverError(CrowdoptError, RuntimeError):
 
 
 def _short(value: object, limit: int = 80) -> str:
-    if isinstance(value, str):
+    if isinstance(value, int) and value.bit_length() > 200:  # repr may pass the digit limit
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
         text = repr(value)
-    else:
-        text = repr(value)
+    except ValueError:  # e.g. a container holding a huge integer
+        text = f"a {type(value).__name__} that has no short text form"
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import InputError
 from .registry import ProblemSpec, get_problem
-from .validate import integer, require_key, require_mapping
+from .validate import integer, json_int, require_key, require_mapping
 
 SCHEMA_VERSION = 1
 
@@ -53,7 +53,7 @@ def read_json(source: Any, what: str = "instance") -> Any:
     if not text.strip():
         raise InputError(what, "a JSON object", f"an empty file ({name})")
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=json_int)
     except json.JSONDecodeError as exc:
         raise InputError(what, "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno} of {name}") from None
     except _DuplicateKey as exc:

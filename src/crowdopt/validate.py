@@ -1,13 +1,20 @@
 """Boundary validation helpers shared by every problem and data reader.
 
 Each helper either returns a clean Python/numpy value or raises `InputError(field, expected,
-found)`. They accept JSON-ish input (lists, numbers) and reject NaN, infinities, booleans posing
-as numbers, and wrong shapes.
+found)`. They accept JSON-ish input (lists, numbers, array-likes such as numpy arrays and pandas
+Series) and reject NaN, infinities, booleans posing as numbers, and wrong shapes.
+
+One rule for every number, wherever it comes from (a JSON value, a number written inside a
+string such as `'logistic:0.5,-1,1'`, a CSV cell, a command-line word, a Python argument):
+finite where a number is meant, integers of magnitude <= 2^53 (exact as JSON numbers and
+floats; a 400-digit or 5,000-digit integer is refused, never an OverflowError), in range.
 """
 
 from __future__ import annotations
 
+import csv
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,12 +39,26 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool | np.bool_)
 
 
+def _as_float(x: Any, field: str) -> float:
+    """float(x) of a number; an integer too large for a float is refused, not an OverflowError."""
+    try:
+        return float(x)
+    except OverflowError:
+        raise InputError(field, "a finite number", _digits(x)) from None
+
+
+def _digits(x: Any) -> str:
+    """A huge integer as a short text (its repr would be thousands of digits, or raise)."""
+    n = int(x).bit_length()
+    return f"an integer of about {int(n * 0.30103) + 1} digits"
+
+
 def real(x: Any, field: str, *, lo: float | None = None, hi: float | None = None,
          lo_open: bool = False, hi_open: bool = False) -> float:
     """A finite real number in [lo, hi] (open ends on request)."""
     if not _is_number(x):
         raise InputError(field, "a number", x)
-    v = float(x)
+    v = _as_float(x, field)
     if math.isnan(v) or math.isinf(v):
         raise InputError(field, "a finite number", x)
     if lo is not None and (v < lo or (lo_open and v == lo)):
@@ -63,12 +84,18 @@ def integer(x: Any, field: str, *, lo: int | None = None, hi: int | None = None)
     """An integer (a float with an integral value such as 3.0 is accepted)."""
     if not _is_number(x):
         raise InputError(field, "an integer", x)
-    v = float(x)
-    if math.isnan(v) or math.isinf(v) or v != math.floor(v):
-        raise InputError(field, "an integer", x)
-    iv = int(v)
-    if abs(iv) > MAX_INT:
-        raise InputError(field, "an integer of magnitude <= 2^53", x)
+    if isinstance(x, int | np.integer):
+        iv = int(x)
+        if abs(iv) > MAX_INT:
+            raise InputError(field, "an integer of magnitude <= 2^53",
+                             _digits(iv) if abs(iv) > 10**30 else iv)
+    else:
+        v = float(x)
+        if math.isnan(v) or math.isinf(v) or v != math.floor(v):
+            raise InputError(field, "an integer", x)
+        if abs(v) > MAX_INT:
+            raise InputError(field, "an integer of magnitude <= 2^53", x)
+        iv = int(v)
     if lo is not None and iv < lo:
         raise InputError(field, f"an integer >= {lo}", x)
     if hi is not None and iv > hi:
@@ -76,9 +103,66 @@ def integer(x: Any, field: str, *, lo: int | None = None, hi: int | None = None)
     return iv
 
 
-def sequence(x: Any, field: str, *, min_len: int = 0, length: int | None = None) -> Sequence:
+def json_int(text: str) -> int | float:
+    """`json.loads(..., parse_int=json_int)`: an integer literal of over 4,000 digits (past
+    Python's int-string limit) becomes +-inf, so the field's own check refuses it by name
+    instead of json raising ValueError."""
+    return int(text) if len(text) <= 4000 else float(text)
+
+
+def real_text(text: Any, field: str, *, lo: float | None = None, hi: float | None = None,
+              lo_open: bool = False, hi_open: bool = False) -> float:
+    """A number written inside a string (a CSV cell, 'logistic:w0,we,wa', '0.9,0.8'): parsed,
+    then held to the same rule as `real` (finite, in range), so 'nan', 'inf' and '1e400' are
+    refused like the numbers they spell."""
+    if _is_number(text):
+        return real(text, field, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+    if not isinstance(text, str):
+        raise InputError(field, "a number", text)
+    try:
+        v = float(text.strip())
+    except ValueError:
+        raise InputError(field, "a number", text) from None
+    if not math.isfinite(v):
+        raise InputError(field, "a finite number", text)
+    return real(v, field, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+
+
+def integer_text(text: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
+    """An integer written inside a string (a CSV cell, a command-line word): the same rule as
+    `integer` (magnitude <= 2^53, in range); a 5,000-digit text is refused before int() would
+    hit Python's digit limit."""
+    if _is_number(text):
+        return integer(text, field, lo=lo, hi=hi)
+    if not isinstance(text, str):
+        raise InputError(field, "an integer", text)
+    t = text.strip()
+    if len(t) > 40:  # far beyond 2^53 (16 digits); int() of it may be slow or refused
+        raise InputError(field, "an integer of magnitude <= 2^53", f"a text of {len(t)} characters")
+    try:
+        v = int(t)
+    except ValueError:
+        raise InputError(field, "an integer", text) from None
+    return integer(v, field, lo=lo, hi=hi)
+
+
+def as_list(x: Any) -> Any:
+    """A numpy array, pandas Series/Index/DataFrame or other array-like as nested Python lists
+    (numpy scalars become Python numbers); anything else unchanged."""
+    if isinstance(x, str | bytes | Mapping | list | tuple):
+        return x
+    if hasattr(x, "to_numpy") and callable(x.to_numpy):  # pandas objects
+        try:
+            x = x.to_numpy()
+        except Exception:  # noqa: BLE001 - not convertible: left to the caller's check
+            return x
     if isinstance(x, np.ndarray):
-        x = x.tolist()
+        return x.tolist()
+    return x
+
+
+def sequence(x: Any, field: str, *, min_len: int = 0, length: int | None = None) -> Sequence:
+    x = as_list(x)
     if isinstance(x, str | bytes | Mapping) or not isinstance(x, Sequence):
         raise InputError(field, "a list", type(x).__name__)
     if length is not None and len(x) != length:
@@ -172,3 +256,36 @@ def only_known_fields(d: Mapping, known: Any, what: str) -> None:
     if extra:
         raise InputError(extra[0], f"a known field of {what} (" + ", ".join(sorted(known)) + ")",
                          "an unknown field")
+
+
+SEPARATORS = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "whitespace": " ",
+              "space": " "}
+
+
+def separator(sep: Any, field: str = "sep") -> str | None:
+    """A field separator of a delimited file: None (sniff), one character, or a name (tab,
+    '\\t', comma, semicolon, whitespace = ' ': runs of blanks); '' or 'ab' is refused (csv
+    needs one character)."""
+    if sep is None:
+        return None
+    if not isinstance(sep, str):
+        raise InputError(field, "one character or tab, comma, semicolon, whitespace", sep)
+    if sep.lower() in SEPARATORS:
+        return SEPARATORS[sep.lower()]
+    if len(sep) != 1 or sep in "\r\n\"":
+        raise InputError(field, "one character (not a quote or line break) or tab, comma, "
+                         "semicolon, whitespace", sep)
+    return sep
+
+
+def csv_rows(lines: Any, field: str, **fmt: Any) -> list[list[str]]:
+    """All rows of CSV text (an iterable of lines or a file-like), fields of any size: csv's
+    default 128 KB field limit is lifted while reading (a long free-text cell is data, not an
+    error) and any other csv.Error becomes a one-line InputError naming the file."""
+    old = csv.field_size_limit(sys.maxsize)
+    try:
+        return list(csv.reader(lines, **fmt))
+    except csv.Error as exc:
+        raise InputError(field, "a well-formed CSV file", str(exc)) from None
+    finally:
+        csv.field_size_limit(old)

@@ -3,7 +3,6 @@ values), class labels and policy parameters, validated with one-line `InputError
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import os
@@ -17,6 +16,7 @@ from ..crowd.tables import TASK_ALIASES, WORKER_ALIASES
 from ..errors import InputError
 from ..policies.allocation import HETEROGENEOUS, HOMOGENEOUS, parse_policy
 from ..policies.lsol import ESTIMATORS
+from ..validate import csv_rows
 
 ITEM_ALIASES = ("item", *[a for a in TASK_ALIASES if a != "item"])
 LABEL_ALIASES = ("label", "answer", "response", "value")
@@ -43,7 +43,7 @@ def read_csv(source: str | os.PathLike, field: str) -> tuple[list[str], list[lis
     if not lines:
         raise InputError(f"{field} {name}", "a header line and rows", "an empty file")
     sep = "\t" if "\t" in lines[0] else ","
-    rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=sep))
+    rows = csv_rows(io.StringIO("\n".join(lines)), f"{field} {name}", delimiter=sep)
     head = [h.strip().lower() for h in rows[0]]
     return head, [[c.strip() for c in r] for r in rows[1:]], name
 

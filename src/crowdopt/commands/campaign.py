@@ -206,7 +206,8 @@ def _positive_int(text: str) -> int:
 
 
 def register(cli) -> None:
-    from ..cli import _Parser, positive_float
+    from ..cli import _Parser
+    from ..cliargs import new_file, port, seconds
     from ..policies.lsol import ESTIMATORS
 
     top = cli.top.add_parser(
@@ -228,7 +229,8 @@ def register(cli) -> None:
                        "items.csv (column item; optional max_labels, optkg), workers.csv "
                        "(column worker; accuracy for cltap: one number or ';'-separated per "
                        "iteration), pairs.csv (item,worker). dataset:NAME works for each.")
-    p.add_argument("db", metavar="DB", help="the campaign file to create (must not exist)")
+    p.add_argument("db", metavar="DB", type=new_file,
+                   help="the campaign file to create (must not exist; its folder must)")
     p.add_argument("--policy", required=True, choices=("optkg", "optkg-het", "lsol", "cltap"),
                    help="allocation policy: optkg, optkg-het (per-worker reliability), lsol, cltap")
     p.add_argument("--items", required=True, metavar="ITEMS",
@@ -269,8 +271,8 @@ def register(cli) -> None:
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--n", type=_positive_int, default=1, help="at most N queries (default 1)")
     p.add_argument("--worker", default=None, help="only queries this worker may answer")
-    p.add_argument("--lease", type=positive_float, default=600.0,
-                   help="lease in seconds (default 600); expired: handed out again")
+    p.add_argument("--lease", type=seconds, default=600.0,
+                   help="lease in seconds, up to 1e9 (default 600); expired: handed out again")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_next)
 
@@ -310,5 +312,5 @@ def register(cli) -> None:
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (default 127.0.0.1, this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    p.add_argument("--port", type=port, default=8000, help="TCP port, 0-65535 (default 8000)")
     p.set_defaults(func=cmd_serve)

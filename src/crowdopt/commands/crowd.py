@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cliargs import separator
 from ..errors import InputError
 
 AUTO = "auto"
@@ -118,7 +119,9 @@ def _add_input_opts(p: argparse.ArgumentParser) -> None:
                    help="label column names (or 0-based positions)")
     p.add_argument("--gold-columns", default=None, metavar="task=C,label=C",
                    help="gold column names (or positions)")
-    p.add_argument("--sep", default=None, help="field separator (default: sniff)")
+    p.add_argument("--sep", type=separator, default=None,
+                   help="field separator: one character, or tab, comma, semicolon, whitespace "
+                   "(default: sniff)")
     p.add_argument("--no-header", action="store_true", help="files have no header row")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
@@ -131,7 +134,7 @@ def _parse_columns(text: str | None, flag: str) -> dict | None:
         if "=" not in part:
             raise InputError(flag, "ROLE=COLUMN pairs separated by commas", part)
         k, v = (s.strip() for s in part.split("=", 1))
-        out[k] = int(v) if v.isdigit() else v
+        out[k] = int(v) if v.isascii() and v.isdigit() and len(v) < 10 else v
     return out
 
 
@@ -139,7 +142,7 @@ def load_inputs(args: argparse.Namespace):
     """(table, gold or None, source name) from LABELS / dataset:NAME and --gold."""
     from ..crowd.datasets import load_labels_and_gold
 
-    sep = "\t" if args.sep in ("\\t", "tab") else args.sep
+    sep = args.sep
     return load_labels_and_gold(
         args.labels, args.gold, duplicates=args.duplicates, sep=sep, header=not args.no_header,
         columns=_parse_columns(args.columns, "--columns"),

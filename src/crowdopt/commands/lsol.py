@@ -17,16 +17,15 @@ import numpy as np
 
 from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
-from ..validate import probability_array, real
+from ..validate import probability_array, real, real_text
 
 EXIT_OK, EXIT_CERT = 0, 5
 
 
 def _floats(text: str, field: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(field, "comma-separated numbers", text) from None
+    """Comma-separated finite numbers (validate.real_text: 'nan', 'inf', '1e400' refused)."""
+    return [real_text(x, f"{field} item {k + 1}") for k, x in enumerate(text.split(","))
+            if x.strip()]
 
 
 def _sim_tasks(args: argparse.Namespace) -> list:

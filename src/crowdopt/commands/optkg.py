@@ -16,10 +16,10 @@ HELP_POLICIES = ("homogeneous: optkg, kg, pessimistic, cvar, nlu, uniform, gitti
 
 
 def _floats(text: str, field: str, n: int | None = 2) -> list[float]:
-    try:
-        vals = [float(x) for x in str(text).split(",") if x.strip()]
-    except ValueError:
-        raise InputError(field, "comma-separated numbers, e.g. 1,1", text) from None
+    from ..validate import real_text
+
+    vals = [real_text(x, f"{field} item {k + 1}") for k, x in enumerate(str(text).split(","))
+            if x.strip()]
     if n is not None and len(vals) != n:
         raise InputError(field, f"{n} comma-separated numbers", text)
     return vals
@@ -41,14 +41,23 @@ def _prior(text: str, field: str):
     return _beta(text, field)
 
 
+MAX_BUDGETS = 10_000  # budgets of one --budgets range (each is a row of the results)
+
+
 def _budget_list(text: str, K: int) -> list[int]:
     """'2K:20K:1K' (multiples of K), '100,200' or a single number."""
+    from ..validate import MAX_INT, integer_text, real_text
+
     def one(tok: str) -> int:
         tok = tok.strip()
         try:
-            return int(round(float(tok[:-1]) * K)) if tok.upper().endswith("K") else int(tok)
-        except ValueError:
-            raise InputError("--budgets", "integers, nK, or START:STOP:STEP", text) from None
+            if tok.upper().endswith("K"):
+                return integer_text(round(real_text(tok[:-1], "--budgets") * K), "--budgets",
+                                    hi=MAX_INT)
+            return integer_text(tok, "--budgets", hi=MAX_INT)
+        except InputError:
+            raise InputError("--budgets", "integers (<= 2^53), nK, or START:STOP:STEP",
+                             text) from None
     if ":" in text:
         parts = text.split(":")
         if len(parts) != 3:
@@ -56,6 +65,8 @@ def _budget_list(text: str, K: int) -> list[int]:
         a, b, s = (one(p) for p in parts)
         if s <= 0 or a <= 0 or b < a:
             raise InputError("--budgets", "0 < START <= STOP and STEP > 0", text)
+        if (b - a) // s >= MAX_BUDGETS:
+            raise InputError("--budgets", f"at most {MAX_BUDGETS} budgets", text)
         return list(range(a, b + 1, s))
     out = [one(t) for t in text.split(",") if t.strip()]
     if not out or min(out) < 1:

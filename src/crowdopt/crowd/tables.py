@@ -8,14 +8,20 @@ variants (`question`/`id`/`q`, `answer`/`response`), headerless files, repeated
 
 Encoding: task and worker ids are numbered in order of first appearance; classes are sorted
 when they are mutually comparable (else first appearance). Labels read from text files that
-are all canonical integers ("0", "12", "-1") become Python ints, so classes sort numerically;
-ids read from files stay strings.
+all parse as numbers become numbers, one class per value ("1", "1.0" and "01" are the class
+1; integral values become Python ints, so classes sort numerically); ids read from files
+stay strings.
+
+Missing values are refused, the same way everywhere: a file cell that is empty or one of
+MISSING_MARKERS (NA, N/A, NaN, None, null, any case) in a task, worker or label column, and a
+None/NaN/pd.NA value given from Python, is a one-line InputError naming the first such row and
+counting them (a missing label is never a class of its own, nor silently dropped).
 """
 
 from __future__ import annotations
 
-import csv
 import io
+import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +30,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..validate import as_list, csv_rows, separator
 
 DUPLICATE_POLICIES = ("error", "first", "last", "all")
+MISSING_MARKERS = ("", "na", "n/a", "nan", "none", "null")  # cell texts (lower-cased) = missing
 
 # Header aliases (lower-cased) for the three columns of a label table and the two of gold.
 # `orig_id` comes first: in the Snow et al. / CrowdTruth files (rte, temp) `task` is a text
@@ -196,7 +204,8 @@ def from_arrays(tasks: Sequence[Hashable], workers: Sequence[Hashable],
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
-    tasks, workers, labels = list(tasks), list(workers), list(labels)
+    tasks, workers, labels = (_plain_list(x, name) for x, name in
+                              ((tasks, "tasks"), (workers, "workers"), (labels, "labels")))
     if not (len(tasks) == len(workers) == len(labels)):
         raise InputError("labels", "task, worker and label sequences of equal length",
                          f"lengths {len(tasks)}, {len(workers)}, {len(labels)}")
@@ -277,7 +286,7 @@ def gold_from_arrays(table: LabelTable, tasks: Sequence[Hashable],
     table does not have is an InputError unless `unknown_tasks='drop'`. Repeated gold rows
     must agree.
     """
-    tasks, labels = list(tasks), list(labels)
+    tasks, labels = _plain_list(tasks, "tasks"), _plain_list(labels, "labels")
     if len(tasks) != len(labels):
         raise InputError("gold", "task and label sequences of equal length",
                          f"lengths {len(tasks)}, {len(labels)}")
@@ -300,11 +309,8 @@ def read_labels(path: str | Path, *, columns: Mapping[str, str | int] | None = N
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "worker": WORKER_ALIASES,
                                            "label": LABEL_ALIASES}, path)
     cols = _columns(rows, idx, path, header + skip_rows)
-    labels = _maybe_int(cols["label"]) if int_labels else cols["label"]
-    for i, v in enumerate(labels):
-        if v == "":
-            raise InputError(f"{Path(path).name}: row {i + 1 + header + skip_rows}",
-                             "a non-empty label", "''")
+    _refuse_missing(cols, path, header + skip_rows)
+    labels = _numeric_labels(cols["label"], path) if int_labels else cols["label"]
     return from_arrays(cols["task"], cols["worker"], labels, duplicates=duplicates)
 
 
@@ -322,7 +328,12 @@ def read_gold(path: str | Path, table: LabelTable, *,
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "label": GOLD_LABEL_ALIASES},
                            path)
     cols = _columns(rows, idx, path, header + skip_rows)
-    return _make_gold(table, cols["task"], cols["label"], unknown_tasks, by_str=True,
+    _refuse_missing(cols, path, header + skip_rows)
+    labels = cols["label"]
+    if table.n_classes and all(_is_real(c) for c in table.classes.tolist()):
+        # numeric classes: gold '1.0' is the class 1, as in the label file
+        labels = [_label_number(v) if _label_number(v) is not None else v for v in labels]
+    return _make_gold(table, cols["task"], labels, unknown_tasks, by_str=True,
                       source=Path(path).name)
 
 
@@ -334,6 +345,16 @@ def _pandas():
         raise InputError("pandas", "pandas installed (pip install crowdopt[pandas])",
                          "not installed") from exc
     return pd
+
+
+def _plain_list(x: Any, field: str) -> list:
+    """A Python list of Python scalars from a list, tuple, numpy array or pandas Series/Index
+    (numpy scalars become Python ones, so classes and ids print and compare as given)."""
+    x = as_list(x)
+    if isinstance(x, str | bytes | Mapping) or not isinstance(x, Iterable):
+        raise InputError(field, "a sequence of values (list, numpy array, pandas Series)",
+                         type(x).__name__)
+    return list(x)
 
 
 def _object_array(values: list) -> np.ndarray:
@@ -553,6 +574,7 @@ def _sniff_sep(line: str) -> str | None:
 def _read_rows(path: str | Path, *, sep: str | None, header: bool, skip_rows: int,
                field: str) -> tuple[list[list[str]], list[str] | None]:
     """Non-empty rows of a delimited file (any line ending, BOM stripped) and its header."""
+    sep = separator(sep)
     text = _read_text(path, field)
     lines_probe = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
                    if ln.strip()]
@@ -563,7 +585,8 @@ def _read_rows(path: str | Path, *, sep: str | None, header: bool, skip_rows: in
     if sep is None or sep in ("whitespace", " "):
         rows = [ln.split() for ln in lines_probe]
     else:
-        rows = [r for r in csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+        rows = [r for r in csv_rows(io.StringIO(text, newline=""), f"{field} file "
+                                    f"{Path(path).name}", delimiter=sep)
                 if any(c.strip() for c in r)]
     rows = rows[skip_rows:]
     head = None
@@ -632,12 +655,48 @@ def _columns(rows: list[list[str]], idx: dict[str, int], path: str | Path,
     return {role: [r[j].strip() for r in rows] for role, j in idx.items()}
 
 
-def _maybe_int(values: list[str]) -> list:
-    """Labels as ints when every one is a canonical integer literal, else unchanged."""
+def _refuse_missing(cols: dict[str, list[str]], path: str | Path, offset: int) -> None:
+    """The missing-value rule of label and gold files (module docstring): refuse, by row."""
+    for role, values in cols.items():
+        bad = [i for i, v in enumerate(values) if v.lower() in MISSING_MARKERS]
+        if bad:
+            raise InputError(f"{Path(path).name}: row {bad[0] + 1 + offset}", f"a {role} value",
+                             values[bad[0]], note=f"{len(bad)} row(s) with a missing {role} "
+                             "(empty, NA, N/A, NaN, None, null); remove them")
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _label_number(text: str) -> int | float | None:
+    """The number a label text spells (integral values as int), None if it is not one."""
+    if len(text) > 40 or "_" in text:  # no class is a 40-digit number; '1_0' is text
+        return None
     try:
-        ints = [int(v) for v in values]
+        v = float(text)
     except ValueError:
-        return values
-    if all(str(i) == v for i, v in zip(ints, values, strict=True)):
-        return ints
+        return None
+    if not math.isfinite(v):
+        return None
+    if v.is_integer():
+        try:
+            exact = int(text)  # '12345678901234567891' stays exact
+        except ValueError:
+            exact = int(v)
+        return exact
+    return v
+
+
+def _numeric_labels(values: list[str], path: str | Path) -> list:
+    """Labels as numbers when every one parses as a finite number ('1' and '1.0' are one
+    class, the int 1), else unchanged text. 'inf' among numbers is refused."""
+    nums = [_label_number(v) for v in values]
+    rest = [v for v, n in zip(values, nums, strict=True) if n is None]
+    if not rest:
+        return nums
+    if len(rest) < len(values) and all(v.lower().lstrip("+-") in ("inf", "infinity")
+                                       for v in rest):
+        raise InputError(f"{Path(path).name}: label", "a finite number (the other labels are "
+                         "numbers)", rest[0])
     return values

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..validate import MAX_INT, integer
 from .executor import Task, run_tasks
 
 TOP_KEYS = {"name", "problem", "function", "seeds", "methods", "time_limit", "jobs", "output",
@@ -44,6 +45,7 @@ AGGREGATES: dict[str, Callable[[list[float]], float]] = {
     "count": len,
 }
 PROBLEM_TASK = "crowdopt.experiments.sweep:problem_task"
+MAX_TASKS = 100_000  # grid points x seeds of one sweep: counted before any list is built
 
 
 @dataclass
@@ -122,6 +124,12 @@ def parse_config(doc: dict[str, Any], name: str = "sweep") -> SweepConfig:
     for k, v in axes.items():
         if not v:
             raise InputError(f"grid.{k}", "a non-empty list of values", v)
+    n_points = len(cases) * math.prod(len(v) for v in axes.values())
+    seeds = _seeds(doc.get("seeds", [0]))
+    if n_points * len(seeds) > MAX_TASKS:
+        raise InputError("grid x seeds", f"at most {MAX_TASKS} tasks",
+                         f"{n_points} grid point(s) x {len(seeds)} seed(s)",
+                         note="split the sweep or use fewer seeds")
     points = []
     for case in cases:
         for combo in itertools.product(*axes.values()):
@@ -135,7 +143,7 @@ def parse_config(doc: dict[str, Any], name: str = "sweep") -> SweepConfig:
     cfg = SweepConfig(name=str(doc.get("name", name)), kind="problem" if "problem" in doc
                       else "function", target=doc.get("problem") or doc.get("function"),
                       points=points, group_by=group_by, fixed=fixed,
-                      seeds=_seeds(doc.get("seeds", [0])),
+                      seeds=list(seeds),
                       time_limit=_time_limit(doc.get("time_limit")),
                       jobs=_jobs(doc.get("jobs")), output=doc.get("output"))
     keys = set(fixed) | set(varying)
@@ -168,22 +176,29 @@ def _hashable(v: Any) -> Any:
     return repr(v)
 
 
-def _seeds(v: Any) -> list[int]:
-    """A list of seeds, a count n (seeds 0..n-1), or {start, count}."""
+def _seeds(v: Any) -> range | list[int]:
+    """A list of seeds, a count n (seeds 0..n-1), or {start, count}: every seed an integer in
+    [0, 2^53] (what --seed accepts); a count is a lazy range, so its size is checked before
+    any list of that length exists."""
     if isinstance(v, bool):
         raise InputError("seeds", "a list of integers, a count, or {start, count}", v)
     if isinstance(v, int):
         if v < 1:
             raise InputError("seeds", "a count >= 1", v)
-        return list(range(v))
+        return range(min(v, MAX_TASKS + 1))  # past MAX_TASKS only its size matters
     if isinstance(v, dict) and set(v) <= {"start", "count"} and "count" in v:
         start, count = v.get("start", 0), v["count"]
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, count)) \
                 or count < 1:
             raise InputError("seeds", "{start = INT, count = INT >= 1}", v)
-        return list(range(start, start + count))
+        integer(start, "seeds.start", lo=0, hi=MAX_INT)
+        if start + min(count, MAX_TASKS + 1) - 1 > MAX_INT:
+            raise InputError("seeds", "seeds <= 2^53 (start + count - 1)", v)
+        return range(start, start + min(count, MAX_TASKS + 1))
     if isinstance(v, list) and v and all(isinstance(s, int) and not isinstance(s, bool)
                                          for s in v):
+        for k, s in enumerate(v):
+            integer(s, f"seeds[{k}]", lo=0, hi=MAX_INT)
         if len(set(v)) != len(v):
             raise InputError("seeds", "distinct seeds", v)
         return list(v)
@@ -193,15 +208,15 @@ def _seeds(v: Any) -> list[int]:
 def _time_limit(v: Any) -> float | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or v <= 0:
-        raise InputError("time_limit", "seconds > 0", v)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+        raise InputError("time_limit", "seconds > 0 (finite)", v)
     return float(v)
 
 
 def _jobs(v: Any) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_INT:
         raise InputError("jobs", "an integer >= 0 (0 = all cores)", v)
     return v
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..validate import choice, real
+from ..validate import choice, real, real_text
 
 TINY = 1e-15  # values below are clipped to 0 before a MILP is built (digest 000, section 7.18)
 
@@ -184,10 +184,8 @@ def noise_from_spec(spec: Any, field: str = "noise") -> NoiseFunction:
             parts = key.split(":", 1)[1].split(",")
             if len(parts) != 3:
                 raise InputError(field, "'logistic:w0,we,wa'", spec)
-            try:
-                w = [float(p) for p in parts]
-            except ValueError:
-                raise InputError(field, "'logistic:w0,we,wa' with numbers", spec) from None
+            w = [real_text(p, f"{field} ({name} in {spec!r})")
+                 for p, name in zip(parts, ("w0", "we", "wa"), strict=True)]
             return _logistic(*w, field=field)
         choice(key, field, sorted(_NAMES))
         return _NAMES[key]()

@@ -17,7 +17,6 @@ score F1 on the evaluation part; the best mean F1 over the splits wins.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..problems.olas_noise import LogisticNoise, NoiseFunction, entropy
-from ..validate import choice, integer, real
+from ..validate import choice, csv_rows, integer, real, real_text
 from .olas_loop import class_probabilities, f1_score_of, make_classifier, stratified_take
 
 ALIASES = {"sample_id": "sample", "labeler_id": "labeler", "accuracy": "labeler_accuracy"}
@@ -74,7 +73,8 @@ def _read_csv(path: str | Path, what: str) -> tuple[list[str], list[list[str]]]:
     with open(p, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the header
         text = fh.read()
     delim = "\t" if p.suffix.lower() in (".tsv", ".tab") or ("\t" in text.split("\n", 1)[0]) else ","
-    rows = [r for r in csv.reader(text.splitlines(), delimiter=delim) if any(c.strip() for c in r)]
+    rows = [r for r in csv_rows(text.splitlines(), f"{what} {p.name}", delimiter=delim)
+            if any(c.strip() for c in r)]
     if not rows:
         raise InputError(what, "a header row", "an empty file")
     header = [ALIASES.get(h.strip().lower(), h.strip().lower()) for h in rows[0]]
@@ -334,19 +334,27 @@ def estimate_noise(golden: GoldenTable, *, features: tuple[list[str], np.ndarray
 
 
 # ----------------------------------------------------------------------------- beta tuning
+MAX_GRID = 10_000  # beta values of one --grid
+
+
 def parse_grid(text: str) -> list[float]:
     """'lo:hi:step' (inclusive) or a comma list '0.05,0.1,0.2'."""
     try:
         if ":" in text:
-            lo, hi, step = (float(v) for v in text.split(":"))
+            lo, hi, step = (real_text(v, "--grid") for v in text.split(":"))
             if step <= 0 or hi < lo:
                 raise ValueError
             n = int(math.floor((hi - lo) / step + 1e-9)) + 1
+            if n > MAX_GRID:
+                raise InputError("--grid", f"at most {MAX_GRID} beta values", text)
             vals = [round(lo + k * step, 12) for k in range(n)]
         else:
-            vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError("--grid", "'lo:hi:step' or a comma list of numbers", text) from None
+            vals = [real_text(v, "--grid") for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        if isinstance(exc, InputError) and "at most" in exc.expected:
+            raise
+        raise InputError("--grid", "'lo:hi:step' or a comma list of finite numbers",
+                         text) from None
     if not vals or any(v < 0 or not math.isfinite(v) for v in vals):
         raise InputError("--grid", "non-negative beta values", text)
     return vals

@@ -10,7 +10,6 @@ target column.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import numpy as np
 
 from ..datapath import data_file
 from ..errors import InputError
-from ..validate import choice
+from ..validate import choice, csv_rows
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,7 @@ def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
     with open(path, newline="") as fh:
         if delimiter is None:
             return [line.split() for line in fh if line.strip()]
-        return [[c.strip() for c in row] for row in csv.reader(fh, delimiter=delimiter)
+        return [[c.strip() for c in row] for row in csv_rows(fh, str(path), delimiter=delimiter)
                 if any(c.strip() for c in row)]
 
 
@@ -128,7 +127,7 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     if not p.is_file():
         raise InputError("--data", "an existing CSV file", str(p))
     with open(p, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+        rows = [r for r in csv_rows(fh, "--data") if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise InputError(str(p), "a header row and at least one data row", f"{len(rows)} row(s)")
     header = [h.strip() for h in rows[0]]
