@@ -12,9 +12,9 @@ import pytest
 from crowdopt.api import certify, compare, run_method
 from crowdopt.cli import main
 from crowdopt.problems import olas_assign as P
+from crowdopt.problems.olas_assign import SPEC
 from crowdopt.registry import Evaluation, Outcome
 from crowdopt.solvers.certify import gap_ratio, lower_upper, make_certificate
-from crowdopt.solvers.olas_assign import SPEC
 
 
 def test_lower_upper_and_ratio():

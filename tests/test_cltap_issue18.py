@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 import crowdopt
 from crowdopt.problems import cltap as P
+from crowdopt.problems.cltap import SPEC
 from crowdopt.registry import RunOptions
 from crowdopt.results import verdict_text
 from crowdopt.solvers import cltap_bounds as CB
-from crowdopt.solvers.cltap import SPEC, brute_force, solve_milp
+from crowdopt.solvers.cltap import brute_force, solve_milp
 from crowdopt.solvers.cltap_cbp import cbp
 from crowdopt.solvers.cltap_colgen import closed_form_bound
 from crowdopt.solvers.cltap_construct import alloc_lpt, cbp_phi, constructions, fast

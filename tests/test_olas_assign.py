@@ -9,8 +9,9 @@ import pytest
 
 from crowdopt.errors import InputError
 from crowdopt.problems import olas_assign as P
+from crowdopt.problems.olas_assign import SPEC, assign_sorted
 from crowdopt.solvers.certify import close
-from crowdopt.solvers.olas_assign import SPEC, assign_sorted, solve_milp, solve_threshold
+from crowdopt.solvers.olas_assign import solve_milp, solve_threshold
 
 
 def brute_force(inst: P.OlasAssignInstance) -> float:

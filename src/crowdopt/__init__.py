@@ -11,8 +11,8 @@ Quick use::
     cert = crowdopt.certify(inst, r.solution)
     print(cert.to_json())                  # = `crowdopt certify --json`
 
-`solve`, `compare`, `certify`, `generate`, `load`, `build_model`, `solve_model`, `decode` and the
-result and instance classes load on first use, so `import crowdopt` stays light.
+`solve`, `compare`, `certify`, `generate`, `load`, `build_model`, `solve_model`, `decode`, the
+result and instance classes and `__version__` load on first use, so `import crowdopt` stays light.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-from .errors import CrowdoptError, InputError, InstanceError, SolverError  # noqa: E402
+from .errors import CrowdoptError, InputError, InstanceError, SolverError
 
 # public name -> module that defines it (imported on first access, PEP 562)
 _LAZY = {
+    "__version__": "crowdopt.version",
     "solve": "crowdopt.api",
     "compare": "crowdopt.api",
     "certify": "crowdopt.api",
@@ -38,7 +37,7 @@ _LAZY = {
     "Certificate": "crowdopt.results",
     "Comparison": "crowdopt.results",
     "Status": "crowdopt.status",
-    "MILP_DEFAULT_TIME": "crowdopt.registry",
+    "MILP_DEFAULT_TIME": "crowdopt.problems.catalogue",
     "OlasAssignInstance": "crowdopt.problems.olas_assign",
     "OlasSelectInstance": "crowdopt.problems.olas_select",
     "LabelerSetInstance": "crowdopt.problems.labeler_set",
@@ -58,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .registry import MILP_DEFAULT_TIME, get_problem, problem_names
     from .results import Certificate, Comparison, Result
     from .status import Status
+    from .version import __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -335,8 +335,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
     from .registry import problem_names
+    from .version import __version__
 
     parser = _Parser(prog="crowdopt", description=(
         "Optimization for crowd labeling: exact Pyomo+HiGHS models beside fast paths, "

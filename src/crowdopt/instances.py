@@ -12,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
-from .registry import ProblemSpec, get_problem
+from .registry import SCHEMA_VERSION, ProblemSpec, get_problem, instance_document
 from .validate import integer, json_int, require_key, require_mapping
-
-SCHEMA_VERSION = 1
 
 
 class _DuplicateKey(ValueError):
@@ -75,12 +73,10 @@ def parse_instance(data: Any) -> tuple[ProblemSpec, Any]:
 
 
 def load_instance(source: Any) -> tuple[ProblemSpec, Any]:
+    """Read and validate an instance file (path, '-', or parsed document): (spec, instance)."""
     return parse_instance(read_json(source, "instance"))
 
 
-def instance_document(spec: ProblemSpec, instance: Any) -> dict:
-    return {"problem": spec.name, "schema_version": SCHEMA_VERSION, **spec.to_dict(instance)}
-
-
 def dump_instance(spec: ProblemSpec, instance: Any) -> str:
+    """The instance file text of `instance` (what `load_instance` reads back)."""
     return json.dumps(instance_document(spec, instance), indent=1)

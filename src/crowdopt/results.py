@@ -283,18 +283,14 @@ class Result:
         """The solution's JSON form, with the instance's ids (what `--solution FILE` reads)."""
         if self.solution is None or self.instance is None:
             return None
-        from .registry import get_problem
-
-        return jsonable(get_problem(self.problem).solution_to_dict(self.instance, self.solution))
+        return jsonable(self.instance.spec.solution_to_dict(self.instance, self.solution))
 
     @property
     def size(self) -> str | None:
         """The instance's size line (e.g. 'u=60 M=5 beta=0.05')."""
         if self.instance is None:
             return None
-        from .registry import get_problem
-
-        return get_problem(self.problem).size(self.instance)
+        return self.instance.spec.size(self.instance)
 
     def replace(self, **changes: Any) -> Result:
         return dataclasses.replace(self, **changes)

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
 from ..errors import CrowdoptError, InputError
+from ..version import __version__
 from . import drivers as dv
 from . import store
 
@@ -658,7 +658,7 @@ class Campaign:
 
             gold = read_gold_map(gold)
         with self._tx(write=False) as mem:
-            return status(self, mem, gold)
+            return status(self, mem, gold, _now())
 
     def __repr__(self) -> str:
         return f"Campaign({str(self.path)!r}, policy={self.policy!r}, budget={self.budget})"

@@ -9,14 +9,14 @@ from typing import Any
 import numpy as np
 
 from ..problems.vote_accuracy import log_odds
-from . import drivers as dv
+from .drivers import LsolDriver, PairDriver, PlanDriver
 
 
 def _labels(camp, mem, answers: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """Class index (-1: none yet) and confidence per item, from the committed policy."""
     n = len(camp.item_ids)
     A = mem.A
-    if isinstance(A, dv.LsolDriver):
+    if isinstance(A, LsolDriver):
         L = A.learner
         lab = np.full(n, -1, dtype=np.int64)
         for i, y in A.outputs.items():
@@ -36,11 +36,11 @@ def _labels(camp, mem, answers: list[tuple[int, int, int]]) -> tuple[np.ndarray,
 
 def _reliability(camp, mem) -> tuple[np.ndarray | None, str | None]:
     A = mem.A
-    if isinstance(A, dv.PairDriver):
+    if isinstance(A, PairDriver):
         return A.pol.reliability(), "posterior mean of rho (one-coin model, Sec. 5)"
-    if isinstance(A, dv.LsolDriver):
+    if isinstance(A, LsolDriver):
         return A.learner.p_hat(), "p_hat: agreement with tester consensus (LS_OL)"
-    if isinstance(A, dv.PlanDriver):
+    if isinstance(A, PlanDriver):
         p = 1.0 / (1.0 + np.exp(-A.logits))
         used = np.zeros(p.shape, dtype=bool)
         for j, k, _ in A.plan:
@@ -62,11 +62,9 @@ def _exhausted(camp, mem) -> bool:
     return size == 0 or size > camp.budget - mem.n_queries or S.propose() is None
 
 
-def status(camp, mem, gold: Mapping[str, Any] | None = None) -> dict:
+def status(camp, mem, gold: Mapping[str, Any] | None, now: float) -> dict:
+    """The campaign's status document at time `now` (the clock of leases)."""
     conn = camp.conn
-    from .core import _now
-
-    now = _now()
     answers = conn.execute("SELECT item, worker, label FROM answers ORDER BY seq").fetchall()
     n_ans = len(answers)
     rows = conn.execute("SELECT q.id, q.item, q.worker, q.handed, q.lease_until, q.leased_to "
@@ -118,7 +116,7 @@ def status(camp, mem, gold: Mapping[str, Any] | None = None) -> dict:
         "reliability_source": rel_src or "agreement with the current labels only; the "
                                          "homogeneous model has no worker parameter",
     }
-    if isinstance(mem.A, dv.LsolDriver):
+    if isinstance(mem.A, LsolDriver):
         st = mem.A.learner.state()
         out["lsol"] = {"testers": st["testers"], "steps": st["steps"],
                        "selected": [camp.worker_ids[j] for j in st["selected"]]}

@@ -70,8 +70,8 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
     from ..crowd.aggregate import weights_from_accuracy as weights
     from ..crowd.reliability import from_gold
     from ..problems import worker_select as P
+    from ..problems.worker_select import SPEC
     from ..registry import RunOptions
-    from ..solvers.worker_select import SPEC
 
     if gold.n == 0:
         raise InputError("--gold", "at least one gold item", "none")

@@ -113,7 +113,7 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
     the fixed-horizon generator reading (t-bar on [1, horizon] for every t)."""
     from ..api import certify
-    from ..solvers.cltap import SPEC
+    from ..problems.cltap import SPEC
     from ..solvers.cltap_cbp import cbp
 
     params: dict[str, Any] = {"t": t, "a": a, "trend": trend, "horizon": horizon}

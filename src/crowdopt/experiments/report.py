@@ -70,7 +70,7 @@ class Report:
         return path
 
     def write(self) -> Path:
-        from .. import __version__
+        from ..version import __version__
 
         head = [f"# {self.title}\n",
                 f"Made by: `{self.command}`  ",

@@ -439,7 +439,7 @@ def run_sweep(cfg: SweepConfig, out_dir: str | Path, *, jobs: int = 1, scheduler
 def write_outputs(cfg: SweepConfig, out: Path, records: list[dict], rows: list[dict],
                   columns: list[str], *, command: str = "", wall_s: float = 0.0, jobs: int = 1,
                   scheduler: Any = None) -> dict[str, Path]:
-    from .. import __version__
+    from ..version import __version__
     from .report import markdown_table
 
     files = {"results": out / "results.jsonl", "csv": out / "summary.csv",

@@ -23,7 +23,13 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
-from ..problems.olas_select import OlasSelectInstance, OlasSelectSolution, kappa, sorted_allowed
+from ..problems.olas_select import (
+    OlasSelectInstance,
+    OlasSelectSolution,
+    assign_theorem1,
+    kappa,
+    sorted_allowed,
+)
 from .olas_assign import labeler_keys, point_keys
 
 
@@ -193,8 +199,6 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
         pairs.sort(key=lambda q: rank_p[q[1]])
         return OlasSelectSolution(np.array([p for _, p in pairs], dtype=np.int64),
                                   np.array([a for a, _ in pairs], dtype=np.int64))
-    from ..solvers.olas_select import assign_theorem1
-
     chosen = np.array([pj[p] for p, v in res.values(m.s).items() if v > 0.5], dtype=np.int64)
     return assign_theorem1(inst, chosen)
 

@@ -13,14 +13,15 @@ A solution is `task_of[j, k]`: the task annotator j labels at her iteration k (0
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation, ProblemInstance
 from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
+from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
 
 Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based (Sec. 5)
 
@@ -393,3 +394,61 @@ def example2() -> CltapInstance:
 
 def size(inst: CltapInstance) -> str:
     return f"t={inst.t} a={inst.a} K={inst.K} b={inst.b}"
+
+
+# The catalogue entry; its methods live in solvers/cltap.py and load on first use.
+_SOLVERS = "crowdopt.solvers.cltap:"
+
+SPEC = ProblemSpec.from_module(
+    sys.modules[__name__],
+    name="cltap",
+    title="CL-TAP: workload-dependent task assignment, max-min linear correctness",
+    paper="003 (Catallo et al.), Sec. 3.3-5",
+    sense="max",
+    methods=(
+        Method("cbp", "fast", Lazy(_SOLVERS + "_cbp"),
+               "correctness-based policy (Algorithm 1, digest 3.1)"),
+        Method("cbp+ls", "fast", Lazy(_SOLVERS + "_cbp_ls"),
+               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)"),
+        Method("cbp-phi", "fast", Lazy(_SOLVERS + "_cbp_phi"),
+               "CBP ranking runs by average weight phi (digest B2)"),
+        Method("alloc-lpt", "fast", Lazy(_SOLVERS + "_alloc_lpt"),
+               "covering-bound allocation of prefix lengths, labels placed heaviest first on "
+               "the neediest task (LPT)"),
+        Method("best-of", "fast", Lazy(_SOLVERS + "_fast"),
+               "best of all constructions, then local search until the time budget (default "
+               "2 s) or a bound proves it optimal"),
+        Method("ta", "fast", Lazy(_SOLVERS + "_baseline", ("ta",)),
+               "top annotators baseline (digest 3.7)"),
+        Method("pa", "fast", Lazy(_SOLVERS + "_baseline", ("pa",)),
+               "primal approximation baseline (approximation)"),
+        Method("rgl", "fast", Lazy(_SOLVERS + "_baseline", ("rgl",)),
+               "random regular graph baseline (seeded)"),
+        Method("rnd", "fast", Lazy(_SOLVERS + "_baseline", ("rnd",)), "random baseline (seeded)"),
+        Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
+               "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
+               applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("brute-force", "exact", Lazy(_SOLVERS + "_brute"),
+               "exhaustive enumeration (t <= 4, a <= 3)",
+               applicable=Lazy(_SOLVERS + "_brute_size")),
+        Method("lp-closed-form", "bound", Lazy(_SOLVERS + "_closed_form"),
+               "LP relaxation of (11)-(17) in closed form (concave-hull greedy, digest 3.4)"),
+        Method("column-generation", "bound", Lazy(_SOLVERS + "_colgen"),
+               "column generation on (18)-(24), best Lagrangian bound (default limit 30 s)",
+               applicable=Lazy(_SOLVERS + "_colgen_size")),
+        Method("covering", "bound", Lazy(_SOLVERS + "_covering"),
+               "truncated machine-covering bound, G by its LP relaxation (concave-hull greedy)"),
+        Method("covering-dp", "bound", Lazy(_SOLVERS + "_covering_dp"),
+               "truncated machine-covering bound, G by the exact multiple-choice knapsack DP",
+               applicable=Lazy(_SOLVERS + "_covering_dp_size")),
+        Method("pairing", "bound", Lazy(_SOLVERS + "_pairing"),
+               "covering + a Hall condition on two-label tasks (small labels need large "
+               "partners)"),
+        Method("counting", "bound", Lazy(_SOLVERS + "_counting"),
+               "labels-per-task counting bound (singles, pairs, 3+ labels)"),
+        Method("config-lp", "bound", Lazy(_SOLVERS + "_config_lp"),
+               "configuration LP over truncated rounded-up weights (one label per task and "
+               "annotator, prefix rows), column generation + Farley bound (default limit 10 s)",
+               applicable=Lazy(_SOLVERS + "_config_lp_size")),
+    ),
+)

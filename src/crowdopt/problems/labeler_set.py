@@ -10,13 +10,13 @@ This module holds the typed instance, its validation, the ONE evaluator and the 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation, ProblemInstance
 from ..validate import (
     MAX_ITEMS,
     choice,
@@ -28,6 +28,7 @@ from ..validate import (
     real_array,
     sequence,
 )
+from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
@@ -260,3 +261,28 @@ def size(inst: LabelerSetInstance) -> str:
     if inst.max_size is not None:
         extra.append(f"K={inst.max_size}")
     return f"M={inst.n_labelers} {inst.rule}" + ("" if not extra else " " + "+".join(extra))
+
+
+# The catalogue entry; its methods live in solvers/labeler_set.py and load on first use.
+_SOLVERS = "crowdopt.solvers.labeler_set:"
+
+SPEC = ProblemSpec.from_module(
+    sys.modules[__name__],
+    name="labeler-set",
+    title="Best labeler set for majority / weighted majority vote",
+    paper="001 (Liu & Liu, SIGMETRICS 2015), eq. 4, Thms 1, 2, 4",
+    sense="max",
+    methods=(
+        Method("top-k", "fast", Lazy(_SOLVERS + "_fast"),
+               "best top-k by quality (odd k for MV): Thms 1-2 / 4, exact without costs"),
+        Method("local-search", "fast", Lazy(_SOLVERS + "_local"),
+               "top-k then add/drop/swap moves (heuristic for heterogeneous costs)",
+               applicable=Lazy(_SOLVERS + "_local_size")),
+        Method("milp", "exact", Lazy(_SOLVERS + "solve_milp"),
+               "vote-margin MILP (MV) or pattern MILP (WMV), HiGHS, gap 0",
+               applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("enumeration", "exact", Lazy(_SOLVERS + "solve_enumeration"),
+               "all 2^M - 1 non-empty sets",
+               applicable=Lazy(_SOLVERS + "_enum_size")),
+    ),
+)

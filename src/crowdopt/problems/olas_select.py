@@ -15,13 +15,13 @@ variable fixing, digest section 7.4), the ONE evaluator and the random generator
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation
 from ..validate import (
     id_indices,
     ids,
@@ -33,7 +33,8 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .olas_assign import POOL_PARAMS, OlasPool, draw_pool
+from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemSpec
+from .olas_assign import POOL_PARAMS, OlasAssignInstance, OlasPool, assign_sorted, draw_pool
 from .olas_noise import noise_from_spec
 
 ALLOWED_TOL = 1e-12  # the one tolerance of (10d): eps_ij <= beta + ALLOWED_TOL (digest 7.4)
@@ -280,3 +281,43 @@ def example() -> OlasSelectInstance:
 def size(inst: OlasSelectInstance) -> str:
     b = "" if inst.budget is None else f" B={inst.budget}"
     return f"u={inst.n_points} M={inst.n_labelers} beta={inst.beta:g}{b}"
+
+
+def assign_theorem1(inst: OlasSelectInstance, selected: np.ndarray) -> OlasSelectSolution:
+    """Theorem 1 assignment of a selected set (k-th highest entropy -> k-th capacity slot).
+
+    For any selection that admits an assignment with all pairs allowed, this one is allowed too
+    (bottleneck optimality of Theorem 1) and satisfies (10e)-(10h). `selected` is returned in
+    entropy order (ties by pool order).
+    """
+    sel = np.sort(np.asarray(selected, dtype=np.int64))
+    sub = OlasAssignInstance(inst.accuracies, inst.capacities, inst.entropies[sel], inst.noise)
+    z = assign_sorted(sub).assignment
+    order = np.argsort(-inst.entropies[sel], kind="stable")
+    return OlasSelectSolution(sel[order], z[order])
+
+
+# The catalogue entry; its methods live in solvers/olas_select.py and load on first use.
+_SOLVERS = "crowdopt.solvers.olas_select:"
+
+SPEC = ProblemSpec.from_module(
+    sys.modules[__name__],
+    name="olas-select",
+    title="OLAS Model 10: joint query selection and labeler assignment under a noise bound",
+    paper="000 (Ahadi et al.), Sec. 3.3, Theorem 2, Algorithm 1",
+    sense="max",
+    methods=(
+        Method("greedy", "fast", Lazy(_SOLVERS + "_fast"),
+               "corrected Algorithm 1 (Theorem 2): one scan of the entropy-sorted pool, cap B"),
+        Method("lp-prefix", "exact", Lazy(_SOLVERS + "solve_prefix_lp"),
+               "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
+        Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
+               "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
+               applicable=Lazy(_SOLVERS + "_compact_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("milp-literal", "exact", Lazy(_SOLVERS + "solve_literal"),
+               "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
+               applicable=Lazy(_SOLVERS + "_literal_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("lp-bmatching", "exact", Lazy(_SOLVERS + "solve_bmatching_lp"),
+               "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
+    ),
+)

@@ -12,13 +12,13 @@ and the Theorem 1 error bound at the objective), the shared tie tolerance and th
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
-from ..registry import Evaluation, ProblemInstance
 from ..validate import (
     MAX_ITEMS,
     choice,
@@ -32,6 +32,7 @@ from ..validate import (
     real_array,
     sequence,
 )
+from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
 from .worker_scores import ESTIMATORS, scores
 
 BOUND_CONSTANTS = ("paper", "rigorous")
@@ -288,3 +289,29 @@ def size(inst: WorkerSelectInstance) -> str:
     if inst.costs is not None:
         s += f" C={inst.budget}"
     return s
+
+
+# The catalogue entry; its methods live in solvers/worker_select.py and load on first use.
+_SOLVERS = "crowdopt.solvers.worker_select:"
+
+SPEC = ProblemSpec.from_module(
+    sys.modules[__name__],
+    name="worker-select",
+    title="Worker selection: max sum G / sqrt|S|, |S| <= K (optional costs and budget)",
+    paper="004 (Li & Liu), eq. 11, Algorithm 1, Theorem 4",
+    sense="max",
+    methods=(
+        Method("sort-scan", "fast", Lazy(_SOLVERS + "_fast"),
+               "Algorithm 1 (sort by G, scan every prefix, smallest best k); "
+               "with costs the exact integer-cost DP"),
+        Method("milp-a", "exact", Lazy(_SOLVERS + "solve_formulation_a"),
+               "formulation A (per-cardinality selectors), HiGHS gap 0, then min |S| among optima",
+               applicable=Lazy(_SOLVERS + "_a_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
+               "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
+               applicable=Lazy(_SOLVERS + "_compact_size"), time_limit=MILP_DEFAULT_TIME),
+        Method("cost-dp", "exact", Lazy(_SOLVERS + "solve_dp"),
+               "integer-cost DP over (worker, size, spend)",
+               applicable=Lazy(_SOLVERS + "_dp_size")),
+    ),
+)

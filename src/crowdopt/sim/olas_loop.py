@@ -217,8 +217,8 @@ def choose_queries(strategy: str, e: np.ndarray, accuracies: np.ndarray, capacit
     else:  # ES, Model 9: the n highest entropies, ties by pool order (digest 7.17)
         idx = np.argsort(-e, kind="stable")[:n]
     if assigner == "OLA":
+        from ..problems.olas_assign import assign_sorted
         from ..problems.olas_assign import make_instance as assign_instance
-        from ..solvers.olas_assign import assign_sorted
 
         z = assign_sorted(assign_instance(accuracies, capacities, e[idx], noise)).assignment
     else:  # RLA: a uniformly random feasible assignment (shuffled capacity slots)

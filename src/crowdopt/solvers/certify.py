@@ -12,7 +12,7 @@ import math
 import platform
 from typing import Any
 
-from ..registry import Evaluation, ProblemSpec
+from ..problems.catalogue import Evaluation, ProblemSpec
 from ..results import SCHEMA_VERSION, Certificate, jsonable
 from ..status import Status
 
@@ -34,7 +34,7 @@ def versions() -> dict[str, str]:
     `make_certificate` only when HiGHS ran, from the Highs object that ran."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .. import __version__
+    from ..version import __version__
     out = {"crowdopt": __version__, "python": platform.python_version()}
     for name in PACKAGES:
         try:

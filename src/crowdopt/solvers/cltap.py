@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ..problems import cltap as P
-from ..registry import Method, Outcome, ProblemSpec, RunOptions
+from ..problems.catalogue import Outcome, RunOptions
 from ..status import Status
 from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
@@ -201,10 +201,9 @@ def _config_lp_size(inst: P.CltapInstance) -> str | None:
     return None
 
 
-def _baseline(name: str):
-    def run(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
-        return Outcome("feasible", BASELINES[name](inst, seed=opts.seed))
-    return run
+def _baseline(name: str, inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """The baseline `name` of BASELINES (ta, pa, rgl, rnd), seeded by the options."""
+    return Outcome("feasible", BASELINES[name](inst, seed=opts.seed))
 
 
 def _closed_form(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
@@ -242,52 +241,3 @@ def _colgen_size(inst: P.CltapInstance) -> str | None:
         return (f"master has a*K = {inst.a * inst.K} pair rows (> {COLGEN_MAX_PAIRS}); "
                 "lp-closed-form gives the compact LP bound instantly (equal when b >= t)")
     return None
-
-
-SPEC = ProblemSpec.from_module(
-    P,
-    name="cltap",
-    title="CL-TAP: workload-dependent task assignment, max-min linear correctness",
-    paper="003 (Catallo et al.), Sec. 3.3-5",
-    sense="max",
-    methods=(
-        Method("cbp", "fast", _cbp, "correctness-based policy (Algorithm 1, digest 3.1)"),
-        Method("cbp+ls", "fast", _cbp_ls,
-               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)"),
-        Method("cbp-phi", "fast", _cbp_phi, "CBP ranking runs by average weight phi (digest B2)"),
-        Method("alloc-lpt", "fast", _alloc_lpt,
-               "covering-bound allocation of prefix lengths, labels placed heaviest first on "
-               "the neediest task (LPT)"),
-        Method("best-of", "fast", _fast,
-               "best of all constructions, then local search until the time budget (default "
-               "2 s) or a bound proves it optimal"),
-        Method("ta", "fast", _baseline("ta"), "top annotators baseline (digest 3.7)"),
-        Method("pa", "fast", _baseline("pa"), "primal approximation baseline (approximation)"),
-        Method("rgl", "fast", _baseline("rgl"), "random regular graph baseline (seeded)"),
-        Method("rnd", "fast", _baseline("rnd"), "random baseline (seeded)"),
-        Method("milp-compact", "exact", solve_milp,
-               "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
-               applicable=_milp_size, time_limit=MILP_DEFAULT_TIME),
-        Method("brute-force", "exact", _brute, "exhaustive enumeration (t <= 4, a <= 3)",
-               applicable=_brute_size),
-        Method("lp-closed-form", "bound", _closed_form,
-               "LP relaxation of (11)-(17) in closed form (concave-hull greedy, digest 3.4)"),
-        Method("column-generation", "bound", _colgen,
-               "column generation on (18)-(24), best Lagrangian bound (default limit 30 s)",
-               applicable=_colgen_size),
-        Method("covering", "bound", _covering,
-               "truncated machine-covering bound, G by its LP relaxation (concave-hull greedy)"),
-        Method("covering-dp", "bound", _covering_dp,
-               "truncated machine-covering bound, G by the exact multiple-choice knapsack DP",
-               applicable=_covering_dp_size),
-        Method("pairing", "bound", _pairing,
-               "covering + a Hall condition on two-label tasks (small labels need large "
-               "partners)"),
-        Method("counting", "bound", _counting,
-               "labels-per-task counting bound (singles, pairs, 3+ labels)"),
-        Method("config-lp", "bound", _config_lp,
-               "configuration LP over truncated rounded-up weights (one label per task and "
-               "annotator, prefix rows), column generation + Farley bound (default limit 10 s)",
-               applicable=_config_lp_size),
-    ),
-)

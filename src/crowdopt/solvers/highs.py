@@ -98,6 +98,16 @@ class HighsOptions:
         return HighsOptions(**data)
 
 
+def highs_options(run: Any, **defaults: Any) -> HighsOptions:
+    """The `HighsOptions` of a method's `RunOptions`; `defaults` are the method's own settings
+    (e.g. presolve=False, known_feasible=True), which explicit options override."""
+    kw = {**defaults, "time_limit": run.time_limit, "threads": run.threads,
+          "mip_rel_gap": run.mip_rel_gap}
+    if run.presolve is not None:
+        kw["presolve"] = run.presolve
+    return HighsOptions(**kw)
+
+
 @dataclass
 class HighsResult:
     """Plain result of one solve. `objective` and `bound` are in the model's own sense."""

@@ -18,8 +18,12 @@ import time
 import numpy as np
 
 from ..problems import labeler_set as P
+from ..problems.catalogue import (
+    Evaluation,
+    Outcome,
+    RunOptions,
+)
 from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
-from ..registry import MILP_DEFAULT_TIME, Evaluation, Method, Outcome, ProblemSpec, RunOptions
 
 # Size guards (M labelers), where benchmarks/bench_exact_overhead.py (`--guards`, seed 0) measured
 # about 60 s on the 2-core development machine, unless memory binds first:
@@ -186,14 +190,14 @@ def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Ou
     MILP_MAX (MV 16, WMV 11 labelers: ~60 s in bench_exact_overhead.py --guards)."""
     # Pyomo and HiGHS load only here, so the fast path and the learner stay light to import.
     from ..models.labeler_set import build_milp, decode
-    from .highs import Status, solve_model
+    from .highs import Status, highs_options, solve_model
 
     opts = opts or RunOptions()
     t0 = time.perf_counter()
     m = build_milp(inst)
     build_s = time.perf_counter() - t0
     # the adapter's default feasibility tolerance (1e-9) keeps the pattern model's bound exact
-    res = solve_model(m, opts.highs())
+    res = solve_model(m, highs_options(opts))
     details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern",
                "build_s": build_s}
     if res.status is Status.INFEASIBLE:
@@ -207,24 +211,3 @@ def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Ou
 def _milp_size(inst: P.LabelerSetInstance) -> str | None:
     lim = MILP_MAX[inst.rule]
     return None if inst.n_labelers <= lim else f"MILP limited to M <= {lim} for rule {inst.rule}"
-
-
-SPEC = ProblemSpec.from_module(
-    P,
-    name="labeler-set",
-    title="Best labeler set for majority / weighted majority vote",
-    paper="001 (Liu & Liu, SIGMETRICS 2015), eq. 4, Thms 1, 2, 4",
-    sense="max",
-    methods=(
-        Method("top-k", "fast", _fast,
-               "best top-k by quality (odd k for MV): Thms 1-2 / 4, exact without costs"),
-        Method("local-search", "fast", _local,
-               "top-k then add/drop/swap moves (heuristic for heterogeneous costs)",
-               applicable=_local_size),
-        Method("milp", "exact", solve_milp,
-               "vote-margin MILP (MV) or pattern MILP (WMV), HiGHS, gap 0",
-               applicable=_milp_size, time_limit=MILP_DEFAULT_TIME),
-        Method("enumeration", "exact", solve_enumeration, "all 2^M - 1 non-empty sets",
-               applicable=_enum_size),
-    ),
-)

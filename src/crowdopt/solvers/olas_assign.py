@@ -1,7 +1,8 @@
 """Solvers of OLAS Model 2: the Theorem 1 sorted fast path and two exact references.
 
-- `assign_sorted` (Theorem 1 / digest A2): sort points by entropy and labelers by accuracy, both
-  descending (stable), and fill the labelers' capacity slots in that order. O(N log N + M log M).
+- `assign_sorted` (problems/olas_assign.py; Theorem 1 / digest A2): sort points by entropy and
+  labelers by accuracy, both descending (stable), and fill the labelers' capacity slots in that
+  order. O(N log N + M log M).
 - `solve_threshold` (what `exact` means): the polynomial bottleneck method (digest 000 section
   6.1): binary search over the distinct eps values for the least threshold that admits a
   feasible assignment, checked by the nested Hall condition. It returns the optimum with a
@@ -18,19 +19,8 @@ import time
 import numpy as np
 
 from ..problems import olas_assign as P
-from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
-
-
-def assign_sorted(inst: P.OlasAssignInstance) -> P.OlasAssignSolution:
-    """Theorem 1 (eqs. 5, 8): k-th highest-entropy point gets the k-th capacity slot."""
-    if not inst.feasible:
-        raise ValueError("assign_sorted: more points than total capacity")
-    order_l, order_p = inst.labeler_order(), inst.point_order()
-    # only the first N slots are used: cap each labeler's run at N (capacities may be huge)
-    slots = np.repeat(order_l, np.minimum(inst.capacities[order_l], inst.n_points))
-    z = np.empty(inst.n_points, dtype=np.int64)
-    z[order_p] = slots[: inst.n_points]
-    return P.OlasAssignSolution(z)
+from ..problems.catalogue import Outcome, RunOptions
+from ..problems.olas_assign import assign_sorted
 
 
 def _fast(inst: P.OlasAssignInstance, opts: RunOptions) -> Outcome:
@@ -44,7 +34,7 @@ def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Ou
     Stopped by its time limit it returns the incumbent and the MIP dual bound. Size guard
     MILP_MAX_BINARIES (N*M = 40,000: ~60 s in bench_exact_overhead.py --guards)."""
     from ..models.olas_assign import build_model2, decode  # Pyomo loads only for exact solves
-    from .highs import Status, solve_model
+    from .highs import Status, highs_options, solve_model
 
     opts = opts or RunOptions()
     if inst.n_points == 0:
@@ -52,7 +42,7 @@ def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Ou
     t0 = time.perf_counter()
     m = build_model2(inst)
     build_s = time.perf_counter() - t0
-    res = solve_model(m, opts.highs())
+    res = solve_model(m, highs_options(opts))
     details = {**res.summary(), "build_s": build_s}
     if res.status is Status.INFEASIBLE:
         return Outcome("infeasible", details=details)
@@ -115,22 +105,3 @@ def _exact_size(inst: P.OlasAssignInstance) -> str | None:
         return (f"MILP too large ({inst.n_points}x{inst.n_labelers} = {n} binaries > "
                 f"{MILP_MAX_BINARIES}); use threshold")
     return None
-
-
-SPEC = ProblemSpec.from_module(
-    P,
-    name="olas-assign",
-    title="OLAS Model 2: min-max noise labeler assignment",
-    paper="000 (Ahadi et al.), Sec. 3.2, Theorem 1",
-    sense="min",
-    methods=(
-        Method("sorted", "fast", _fast, "Theorem 1: entropy-sorted points fill accuracy-sorted labelers"),
-        # `exact` = the first applicable exact method: the polynomial threshold search
-        # (milliseconds at N = 20,000); the MILP stays as a named cross-check
-        Method("threshold", "exact", solve_threshold,
-               "bottleneck threshold search with the nested Hall condition (polynomial)"),
-        Method("milp-epigraph", "exact", solve_milp,
-               "epigraph MILP (2a)-(2d), HiGHS, gap 0 (cross-check; default limit 120 s)",
-               applicable=_exact_size, time_limit=MILP_DEFAULT_TIME),
-    ),
-)

@@ -8,8 +8,9 @@
   `solve_bmatching_lp`, `solve_compact` (MILP, medium) and `solve_literal` (the paper's MILP,
   small pools). The LPs are exact because their matrices are totally unimodular (digest F1, F2);
   each checks that the returned vertex is integral and falls back to the MILP if not.
-- `assign_theorem1`: the canonical (Theorem 1) assignment of a selected set; LP methods use it
-  to turn a selection into the assignment that also satisfies (10e)-(10h) (digest F1).
+- `assign_theorem1` (problems/olas_select.py): the canonical (Theorem 1) assignment of a
+  selected set; LP methods use it to turn a selection into the assignment that also satisfies
+  (10e)-(10h) (digest F1).
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..problems import olas_assign as P2
 from ..problems import olas_select as P
-from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
+from ..problems.catalogue import Outcome, RunOptions
+from ..problems.olas_select import assign_theorem1
 from ..status import Status
-from .olas_assign import assign_sorted
 
 # Pyomo and HiGHS load only inside the exact methods: the greedy fast path imports neither.
 
@@ -61,20 +61,6 @@ def select_greedy(inst: P.OlasSelectInstance) -> P.OlasSelectSolution:
     return P.OlasSelectSolution(op[np.concatenate(pos)].astype(np.int64), np.concatenate(lab))
 
 
-def assign_theorem1(inst: P.OlasSelectInstance, selected: np.ndarray) -> P.OlasSelectSolution:
-    """Theorem 1 assignment of a selected set (k-th highest entropy -> k-th capacity slot).
-
-    For any selection that admits an assignment with all pairs allowed, this one is allowed too
-    (bottleneck optimality of Theorem 1) and satisfies (10e)-(10h). `selected` is returned in
-    entropy order (ties by pool order).
-    """
-    sel = np.sort(np.asarray(selected, dtype=np.int64))
-    sub = P2.OlasAssignInstance(inst.accuracies, inst.capacities, inst.entropies[sel], inst.noise)
-    z = assign_sorted(sub).assignment
-    order = np.argsort(-inst.entropies[sel], kind="stable")
-    return P.OlasSelectSolution(sel[order], z[order])
-
-
 # ---------------------------------------------------------------------------- exact references
 
 # Size guards, from benchmarks/bench_exact_overhead.py `--guards` (seed 0) on the 2-core
@@ -93,7 +79,9 @@ INTEGRAL_TOL = 1e-7
 def _highs_options(opts: RunOptions, *, lp: bool) -> Any:
     # Model 10 is feasible by construction (y = 0), so an "infeasible" report is a HiGHS presolve
     # defect (digest 6.2): known_feasible makes the adapter retry without presolve.
-    return opts.highs(known_feasible=True, lp_solver="simplex" if lp else "choose")
+    from .highs import highs_options
+
+    return highs_options(opts, known_feasible=True, lp_solver="simplex" if lp else "choose")
 
 
 def _solve(m: Any, opts: RunOptions, *, lp: bool) -> Any:
@@ -364,26 +352,3 @@ def _compact_size(inst: P.OlasSelectInstance) -> str | None:
         return (f"compact MILP with u*M = {pairs} pairs (limit {COMPACT_MAX_PAIRS}) takes "
                 "minutes; use lp-prefix")
     return None
-
-
-SPEC = ProblemSpec.from_module(
-    P,
-    name="olas-select",
-    title="OLAS Model 10: joint query selection and labeler assignment under a noise bound",
-    paper="000 (Ahadi et al.), Sec. 3.3, Theorem 2, Algorithm 1",
-    sense="max",
-    methods=(
-        Method("greedy", "fast", _fast,
-               "corrected Algorithm 1 (Theorem 2): one scan of the entropy-sorted pool, cap B"),
-        Method("lp-prefix", "exact", solve_prefix_lp,
-               "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
-        Method("milp-compact", "exact", solve_compact,
-               "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
-               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
-        Method("milp-literal", "exact", solve_literal,
-               "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
-               applicable=_literal_size, time_limit=MILP_DEFAULT_TIME),
-        Method("lp-bmatching", "exact", solve_bmatching_lp,
-               "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
-    ),
-)

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..problems import worker_select as P
+from ..problems.catalogue import Outcome, RunOptions
 from ..problems.worker_select import tie_tol
-from ..registry import MILP_DEFAULT_TIME, Method, Outcome, ProblemSpec, RunOptions
 
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
@@ -358,12 +358,12 @@ def _solve_lexicographic(inst: P.WorkerSelectInstance, opts: RunOptions | None,
     """
     import scipy.sparse as sp
 
-    from .highs import Status
+    from .highs import Status, highs_options
 
     opts = opts or RunOptions()
     t0 = time.perf_counter()
-    hopts = opts.highs(presolve=presolve, known_feasible=not inst.has_costs,
-                       lp_solver="simplex" if integral_lp else "choose")
+    hopts = highs_options(opts, presolve=presolve, known_feasible=not inst.has_costs,
+                          lp_solver="simplex" if integral_lp else "choose")
     presolve = hopts.presolve  # an explicit --presolve overrides the model's setting
     lm = load(hopts)
     hm = lm.model
@@ -495,25 +495,3 @@ def _dp_size(inst: P.WorkerSelectInstance) -> str | None:
     if dp_cells(inst) > DP_MAX_CELLS:
         return f"DP table too large ({dp_cells(inst)} cells > {DP_MAX_CELLS}); use milp-a"
     return None
-
-
-SPEC = ProblemSpec.from_module(
-    P,
-    name="worker-select",
-    title="Worker selection: max sum G / sqrt|S|, |S| <= K (optional costs and budget)",
-    paper="004 (Li & Liu), eq. 11, Algorithm 1, Theorem 4",
-    sense="max",
-    methods=(
-        Method("sort-scan", "fast", _fast,
-               "Algorithm 1 (sort by G, scan every prefix, smallest best k); "
-               "with costs the exact integer-cost DP"),
-        Method("milp-a", "exact", solve_formulation_a,
-               "formulation A (per-cardinality selectors), HiGHS gap 0, then min |S| among optima",
-               applicable=_a_size, time_limit=MILP_DEFAULT_TIME),
-        Method("milp-compact", "exact", solve_compact,
-               "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
-               applicable=_compact_size, time_limit=MILP_DEFAULT_TIME),
-        Method("cost-dp", "exact", solve_dp, "integer-cost DP over (worker, size, spend)",
-               applicable=_dp_size),
-    ),
-)

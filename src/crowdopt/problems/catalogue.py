@@ -1,0 +1,226 @@
+"""What a problem's catalogue entry is made of: `ProblemSpec`, its `Method`s and the plain
+records they exchange (`Outcome`, `RunOptions`, `Evaluation`).
+
+Each problems/NAME.py ends with its `SPEC`: the instance reader and writer, the generator, the
+ONE evaluator, and its solution methods. A method names its solver lazily, by a `Lazy`
+reference 'crowdopt.solvers.NAME:function' imported on first call, so problems stay the lowest
+layer (problems < models < solvers < registry/api < commands < cli): the solvers import the
+problems, never the other way round. `crowdopt.registry` maps problem names to these entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import InputError
+from ..status import Status
+
+# The `schema_version` of instance files this package reads and writes.
+SCHEMA_VERSION = 1
+
+# Every MILP method stops here unless told otherwise (and then returns its incumbent and its
+# bound with status time_limit, CLI exit 4); polynomial methods and LPs have no default limit.
+MILP_DEFAULT_TIME = 120.0
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A function named 'module:attribute', imported when first called (with `args` put
+    before the caller's): how a catalogue entry names a solver that sits above it."""
+
+    target: str
+    args: tuple = ()
+
+    def resolve(self) -> Callable[..., Any]:
+        """The named function (imports its module)."""
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return self.resolve()(*self.args, *args, **kw)
+
+
+class ProblemInstance:
+    """What every instance class shares: it knows its problem (the class-level `problem`
+    name), so `crowdopt.solve(instance)` needs nothing else."""
+
+    problem: ClassVar[str] = ""
+
+    @property
+    def spec(self) -> ProblemSpec:
+        """The problem's catalogue entry (the `SPEC` of the module defining the class)."""
+        return sys.modules[type(self).__module__].SPEC
+
+    def to_dict(self) -> dict:
+        """The instance file document (`problem`, `schema_version` and the fields);
+        `crowdopt.load(document)` reads it back."""
+        return self.spec.document(self)
+
+
+@dataclass
+class Evaluation:
+    """What the evaluator says of a solution: objective, feasibility, worst violation."""
+
+    objective: float
+    feasible: bool
+    max_violation: float = 0.0
+    violations: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What a method returns; the runner adds timing, the evaluation and the certificate.
+
+    status: a `Status` (or its word: optimal | feasible | infeasible | time_limit | error).
+    bound: a valid bound on the optimum (dual bound for min = lower, for max = upper), if any.
+    """
+
+    status: Status
+    solution: Any = None
+    bound: float | None = None
+    bound_source: str | None = None
+    reported_objective: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # one vocabulary: an unknown word fails here
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Options every method accepts (methods ignore what does not apply to them).
+
+    time_limit None = the method's default (MILP_DEFAULT_TIME for MILPs, none otherwise);
+    presolve None = the method's own choice (some models solve faster without it).
+    `solvers.highs.highs_options(options, ...)` turns them into HiGHS settings.
+    """
+
+    time_limit: float | None = None
+    threads: int = 1
+    seed: int = 0
+    mip_rel_gap: float = 0.0
+    presolve: bool | None = None
+
+
+def _always(inst: Any) -> str | None:
+    """The size guard of a method that applies to every instance."""
+    return None
+
+
+@dataclass(frozen=True)
+class Method:
+    """One way to solve a problem. kind: 'fast' (heuristic/closed form), 'exact', or 'bound'.
+
+    run(instance, options) -> Outcome, usually a `Lazy` reference to a solver.
+    applicable(instance): None if the method applies, else a one-line reason (e.g. too large).
+    time_limit: the default limit in seconds when the caller gives none (MILPs:
+    MILP_DEFAULT_TIME), None for methods that always finish quickly.
+    """
+
+    algorithm: str
+    kind: str
+    run: Callable[[Any, RunOptions], Outcome]
+    description: str = ""
+    applicable: Callable[[Any], str | None] = _always
+    time_limit: float | None = None
+
+
+@dataclass(frozen=True)
+class ProblemSpec:
+    """A problem's catalogue entry: name, paper, sense, reader/writer, generator, evaluator and
+    methods; `models` names the module of its public Pyomo builders (imported on request)."""
+
+    name: str
+    title: str
+    paper: str
+    sense: str  # "min" or "max"
+    from_dict: Callable[[dict], Any]
+    to_dict: Callable[[Any], dict]
+    generate: Callable[..., Any]  # generate(seed, **params)
+    generator_params: dict[str, Any]  # name -> default (documented in `crowdopt generate --help`)
+    evaluate: Callable[[Any, Any], Evaluation]
+    solution_from_dict: Callable[[Any, dict], Any]
+    solution_to_dict: Callable[[Any, Any], dict]
+    methods: tuple[Method, ...]
+    example: Callable[[], Any]
+    size: Callable[[Any], str] = lambda inst: ""
+    # module of the public Pyomo builders (`BUILDERS`: algorithm -> build(instance)) and of
+    # `decode(instance, model, highs_result) -> solution`; imported only when asked for
+    models: str = ""
+
+    @classmethod
+    def from_module(cls, module: Any, *, name: str, title: str, paper: str, sense: str,
+                    methods: tuple[Method, ...]) -> ProblemSpec:
+        """The spec of a problem whose `problems/` module follows the convention: from_dict,
+        to_dict, generate, GENERATOR_PARAMS, evaluate, solution_from_dict, solution_to_dict,
+        example, size."""
+        return cls(name=name, title=title, paper=paper, sense=sense,
+                   from_dict=module.from_dict, to_dict=module.to_dict, generate=module.generate,
+                   generator_params=module.GENERATOR_PARAMS, evaluate=module.evaluate,
+                   solution_from_dict=module.solution_from_dict,
+                   solution_to_dict=module.solution_to_dict, methods=methods,
+                   example=module.example, size=module.size,
+                   models=module.__name__.replace(".problems.", ".models."))
+
+    def document(self, instance: Any) -> dict:
+        """The instance file document of `instance`: problem, schema_version, fields."""
+        return {"problem": self.name, "schema_version": SCHEMA_VERSION, **self.to_dict(instance)}
+
+    def method(self, name: str) -> Method:
+        """The method called `name` (an algorithm, or a kind for its first method)."""
+        for m in self.methods:
+            if m.algorithm == name:
+                return m
+        kinds = {m.kind for m in self.methods}
+        if name in kinds:
+            return self.default(name)
+        raise InputError("method", "one of " + ", ".join(
+            sorted(kinds | {m.algorithm for m in self.methods})), name)
+
+    def default(self, kind: str) -> Method:
+        """The first method of a kind ('fast', 'exact', 'bound') in catalogue order."""
+        for m in self.methods:
+            if m.kind == kind:
+                return m
+        raise InputError("method", f"a problem with a {kind!r} method", self.name)
+
+    def resolve(self, name: str, instance: Any) -> Method:
+        """The method to run for `name` on this instance, or a one-line InputError.
+
+        A kind ('fast', 'exact', 'bound') means its first method, in catalogue order, that
+        applies to the instance (past one method's size guard the next one runs); an algorithm
+        name means that method, which must apply.
+        """
+        m = self.method(name)
+        kinds = {x.kind for x in self.methods}
+        if name not in kinds or name == m.algorithm:
+            reason = m.applicable(instance)
+            if reason:
+                raise InputError("method", f"a method that applies to this instance "
+                                 f"({self.size(instance)})", name, note=reason)
+            return m
+        reasons = []
+        for cand in self.methods:
+            if cand.kind != name:
+                continue
+            reason = cand.applicable(instance)
+            if reason is None:
+                return cand
+            reasons.append(f"{cand.algorithm}: {reason}")
+        others = sorted(kinds - {name})
+        hint = ("; other kinds of method: " + ", ".join(others)) if others else ""
+        raise InputError("method", f"an {name} method that applies to this instance "
+                         f"({self.size(instance)})", "none", note="; ".join(reasons) + hint)
+
+    def builders(self) -> dict[str, Callable[[Any], Any]]:
+        """algorithm -> public Pyomo builder of this problem's exact models (imports Pyomo)."""
+        return dict(Lazy(self.models + ":BUILDERS").resolve())
+
+    def decode(self, instance: Any, model: Any, result: Any) -> Any:
+        """The typed solution of a solved Pyomo model of this problem (imports Pyomo)."""
+        return Lazy(self.models + ":decode")(instance, model, result)
