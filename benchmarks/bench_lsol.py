@@ -3,6 +3,9 @@
 1. Learner steps per second at M = 5..100 and T up to 1e6: the simulator's block mode (runs of
    exploitation steps as one numpy block) and the per-step select/observe API, ratio measured
    in the same run (per-step only up to T = 1e5).
+1b. Per estimator (first, pooled, em) at M = 5, 20, 100: steps per CPU second, block and
+   per-step, the ratio to the paper's estimator in the same run, and the CPU time of one refit
+   of p_hat on the final testers (em: EM from the previous fit, linear in the tester labels).
 2. pi(S): the O(h^2) counting recursion vs 2^h enumeration (MV), and meet-in-the-middle vs
    enumeration (WMV), as h grows; values checked equal.
 3. labeler-set: top-k fast path vs the vote-margin MILP and exhaustive enumeration (objectives
@@ -11,9 +14,12 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from common import emit, interleaved, parse_args, timed, warm_up
 
+from crowdopt.policies.lsol import ESTIMATORS, LSOL, Schedule
 from crowdopt.problems import labeler_set as P
 from crowdopt.problems.vote_accuracy import pi_mv, pi_mv_enumerate, pi_wmv, pi_wmv_enumerate
 from crowdopt.registry import RunOptions
@@ -40,6 +46,63 @@ def learner_rows(args) -> list[dict]:
             row.update(step_T=step_T, step_steps_per_s=step_T / t_step,
                        block_vs_step=(T / t_block) / (step_T / t_step))
             rows.append(row)
+    return rows
+
+
+def _cpu(fn, repeat: int) -> tuple[float, object]:
+    """Median CPU seconds (process_time: other users' load does not count) and the result."""
+    times, out = [], None
+    for _ in range(max(1, repeat)):
+        t0 = time.process_time()
+        out = fn()
+        times.append(time.process_time() - t0)
+    return float(np.median(times)), out
+
+
+def _refit_ms(M: int, est: str, T: int, seed: int) -> tuple[float, int]:
+    """CPU ms of one p_hat refit on the testers of a T-step run (version bumped to force it)."""
+    p = np.random.default_rng(seed).uniform(0.3, 1.0, M)
+    lr = LSOL(M, estimator=est, schedule=Schedule(2.0, 2.0), seed=seed)
+    rng = np.random.default_rng(seed)
+    truth: list[int] = []
+    for t in range(1, T + 1):
+        a = lr.select(t)
+        if a.kind == "exploit":
+            continue
+        if a.kind == "explore_new":
+            truth.append(int(rng.integers(2)))
+        right = rng.random(M) < p
+        y = truth[a.tester]
+        lr.observe(a, np.where(right, y, 1 - y))
+    lr.p_hat()
+    n = 20
+    t0 = time.process_time()
+    for _ in range(n):
+        lr.version += 1
+        lr.p_hat()
+    return 1e3 * (time.process_time() - t0) / n, int(lr.N[: lr.n].sum()) * M
+
+
+def estimator_rows(args) -> list[dict]:
+    T, step_T = (10_000, 5_000) if args.quick else (100_000, 20_000)
+    rows = []
+    for M in (5, 20, 100):
+        p = np.random.default_rng(args.seed).uniform(0.3, 1.0, M)
+        base = {}
+        for est in ESTIMATORS:
+            tb, res = _cpu(lambda p=p, est=est: simulate_run(p, T, estimator=est,
+                                                            seed=args.seed), args.repeat)
+            ts, _ = _cpu(lambda p=p, est=est: simulate_run(p, step_T, estimator=est,
+                                                          seed=args.seed, block=False), 1)
+            base.setdefault("block", T / tb)
+            base.setdefault("step", step_T / ts)
+            refit, labels = _refit_ms(M, est, min(T, 20_000), args.seed)
+            rows.append({"M": M, "estimator": est, "T": T, "block_steps_per_cpu_s": T / tb,
+                         "vs_first_block": (T / tb) / base["block"], "step_T": step_T,
+                         "step_steps_per_cpu_s": step_T / ts,
+                         "vs_first_step": (step_T / ts) / base["step"],
+                         "tester_labels": labels, "refit_cpu_ms": refit,
+                         "explore_steps": res["explore_steps"]})
     return rows
 
 
@@ -98,6 +161,12 @@ def main() -> None:
     emit("lsol_learner", rows, list(rows[0]), args,
          note="block = exploitation runs simulated as numpy blocks (same trajectory as the "
               "per-step select/observe loop, see tests); step = one select/observe per task")
+    rows = estimator_rows(args)
+    emit("lsol_estimators", rows, list(rows[0]), args,
+         note="steps per CPU second (time.process_time, so other users' load does not count) "
+              "of simulate_run with each estimator; vs_first = ratio to the paper's estimator "
+              "in the same run; refit = one p_hat computation on the final testers (em: warm "
+              "EM, O(tester labels) per iteration; tester_labels = testers' assignments x M)")
     rows = pi_rows(args)
     emit("lsol_pi", rows, list(rows[0]), args,
          note="recursion = O(h^2) counting DP; enumeration = 2^h patterns in Python; "

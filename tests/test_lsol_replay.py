@@ -66,6 +66,7 @@ def test_real_bluebirds_and_possent(data_dir):
     assert s["labels_per_task"] < 10 and s["accuracy"] > 0.9
 
 
+@pytest.mark.slow
 def test_em_campaign_makes_the_replays_decisions(tmp_path, monkeypatch):
     import random
 
@@ -95,3 +96,16 @@ def test_em_replay_on_a_weak_crowd_table():
     table, gold, _ = synthetic_table(4)
     r = replay(table, gold, estimator="em", G1=2.0, cost_weight=0.01, seed=0)
     assert r["accuracy"] >= r["mv_all"]["accuracy"] - 0.02
+
+
+def test_wmv_with_a_price_on_a_large_crowd_searches_the_strongest_votes():
+    rng = np.random.default_rng(5)
+    n, W = 80, 45
+    p = rng.uniform(0.45, 0.95, W)
+    truth = rng.integers(2, size=n)
+    lab = np.where(rng.random((n, W)) < p, truth[:, None], 1 - truth[:, None])
+    t, w = np.nonzero(rng.random((n, W)) < 0.7)
+    table = from_arrays(t, w, lab[t, w])
+    gold = gold_from_arrays(table, np.arange(n), truth)
+    r = replay(table, gold, rule="wmv", G1=2.0, cost_weight=0.001, seed=0)
+    assert 0 < len(r["selected"]) <= 20 and r["accuracy"] > 0.8

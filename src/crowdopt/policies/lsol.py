@@ -37,6 +37,11 @@ ESTIMATORS = ("first", "pooled", "em")
 DEFAULT_ESTIMATOR = "em"  # by measurement (reproduce lsol, Table 2); LSOL() itself is the paper's
 REPLAY_ESTIMATOR = "pooled"  # by measurement (reproduce lsol, replay grid)
 CONTEXTS = ("none", "finite", "continuous")
+# WMV with a price, budget or size limit searches the top-k among the WMV_SEARCH labelers of
+# largest |p_hat - 1/2|: the exact pi_wmv of an m-prefix costs 2^(m/2) (vote_accuracy), so the
+# search over all of a large crowd (weather: 110 workers) would fail beyond WMV_MAX or take
+# seconds per choice; a 21st vote adds next to nothing for any positive price.
+WMV_SEARCH = 20
 SCHEDULES = ("log", "param_free")
 
 
@@ -310,6 +315,9 @@ class LSOL:
                 and self.max_size is None:
             chosen = act  # WMV without costs: the full set is optimal (digest A4)
         else:
+            if self.rule == "wmv" and len(act) > WMV_SEARCH:
+                act = np.sort(act[np.argsort(-np.abs(p[act] - 0.5), kind="stable")
+                                  [:WMV_SEARCH]])
             inst = LabelerSetInstance(p[act], self.costs[act], self.cost_weight, self.budget,
                                       self.max_size, self.rule, self.wmv_eps)
             order = quality_rank(inst)
