@@ -8,6 +8,7 @@ import inspect
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -115,15 +116,37 @@ def test_generate_returns_the_instance_and_load_round_trips():
         crowdopt.generate("olas-assign", bogus=1)
 
 
-def test_every_way_to_pass_an_instance(tmp_path):
+def test_the_api_takes_instances_and_files_go_through_load(tmp_path):
     inst = crowdopt.generate("olas-select", seed=2)
     path = tmp_path / "inst.json"
     path.write_text(json.dumps(inst.to_dict()))
     objs = {crowdopt.solve(x, "fast").objective
-            for x in (inst, (inst.spec, inst), inst.to_dict(), str(path), path)}
+            for x in (inst, crowdopt.load(inst.to_dict()), crowdopt.load(str(path)),
+                      crowdopt.load(path))}
     assert len(objs) == 1
-    with pytest.raises(InputError, match="instance: expected a crowdopt instance"):
-        crowdopt.solve(42)
+
+
+@pytest.mark.parametrize("bad, found", [
+    ("inst.json", "found 'inst.json' (a file path: read it with crowdopt.load(path))"),
+    (Path("inst.json"), "found 'inst.json' (a file path"),
+    ({"problem": "olas-select"}, "found 'dict' (an instance document: read it with crowdopt.load"),
+    ("tuple", "found 'tuple' (the (spec, instance) pair of crowdopt 0.1 is retired"),
+    (42, "found 'int'"),
+    (None, "found 'NoneType'"),
+])
+@pytest.mark.parametrize("call", [
+    lambda x: crowdopt.solve(x), lambda x: crowdopt.compare(x), lambda x: crowdopt.certify(x),
+    lambda x: crowdopt.build_model(x), lambda x: crowdopt.decode(x, None, None),
+    lambda x: crowdopt.solve_model(x, None)])
+def test_anything_but_an_instance_is_a_one_line_error_naming_it(bad, found, call):
+    if bad == "tuple":
+        inst = crowdopt.generate("olas-select", seed=2)
+        bad = (inst.spec, inst)
+    with pytest.raises(InputError) as err:
+        call(bad)
+    text = str(err.value)
+    assert text.startswith("instance: expected a crowdopt instance") and "\n" not in text
+    assert found in text
 
 
 def test_results_are_frozen_and_summarized():

@@ -62,18 +62,18 @@ def test_run_method_never_trusts_a_wrong_reported_objective():
 
 def test_compare_and_certify_agree():
     inst = P.generate(3, points=30, labelers=5, noise="superellipse")
-    results = compare((SPEC, inst))
+    results = compare(inst)
     objs = {r.algorithm: r.objective for r in results}
     assert max(objs.values()) - min(objs.values()) <= 1e-7
     assert all(r.gap == 0.0 for r in results)
-    c = certify((SPEC, inst))
+    c = certify(inst)
     assert c["certified"] and c["proven_optimal"] and c["primal_source"] == "sorted"
 
 
 def test_certify_given_suboptimal_solution_reports_ratio():
     inst = P.make_instance([0.9, 0.6], [2, 2], [0.6, 0.1], "linear")
     worst = P.OlasAssignSolution(np.array([1, 0]))  # high-entropy point to the bad labeler
-    c = certify((SPEC, inst), worst)
+    c = certify(inst, worst)
     assert c["certified"] and c["upper"] == pytest.approx(0.6 * 0.4)
     assert c["lower"] == pytest.approx(0.06) and c["ratio"] == pytest.approx(0.06 / 0.24)
 
@@ -83,7 +83,7 @@ def test_compare_falls_back_to_bound_methods_when_exact_is_skipped():
 
     spec = get_problem("cltap")
     inst = spec.generate(1, t=60, a=8)
-    results = compare((spec, inst), time_limit=0.2)
+    results = compare(inst, time_limit=0.2)
     kinds = {r.algorithm: r for r in results}
     assert kinds["milp-compact"].status == "skipped"
     bounds = [r for r in results if r.method == "bound" and r.bound is not None]

@@ -115,14 +115,14 @@ def test_local_search_stops_early_only_on_a_proof():
 @pytest.mark.parametrize("seed", [0, 2])
 def test_certify_default_dec_t20_is_proven_optimal(seed):
     inst = P.generate(seed, t=20, a=5, trend="dec")
-    cert = crowdopt.certify((SPEC, inst), time_limit=0.5)
+    cert = crowdopt.certify(inst, time_limit=0.5)
     assert cert.certified and cert.proven_optimal and cert.gap == 0.0
     assert "proven optimal" in cert.verdict
 
 
 def test_certify_names_the_tightest_bound():
     inst = P.generate(0, t=20, a=5, trend="inc")
-    cert = crowdopt.certify((SPEC, inst), time_limit=0.5)
+    cert = crowdopt.certify(inst, time_limit=0.5)
     bounds = [r for r in cert.details["runs"] if r.get("bound") is not None]
     best = min(r["bound"] for r in bounds)
     assert cert.bound == pytest.approx(best)
@@ -149,7 +149,7 @@ def test_default_instance_nondegenerate_and_within_the_exact_guard():
 @pytest.mark.slow
 def test_default_instance_compare_runs_every_method():
     inst = P.generate(0)
-    comp = crowdopt.compare((SPEC, inst), time_limit=5)
+    comp = crowdopt.compare(inst, time_limit=5)
     statuses = {r.algorithm: r.status.value for r in comp}
     assert statuses.pop("milp-compact") == "optimal"
     assert statuses.pop("brute-force") == "skipped"  # t <= 4, a <= 3 only

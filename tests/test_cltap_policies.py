@@ -103,14 +103,14 @@ def test_local_search_reaches_optimum_on_tiny():
 
 @pytest.mark.slow
 def test_spec_certify_and_compare():
-    cert = certify((SPEC, P.example()))
+    cert = certify(P.example())
     assert cert["certified"] and cert["ratio"] == 1.0 and cert["lower"] == pytest.approx(0.569373,
                                                                                          abs=1e-6)
     big = P.generate(0, t=100, a=10, budget_factor=3)
-    cert = certify((SPEC, big), time_limit=1)
+    cert = certify(big, time_limit=1)
     assert cert["certified"] and 0 < cert["ratio"] <= 1
     assert cert["upper"] <= SPEC.method("lp-closed-form").run(big, None).bound + 1e-12
-    rows = compare((SPEC, P.example2()), algorithms=["cbp", "cbp+ls", "milp-compact"])
+    rows = compare(P.example2(), algorithms=["cbp", "cbp+ls", "milp-compact"])
     assert [r.status for r in rows] == ["feasible", "feasible", "optimal"]
     assert all(r.gap == 0.0 for r in rows)
 

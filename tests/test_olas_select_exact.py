@@ -138,8 +138,8 @@ def test_full_size_pool_lps_equal_greedy():
         check_exact(inst, S.solve_prefix_lp(inst), g, "lp-prefix")
         if budget is not None:  # the b-matching LP build takes seconds at this size
             check_exact(inst, S.solve_bmatching_lp(inst), g, "lp-bmatching")
-        assert S.SPEC.method("milp-literal").applicable(inst)  # refused, with a reason
-        assert "lp-prefix" in S.SPEC.method("milp-compact").applicable(inst)
+        assert P.SPEC.method("milp-literal").applicable(inst)  # refused, with a reason
+        assert "lp-prefix" in P.SPEC.method("milp-compact").applicable(inst)
 
 
 def test_fractional_lp_is_flagged_and_falls_back_to_the_milp():
@@ -161,7 +161,7 @@ def test_fractional_lp_is_flagged_and_falls_back_to_the_milp():
 def test_registry_compare_certifies_every_method():
     spec = get_problem("olas-select")
     inst = spec.example()
-    results = api.compare((spec, inst))
+    results = api.compare(inst)
     assert [r.algorithm for r in results] == ["greedy", "lp-prefix", "milp-compact",
                                               "milp-literal", "lp-bmatching"]
     values = {r.algorithm: r.objective for r in results}

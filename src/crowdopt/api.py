@@ -11,9 +11,9 @@ its exact Pyomo models. The CLI calls these same functions and prints their `to_
   instance's ids; `solve_model(instance, model)` solves a (modified) model through the one
   HiGHS adapter and certifies it against the model's own bound; `decode` reads a solution.
 
-An instance is an instance object (e.g. `OlasSelectInstance.from_arrays(...)`, or what
-`generate`/`load` return), a path or '-', an instance document (dict), or the `(spec, instance)`
-pair of crowdopt 0.1.
+An instance is an instance object: `OlasSelectInstance.from_arrays(...)` and the other
+problems' constructors, or what `generate` and `load` return; a file or a document goes through
+`load` first, as the CLI does. Anything else is a one-line InputError naming `instance`.
 """
 
 from __future__ import annotations
@@ -47,16 +47,19 @@ MODEL_FEASIBILITY_TOL = 1e-6  # max violation of a user model's rows at the retu
 
 # ----------------------------------------------------------------------------- instances
 def spec_and_instance(instance: Any) -> tuple[ProblemSpec, Any]:
-    """(spec, typed instance) of anything the API accepts as an instance."""
-    if isinstance(instance, tuple) and len(instance) == 2 and isinstance(instance[0], ProblemSpec):
-        return instance
-    if isinstance(instance, str | dict) or hasattr(instance, "__fspath__"):
-        return load_instance(instance if isinstance(instance, dict) else str(instance))
-    if isinstance(instance, ProblemInstance):
-        return get_problem(type(instance).problem), instance
-    raise InputError("instance", "a crowdopt instance (e.g. OlasSelectInstance.from_arrays(...) "
-                     "or crowdopt.generate(...)), an instance file path or document",
-                     type(instance).__name__)
+    """(spec, instance) of an instance object; anything else is a one-line InputError that
+    says how to get one (a file or a document goes through `load`)."""
+    if isinstance(instance, ProblemInstance) and instance.problem:
+        return instance.spec, instance
+    expected = ("a crowdopt instance (e.g. OlasSelectInstance.from_arrays(...), "
+                "crowdopt.generate(...) or crowdopt.load(path))")
+    if isinstance(instance, str | bytes) or hasattr(instance, "__fspath__"):
+        raise InputError("instance", expected, str(instance),
+                         note="a file path: read it with crowdopt.load(path)")
+    note = {dict: "an instance document: read it with crowdopt.load(document)",
+            tuple: "the (spec, instance) pair of crowdopt 0.1 is retired: pass the instance"}
+    raise InputError("instance", expected, type(instance).__name__,
+                     note=next((v for k, v in note.items() if isinstance(instance, k)), ""))
 
 
 def generate(problem: str, seed: int = 0, **params: Any) -> ProblemInstance:
@@ -190,8 +193,7 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
-        problems' constructors, `generate`, `load`), a file path or '-', an instance document
-        (dict), or the (spec, instance) pair of crowdopt 0.1.
+        problems' constructors, `generate`, `load`); a file or document: `load(path)` first.
     method: 'fast' (the paper's fast path), 'exact' (the first exact method that applies to
         the instance: past one method's size guard the next one runs; none left is an
         InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
@@ -280,7 +282,7 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
 
-    instance: as in `solve` (an instance object, a path, a document).
+    instance: an instance object, as in `solve`.
     algorithms: only these algorithm names (default: every fast and exact method).
     time_limit: seconds per method; None = each method's default (120 s for MILPs).
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
@@ -325,7 +327,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
-    instance: as in `solve` (an instance object, a path, a document).
+    instance: an instance object, as in `solve`.
     solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
         solution the fast paths and exact models find. The bound is the tightest one among the
         exact and bound methods.

@@ -175,11 +175,10 @@ def _exit_for(results: list, proven: bool = False) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from .api import solve
-    from .instances import load_instance
+    from .api import load, solve
 
-    spec, inst = load_instance(args.instance)
-    r = solve((spec, inst), args.method, time_limit=args.time_limit, threads=args.threads,
+    inst = load(args.instance)
+    r = solve(inst, args.method, time_limit=args.time_limit, threads=args.threads,
               seed=args.seed)
     if args.json or args.output:
         emit_json(r.to_dict(), args.output, stdout=args.json)
@@ -189,11 +188,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .api import compare
-    from .instances import load_instance
+    from .api import compare, load
 
-    spec, inst = load_instance(args.instance)
-    comp = compare((spec, inst), time_limit=args.time_limit, threads=args.threads,
+    inst = load(args.instance)
+    comp = compare(inst, time_limit=args.time_limit, threads=args.threads,
                    seed=args.seed, algorithms=args.algorithms)
     if args.json or args.output:
         emit_json(comp.to_dict(), args.output, stdout=args.json)
@@ -210,15 +208,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
                 seed: int) -> dict:
     """Certificate of one instance file (and optional solution file), JSON-ready."""
-    from .api import certify
-    from .instances import load_instance, read_json
+    from .api import certify, load
+    from .instances import read_json
 
-    spec, inst = load_instance(path)
+    inst = load(path)
     # any document the package writes with a solution in it (SOLUTION_FORMATS)
     sol = read_json(solution, "solution") if solution else None
     if sol is not None and not isinstance(sol, dict):
         raise InputError("solution", "a JSON object", type(sol).__name__)
-    cert = certify((spec, inst), sol, time_limit=time_limit, threads=threads, seed=seed)
+    cert = certify(inst, sol, time_limit=time_limit, threads=threads, seed=seed)
     return cert.replace(instance=str(path)).to_dict()
 
 

@@ -113,7 +113,6 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
     the fixed-horizon generator reading (t-bar on [1, horizon] for every t)."""
     from ..api import certify
-    from ..problems.cltap import SPEC
     from ..solvers.cltap_cbp import cbp
 
     params: dict[str, Any] = {"t": t, "a": a, "trend": trend, "horizon": horizon}
@@ -121,7 +120,7 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
         params["p_max"] = p_max
     inst = P.generate(seed, **params)
     t0 = time.perf_counter()
-    cert = certify((SPEC, inst), time_limit=ls_time, seed=seed)
+    cert = certify(inst, time_limit=ls_time, seed=seed)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
           if k in runs and runs[k].get("bound") is not None]

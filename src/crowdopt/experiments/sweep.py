@@ -312,7 +312,7 @@ def problem_task(problem: str, generator: dict, methods: list[str],
     t0 = time.perf_counter()
     inst = spec.generate(seed, **generator)
     out: dict[str, Any] = {"size": spec.size(inst), "generate_s": time.perf_counter() - t0}
-    results = compare((spec, inst), time_limit=time_limit, threads=1, seed=seed,
+    results = compare(inst, time_limit=time_limit, threads=1, seed=seed,
                       algorithms=methods)
     for label, r in zip(methods, results):
         cert = r.certificate or {}
