@@ -43,6 +43,21 @@ def call(base: str, path: str, body=None, token: str | None = None, raw: bytes |
         return e.code, json.loads(e.read())
 
 
+def oversized(base: str, token: str, size: int) -> int:
+    """Status of a POST /record announcing `size` bytes (the body is never sent)."""
+    import http.client
+
+    host, port = base.split("//")[1].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.putrequest("POST", "/record")
+    conn.putheader("Authorization", f"Bearer {token}")
+    conn.putheader("Content-Length", str(size))
+    conn.endheaders()
+    code = conn.getresponse().status
+    conn.close()
+    return code
+
+
 @pytest.fixture
 def server(tmp_path):
     from crowdopt.cli import main
@@ -115,26 +130,29 @@ def test_http_auth_and_bad_bodies(server):
     code, q = call(base, "/next", {"n": 1}, tok)
     item = q["queries"][0]["item"]
     bad = [({"n": 0}, "/next", "n: expected an integer >= 1"),
+           ({"n": 10**6}, "/next", "n: expected an integer in [1, 1000]"),
            ({"n": 1, "color": 2}, "/next", "body: expected keys among"),
            ({"n": 1, "lease": -5}, "/next", "lease: expected"),
            ([1, 2], "/next", "body: expected a JSON object"),
-           ({"answers": "x"}, "/record", "body: expected"),
-           ({"answers": [{"item": "nope", "worker": "w", "label": "1"}]}, "/record",
-            "item: expected an item of the campaign"),
-           ({"answers": [{"item": item, "worker": "w"}]}, "/record", "expected keys item"),
-           ({"answers": [{"item": item, "worker": "w", "label": "7"}]}, "/record",
-            "label: expected one of 0, 1")]
+           ({"answers": "x"}, "/record", "body: expected")]
     for body, path, needle in bad:
         code, doc = call(base, path, body, tok)
         assert code == 422 and needle in doc["error"] and "\n" not in doc["error"], doc
     code, doc = call(base, "/record", raw=b"{not json", token=tok)
     assert code == 422 and "invalid JSON" in doc["error"]
-    # the same one-line message the CLI / Python API give for the same bad answer
+    code, doc = call(base, "/record", raw=b"[" * 100_000 + b"]" * 100_000, token=tok)
+    assert code == 422 and "nested" in doc["error"]
+    assert oversized(base, tok, 9 * 1024 * 1024) == 413  # refused before the body is read
+    # a bad row is rejected alone, with the one-line message of the CLI / Python API
     ok = {"item": item, "worker": "w", "label": "1"}
-    assert call(base, "/record", {"answers": [ok]}, tok)[0] == 200
+    rows = [{"item": "nope", "worker": "w", "label": "1"}, {"item": item, "worker": "w"},
+            {"item": item, "worker": "w", "label": "7"}, ok]
+    code, doc = call(base, "/record", {"answers": rows}, tok)
+    assert code == 200 and [r["status"] for r in doc["results"]] == ["rejected"] * 3 + ["stored"]
+    for r, needle in zip(doc["results"], ("item: expected an item of the campaign",
+                                          "expected keys item", "label: expected one of 0, 1")):
+        assert needle in r["reason"] and "\n" not in r["reason"]
     code, doc = call(base, "/record", {"answers": [{**ok, "label": "0"}]}, tok)
-    from crowdopt.errors import InputError
-
-    with pytest.raises(InputError) as e:
-        Campaign.open(db).record([(item, "w", "0")])
-    assert code == 422 and doc["error"] == str(e.value)
+    res = Campaign.open(db).record([(item, "w", "0")])
+    assert code == 200 and doc["results"] == res["results"]
+    assert doc["results"][0]["status"] == "rejected"

@@ -111,6 +111,7 @@ CASES: list[tuple[tuple[str, ...], list[str]]] = [
     (("datasets", "info"), ["rte"]),
     (("datasets", "fetch"), ["rte", "bluebirds"]),
     (("datasets", "verify"), ["bluebirds"]),
+    (("campaign", "token"), ["{live}", "--role", "read", "-o", "{dir}/live.read"]),
     (("reproduce", "selection"), ["--sources", "fig2a", "--runs", "1", "--quiet",
                                   "-o", "{dir}/rep-selection"]),
     (("reproduce", "optkg"), ["--only", "dp", "--quiet", "-o", "{dir}/rep-optkg"]),

@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except CrowdoptError as exc:
         print(f"crowdopt: error: {exc}", file=sys.stderr)
-        return EXIT_CERT
+        return int(getattr(exc, "exit_code", EXIT_CERT))  # a campaign store error: 6
     except MemoryError:
         print("crowdopt: error: out of memory: the instance or the parameters are too large",
               file=sys.stderr)

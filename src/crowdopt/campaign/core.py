@@ -21,9 +21,18 @@ caller; the policy is not asked again and never sees the expiry. An answer is ac
 open query whether its lease ran out or not, and an any-worker query (homogeneous Opt-KG) from
 any worker; the first answer closes the query.
 
-Answers. One answer per (item, worker). Recording the same (item, worker, label) again is a
-no-op; a different label for a recorded (item, worker), an answer to a query never handed out,
-an unknown item / worker / label rejects the whole batch (nothing is applied).
+Answers. `record` returns an outcome per row and never lets a bad row block the others:
+`stored` (it answers an open query), `duplicate` (the same (item, worker, label) again: an
+idempotent re-send), `late` (its any-worker query was re-issued after the lease ran out and
+answered by someone else first: the answer was paid for, so it is kept, counts in the spend,
+in the labels and the exports, and the policy observes it as an extra label), `rejected` (with
+the one-line reason: unknown item / worker / label, a different label for a recorded (item,
+worker), no query for it, a query never handed out). One answer per (item, worker).
+
+Late answers and the policy. A late answer with event number s is observed by the committed
+policy right after every decision logged before s, before any decision logged after s (batching
+exact: a merge by event number, whatever order answers arrive in; fill: in arrival order), and
+the what-if copy does the same, so decisions stay a function of the log.
 """
 
 from __future__ import annotations
@@ -56,7 +65,14 @@ def _now() -> float:
 
 
 class StoreError(CrowdoptError):
-    """SQLite could not complete an operation (it was rolled back as a whole)."""
+    """SQLite could not complete an operation (it was rolled back as a whole): the file is
+    locked beyond the wait limit, read-only, full or damaged. The CLI exits 6."""
+
+    exit_code = 6
+
+
+class Busy(StoreError):
+    """Another process held the write lock longer than the wait limit (retry later)."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +125,10 @@ class _Mem:
         self.rounds: list[int] = []
         self.n_queries = 0
         self.exhausted = False
+        self.closed_any: set[int] = set()  # items with an answered any-worker query
+        self.late: list[tuple[int, int, int, int]] = []  # (seq, item, worker, label) not applied
+        self.n_late = 0
+        self.n_answers = 0
 
 
 class Campaign:
@@ -116,15 +136,17 @@ class Campaign:
     `Campaign.open`; `next(n)` hands out queries, `record(rows)` stores answers, `status()`
     reports. Safe to use from several processes at once (each with its own object)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool = False):
         self.path = path
         self.conn = conn
+        self.readonly = readonly
+        self.new_tokens: dict[str, str] = {}  # the plain tokens `create` made (never stored)
         row = conn.execute("SELECT policy, params, seed, budget, batching, classes, "
-                           "open_workers, token, created_at, crowdopt_version FROM campaign"
+                           "open_workers, created_at, crowdopt_version FROM campaign"
                            ).fetchone()
         if row is None:
             raise InputError("DB", "a campaign file (init did not complete)", str(path))
-        (self.policy, params, self.seed, self.budget, self.batching, classes, ow, self._token,
+        (self.policy, params, self.seed, self.budget, self.batching, classes, ow,
          self.created_at, self.created_by) = row
         self.params: dict = json.loads(params)
         self.classes: list[str] = json.loads(classes)
@@ -193,6 +215,7 @@ class Campaign:
                 raise InputError("items: max_labels", "a per-item cap only with policy optkg",
                                  policy)
             item_rows = [(r[0], None) for r in item_rows]  # pairs / workers bound the labels
+        tokens = {"admin": secrets.token_urlsafe(24), "read": secrets.token_urlsafe(24)}
         tmp = path.with_name(f".{path.name}.init-{os.getpid()}")
         for suffix in ("", "-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
@@ -205,8 +228,10 @@ class Campaign:
                 "open_workers, token, created_at, crowdopt_version) VALUES "
                 "(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (policy, json.dumps(full), int(seed), int(budget), batching,
-                 json.dumps(classes), int(not worker_rows), secrets.token_urlsafe(24),
-                 time.time(), __version__))
+                 json.dumps(classes), int(not worker_rows), "", time.time(), __version__))
+            conn.executemany("INSERT INTO tokens (role, hash, created_at) VALUES (?, ?, ?)",
+                             [(role, store.token_hash(t), time.time())
+                              for role, t in tokens.items()])
             conn.executemany("INSERT INTO items (idx, id, max_labels) VALUES (?, ?, ?)",
                              [(i, r[0], r[1]) for i, r in enumerate(item_rows)])
             conn.executemany("INSERT INTO workers (idx, id, data) VALUES (?, ?, ?)",
@@ -226,23 +251,42 @@ class Campaign:
                 Path(str(tmp) + suffix).unlink(missing_ok=True)
             raise
         camp = cls.open(path)
+        camp.new_tokens = tokens
         if policy == "cltap":  # the whole plan is decided offline: log it now
             camp._plan_all()
         return camp
 
     @classmethod
-    def open(cls, path: str | os.PathLike) -> Campaign:
-        """Open a campaign file (migrating an older schema in place)."""
+    def open(cls, path: str | os.PathLike, *, readonly: bool | None = None,
+             busy_timeout: float = store.DEFAULT_BUSY_TIMEOUT) -> Campaign:
+        """Open a campaign file (migrating an older schema in place). `readonly` (default:
+        when the file or its folder may not be written) opens it with SQLite's `mode=ro`:
+        status, queries, answers and exports work, next/record refuse. A write waits at most
+        `busy_timeout` seconds for another writer (then `Busy`, nothing changed)."""
         path = Path(path)
         if not path.is_file():
             raise InputError("DB", "an existing campaign file", str(path))
+        if readonly is None:
+            readonly = not (os.access(path, os.W_OK) and os.access(path.parent or ".", os.W_OK))
         try:
-            conn = store.connect(path)
+            conn = store.connect(path, readonly=readonly, busy_timeout=busy_timeout)
         except sqlite3.DatabaseError as exc:
             raise InputError("DB", "a campaign file", f"{path} ({exc})") from None
         try:
-            store.migrate(conn, path)
-            return cls(path, conn)
+            if readonly:
+                v = store.version(conn)
+                if not 1 <= v <= store.SCHEMA_VERSION:
+                    raise InputError("DB", f"a campaign file of schema version 1..."
+                                     f"{store.SCHEMA_VERSION}", f"{path} (version {v})")
+            else:
+                store.migrate(conn, path)
+            return cls(path, conn, readonly)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise Busy(f"campaign file {path}: {exc} (another process holds the write "
+                           "lock; nothing was changed)") from None
+            raise StoreError(f"campaign file {path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise InputError("DB", "a campaign file", f"{path} ({exc})") from None
@@ -261,12 +305,58 @@ class Campaign:
 
     @property
     def token(self) -> str:
-        """The bearer token of the HTTP service (`crowdopt campaign serve`)."""
-        return self._token
+        """The admin bearer token `create` made (only the object that created the file
+        knows it: the file keeps hashes; `new_token` makes more)."""
+        if "admin" not in self.new_tokens:
+            raise InputError("token", "a campaign object from Campaign.create (the file keeps "
+                             "only token hashes)", str(self.path))
+        return self.new_tokens["admin"]
+
+    def new_token(self, role: str = "admin", *, worker: Any = None,
+                  revoke_old: bool = True) -> str:
+        """A new bearer token: role 'admin' (everything), 'read' (status, export, the page)
+        or 'worker' (next/record as `worker` only). `revoke_old`: the role's (worker's)
+        earlier tokens stop working (rotation). Only the hash is stored."""
+        if role not in ("admin", "read", "worker"):
+            raise InputError("--role", "admin, read or worker", role)
+        w = None
+        if role == "worker":
+            if worker is None:
+                raise InputError("--worker", "a worker id for a worker token", None)
+            from .io import _text_id
+
+            w = _text_id(worker, "--worker")
+            if w not in self.worker_index and not self.open_workers:
+                raise InputError("--worker", "a worker of the campaign", w)
+        elif worker is not None:
+            raise InputError("--worker", "only with --role worker", worker)
+        tok = secrets.token_urlsafe(24)
+        with self._tx():
+            now = time.time()
+            if revoke_old:
+                self.conn.execute("UPDATE tokens SET revoked_at = ? WHERE role = ? AND "
+                                  "worker IS ? AND revoked_at IS NULL", (now, role, w))
+            self.conn.execute("INSERT INTO tokens (role, worker, hash, created_at) VALUES "
+                              "(?, ?, ?, ?)", (role, w, store.token_hash(tok), now))
+        return tok
+
+    def token_roles(self) -> dict[str, tuple[str, str | None]]:
+        """hash -> (role, worker) of the live tokens (an old file: its one admin token)."""
+        has = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                "name = 'tokens'").fetchone()
+        if not has:
+            (tok,) = self.conn.execute("SELECT token FROM campaign").fetchone()
+            return {store.token_hash(tok): ("admin", None)} if tok else {}
+        return {h: (r, w) for h, r, w in self.conn.execute(
+            "SELECT hash, role, worker FROM tokens WHERE revoked_at IS NULL")}
 
     # ------------------------------------------------------------------ transactions
     @contextmanager
     def _tx(self, write: bool = True) -> Iterator[_Mem]:
+        if write and self.readonly:
+            raise InputError("DB", "a campaign file this process may write",
+                             "a read-only file", note=f"{self.path}: status and export work, "
+                             "next and record do not")
         try:
             self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             mem = self._catch_up()
@@ -280,7 +370,11 @@ class Campaign:
                 pass
             if self._dirty:  # memory may be ahead of the file: rebuild on the next call
                 self._mem = None
-            if isinstance(exc, sqlite3.Error):  # e.g. locked beyond the busy timeout
+            if isinstance(exc, sqlite3.OperationalError) and (
+                    "locked" in str(exc) or "busy" in str(exc)):
+                raise Busy(f"campaign file {self.path}: {exc} (another process held the "
+                           "write lock too long; nothing was changed, retry)") from None
+            if isinstance(exc, sqlite3.Error):  # read-only, disk full, damaged
                 raise StoreError(f"campaign file {self.path}: {exc} (nothing was changed)"
                                  ) from None
             raise
@@ -340,7 +434,10 @@ class Campaign:
                 self._add_decision(mem, k, seq, p, [r[0] for r in rows])
             else:
                 seq, qid, item, worker, label = ev
-                self._add_answer(mem, qid, item, worker, label)
+                if qid is None:
+                    self._add_late(mem, seq, item, worker, label)
+                else:
+                    self._add_answer(mem, qid, item, worker, label)
         mem.seq = cur
         mem.S = None  # other processes' events: rebuild the what-if copy when needed
         self._advance(mem)
@@ -371,31 +468,58 @@ class Campaign:
         d = mem.decs[k - 1]
         d.labels[pos] = label
         if d.p.workers[pos] is None:
-            mem.open_item.pop(item, None)
+            if mem.open_item.get(item) == qid:
+                del mem.open_item[item]
+            mem.closed_any.add(item)
         else:
             mem.open_pair.pop((item, worker), None)
         mem.answered[(item, worker)] = label
         mem.known += 1
+        mem.n_answers += 1
         if self.batching == "fill" and d.complete():
             mem.A.apply(d.p, d.labels)
             mem.applied += 1  # fill: decisions applied (in answer order), not a prefix
 
+    def _add_late(self, mem: _Mem, seq: int, item: int, worker: int, label: int) -> None:
+        """A late answer: kept, and observed by the policy at its place in the log."""
+        mem.answered[(item, worker)] = label
+        mem.n_late += 1
+        mem.n_answers += 1
+        mem.S = None
+        if self.batching == "fill":
+            mem.A.late(item, label)
+        else:
+            mem.late.append((seq, item, worker, label))
+
     def _advance(self, mem: _Mem) -> None:
         """Exact batching: apply decisions to the committed policy in decision order, as far
-        as their answers are all in (answers that came early wait for the ones before)."""
+        as their answers are all in (answers that came early wait for the ones before); a late
+        answer goes in after the decisions logged before it."""
         if self.batching == "fill":
             return
-        while mem.applied < len(mem.decs) and mem.decs[mem.applied].complete():
-            d = mem.decs[mem.applied]
-            dv.check(mem.A.propose(), d.p, d.k)
-            mem.A.apply(d.p, d.labels)
-            mem.applied += 1
+        while True:
+            nxt = mem.decs[mem.applied] if mem.applied < len(mem.decs) else None
+            if mem.late and (nxt is None or nxt.seq > mem.late[0][0]):
+                _, item, _, label = mem.late.pop(0)
+                mem.A.late(item, label)
+            elif nxt is not None and nxt.complete():
+                # a reader trusts the log where checking is costly; writers check every step
+                got = mem.A.follow(nxt.p) if self.readonly else mem.A.propose()
+                dv.check(got, nxt.p, nxt.k)
+                mem.A.apply(nxt.p, nxt.labels)
+                mem.applied += 1
+            else:
+                return
 
     def _whatif(self, mem: _Mem) -> dv.Driver:
         """The committed policy, cloned and run through the decisions still waiting for
         answers: answers known are applied, unknown ones are pending."""
         S = mem.A.clone()
+        late = list(mem.late)
         for d in mem.decs[mem.applied:]:
+            while late and late[0][0] < d.seq:
+                _, item, _, label = late.pop(0)
+                S.late(item, label)
             if not S.determined():
                 raise dv.Diverged(f"campaign log: decision {d.k} was handed out before the "
                                   "answers it depends on")
@@ -404,13 +528,15 @@ class Campaign:
                 S.apply(d.p, d.labels)
             else:
                 S.pend(d.p)
+        for _, item, _, label in late:
+            S.late(item, label)
         return S
 
     # ------------------------------------------------------------------ decisions
     def _decide(self, mem: _Mem) -> dv.Proposal | None:
         """The next decision, or None (budget spent, policy exhausted, or - exact batching -
         the next decision depends on answers not in yet)."""
-        left = self.budget - mem.n_queries
+        left = self.budget - mem.n_queries - mem.n_late
         if left <= 0:
             return None
         if self.batching == "fill":
@@ -551,83 +677,131 @@ class Campaign:
                      rnd, until, d.p.data.get("iteration"))
 
     # ------------------------------------------------------------------ record
-    def record(self, rows: Iterable[Any]) -> dict:
-        """Store answers: rows of (item, worker, label) (tuples or mappings). All or nothing:
-        an invalid row rejects the whole batch. Returns counts: rows, recorded, duplicates."""
+    def record(self, rows: Iterable[Any], *, as_worker: Any = None) -> dict:
+        """Store answers: rows of (item, worker, label) (tuples or mappings). Each row gets an
+        outcome (`results`, in row order): stored, duplicate, late or rejected (with `reason`);
+        a bad row never blocks the others. `as_worker`: the caller may only answer as that
+        worker (a worker token); other rows are rejected. Returns the counts (rows, stored,
+        late, duplicates, rejected; recorded = stored + late) and the results."""
         from . import io as cio
 
         parsed = cio.answer_rows(rows)
+        only = None if as_worker is None else str(as_worker)
+        results: list[dict] = []
         with self._tx() as mem:
             now = _now()
             new_workers: dict[str, int] = {}
-            todo: list[tuple[int, int, int, int]] = []  # (qid, item, worker, label)
-            ctx: list[tuple[str, str, str]] = []  # (where, item, worker) of each todo row
-            seen: dict[tuple[int, int], int] = {}
-            dups = 0
-            for where, item_txt, w_txt, lab_txt in parsed:
+            todo: list[tuple[int | None, int, int, int, int | None]] = []  # qid, i, w, y, late
+            seen: dict[tuple[int, int], int] = {}  # (item, worker) -> label, this batch
+            taken: set[int] = set()  # queries answered by an earlier row of this batch
+            unhanded = {r[0] for r in self.conn.execute(
+                "SELECT id FROM queries WHERE open = 1 AND handed = 0")}
+
+            def reject(res: dict, reason: str) -> None:
+                res["status"] = "rejected"
+                res["reason"] = reason
+
+            for where, item_txt, w_txt, lab_txt, err in parsed:
+                res: dict = {"row": len(results), "item": item_txt, "worker": w_txt}
+                results.append(res)
+                if err is not None:
+                    reject(res, err)
+                    continue
                 item = self.item_index.get(item_txt)
-                if item is None:
-                    raise InputError(f"{where}: item", "an item of the campaign", item_txt)
                 label = self.class_index.get(lab_txt)
+                if item is None:
+                    reject(res, str(InputError(f"{where}: item", "an item of the campaign",
+                                               item_txt)))
+                    continue
                 if label is None:
-                    raise InputError(f"{where}: label", "one of " + ", ".join(self.classes),
-                                     lab_txt)
+                    reject(res, str(InputError(f"{where}: label", "one of " +
+                                               ", ".join(self.classes), lab_txt)))
+                    continue
+                if only is not None and w_txt != only:
+                    reject(res, str(InputError(f"{where}: worker", f"{only!r} (this token "
+                                               "answers only as that worker)", w_txt)))
+                    continue
                 w = self.worker_index.get(w_txt, new_workers.get(w_txt))
-                if w is None:
-                    if not self.open_workers:
-                        raise InputError(f"{where}: worker", "a worker of the campaign", w_txt)
-                    w = new_workers[w_txt] = len(self.worker_ids) + len(new_workers)
-                key = (item, w)
-                prev = mem.answered.get(key, seen.get(key))
+                if w is None and not self.open_workers:
+                    reject(res, str(InputError(f"{where}: worker", "a worker of the campaign",
+                                               w_txt)))
+                    continue
+                key = (item, -1 if w is None else w)
+                prev = None if w is None else mem.answered.get(key, seen.get(key))
                 if prev is not None:
                     if prev != label:
-                        raise InputError(
+                        reject(res, str(InputError(
                             f"{where}: label", f"{self.classes[prev]!r} (item {item_txt!r}, "
                             f"worker {w_txt!r} already answered it)", lab_txt,
-                            note="one answer per item and worker; nothing was recorded")
-                    dups += 1
+                            note="one answer per item and worker")))
+                    else:
+                        res["status"] = "duplicate"
                     continue
-                qid = mem.open_pair.get(key)
+                qid = None if w is None else mem.open_pair.get(key)
                 if qid is None:
                     qid = mem.open_item.get(item)
-                    if qid is not None and any(q[0] == qid for q in todo):
+                    if qid is not None and qid in taken:
                         qid = None  # that query is taken by an earlier row of this batch
-                if qid is None:
-                    raise InputError(f"{where}", "an answer to an open query",
-                                     f"item {item_txt!r}, worker {w_txt!r}",
-                                     note="no query for it was handed out or it is answered; "
-                                     "nothing was recorded")
+                late_for = None
+                if qid is None and item in mem.closed_any:
+                    late_for = self._last_any_query(mem, item)
+                if qid is None and late_for is None:
+                    reject(res, str(InputError(f"{where}", "an answer to an open query",
+                                               f"item {item_txt!r}, worker {w_txt!r}",
+                                               note="no query for it was handed out, or it is "
+                                               "answered")))
+                    continue
+                if qid in unhanded:
+                    reject(res, str(InputError(f"{where}", "an answer to a query handed out",
+                                               f"item {item_txt!r}, worker {w_txt!r}",
+                                               note="its query was never handed out")))
+                    continue
+                if w is None:
+                    w = new_workers[w_txt] = len(self.worker_ids) + len(new_workers)
+                    key = (item, w)
                 seen[key] = label
-                todo.append((qid, item, w, label))
-                ctx.append((where, item_txt, w_txt))
-            if todo:
-                handed = dict(self.conn.execute(
-                    f"SELECT id, handed FROM queries WHERE id IN ({','.join('?' * len(todo))})",
-                    [t[0] for t in todo]).fetchall())
-                for (qid, _, _, _), (where, item_txt, w_txt) in zip(todo, ctx):
-                    if not handed.get(qid):
-                        raise InputError(f"{where}", "an answer to a query handed out",
-                                         f"item {item_txt!r}, worker {w_txt!r}",
-                                         note="its query was never handed out; nothing was "
-                                         "recorded")
+                if qid is not None:
+                    taken.add(qid)
+                res["status"] = "stored" if qid is not None else "late"
+                todo.append((qid, item, w, label, late_for))
             self._dirty = True
-            for wid, idx in sorted(new_workers.items(), key=lambda x: x[1]):
-                self.conn.execute("INSERT INTO workers (idx, id) VALUES (?, ?)", (idx, wid))
+            self.conn.executemany("INSERT INTO workers (idx, id) VALUES (?, ?)",
+                                  sorted(((i, w) for w, i in new_workers.items())))
             seq = mem.seq
-            for qid, item, w, label in todo:
+            ins, upd, seqs = [], [], []
+            for t in todo:
+                qid, item, w, label, late_for = t
                 seq += 1
-                self.conn.execute("INSERT INTO answers (seq, query, item, worker, label, "
-                                  "recorded_at) VALUES (?, ?, ?, ?, ?, ?)",
-                                  (seq, qid, item, w, label, now))
-                self.conn.execute("UPDATE queries SET open = 0 WHERE id = ?", (qid,))
-            if todo:
+                seqs.append(seq)
+                ins.append((seq, qid, late_for, item, w, label, now))
+                if qid is not None:
+                    upd.append((qid,))
+            self.conn.executemany("INSERT INTO answers (seq, query, late_for, item, worker, "
+                                  "label, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)", ins)
+            self.conn.executemany("UPDATE queries SET open = 0 WHERE id = ?", upd)
+            if ins:
                 self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
             self._load_workers()
-            for qid, item, w, label in todo:
-                self._add_answer(mem, qid, item, w, label)
+            for t, s_ in zip(todo, seqs):
+                qid, item, w, label, _ = t
+                if qid is None:
+                    self._add_late(mem, s_, item, w, label)
+                else:
+                    self._add_answer(mem, qid, item, w, label)
             mem.seq = seq
             self._advance(mem)
-        return {"rows": len(parsed), "recorded": len(todo), "duplicates": dups}
+        counts = {k: sum(r["status"] == k for r in results)
+                  for k in ("stored", "late", "duplicate", "rejected")}
+        return {"rows": len(results), "recorded": counts["stored"] + counts["late"],
+                "stored": counts["stored"], "late": counts["late"],
+                "duplicates": counts["duplicate"], "rejected": counts["rejected"],
+                "results": results}
+
+    def _last_any_query(self, mem: _Mem, item: int) -> int | None:
+        """The last answered any-worker query on `item` (what a late answer was leased for)."""
+        row = self.conn.execute("SELECT max(id) FROM queries WHERE item = ? AND worker IS NULL "
+                                "AND open = 0 AND handed > 0", (item,)).fetchone()
+        return None if row is None else row[0]
 
     # ------------------------------------------------------------------ reading
     def queries(self, *, open_only: bool = False) -> list[Query]:
@@ -640,25 +814,47 @@ class Campaign:
             return [self._query(mem, qid, k, item, w, rnd, until or 0.0)
                     for qid, k, item, w, rnd, until in rows]
 
-    def answers(self) -> list[tuple[str, str, str]]:
-        """Recorded answers as (item, worker, label) in the order they were recorded."""
-        with self._tx(write=False):
-            rows = self.conn.execute("SELECT item, worker, label FROM answers ORDER BY seq"
-                                     ).fetchall()
+    def answers(self, *, offset: int = 0, limit: int | None = None
+                ) -> list[tuple[str, str, str]]:
+        """Recorded answers (late ones included) as (item, worker, label), in the order they
+        were recorded; `offset`/`limit` page them. Reads the file only (no policy rebuild)."""
+        for name, v in (("offset", offset), ("limit", limit)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
+                                  or v < 0):
+                raise InputError(name, "an integer >= 0", v)
+        try:
+            self.conn.execute("BEGIN")
+            self._load_workers()
+            rows = self.conn.execute("SELECT item, worker, label FROM answers ORDER BY seq "
+                                     "LIMIT ? OFFSET ?", (-1 if limit is None else int(limit),
+                                                          int(offset))).fetchall()
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise StoreError(f"campaign file {self.path}: {exc}") from None
         return [(self.item_ids[i], self.worker_ids[w], self.classes[y]) for i, w, y in rows]
 
-    def status(self, *, gold: Mapping[str, Any] | str | os.PathLike | None = None) -> dict:
-        """Budget spent / left, current labels with their posterior confidence, worker
-        reliabilities, leases (open, expired). `gold` (a mapping item -> label, a gold CSV or
-        a data set name such as 'dataset:rte') adds `accuracy`."""
+    def status(self, *, gold: Mapping[str, Any] | str | os.PathLike | None = None,
+               offset: int = 0, limit: int | None = None) -> dict:
+        """Budget spent / left, current labels with their posterior confidence (an item
+        without any answer has no label), worker reliabilities, leases (open, expired), the
+        answer rate and ETA, a confidence histogram. `gold` (a mapping item -> label, a gold
+        CSV or a data set name such as 'dataset:rte') adds `accuracy`. `offset`/`limit` page
+        the per-item, per-worker and expired-lease lists."""
         from .report import status
 
+        for name, v in (("offset", offset), ("limit", limit)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
+                                  or v < 0):
+                raise InputError(name, "an integer >= 0", v)
         if gold is not None and not isinstance(gold, Mapping):
             from .io import read_gold_map
 
             gold = read_gold_map(gold)
         with self._tx(write=False) as mem:
-            return status(self, mem, gold, _now())
+            return status(self, mem, gold, _now(), offset=int(offset),
+                          limit=None if limit is None else int(limit))
 
     def __repr__(self) -> str:
         return f"Campaign({str(self.path)!r}, policy={self.policy!r}, budget={self.budget})"

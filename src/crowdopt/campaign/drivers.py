@@ -51,7 +51,10 @@ class Proposal:
 
 
 class Diverged(CrowdoptError):
-    """The policy does not reproduce a decision of the log (wrong code or a damaged file)."""
+    """The policy does not reproduce a decision of the log (wrong code or a damaged file):
+    a store failure (the CLI exits 6)."""
+
+    exit_code = 6
 
 
 class Driver:
@@ -78,6 +81,15 @@ class Driver:
     def hold(self, p: Proposal) -> None:
         pass
 
+    def follow(self, p: Proposal) -> Proposal | None:
+        """The policy's step for logged decision `p` when the log is trusted (a reader):
+        `propose()` unless a driver can take the step more cheaply."""
+        return self.propose()
+
+    def late(self, item: int, label: int) -> None:
+        """An extra answer on `item` (a late answer to a re-issued any-worker query)."""
+        raise Diverged("campaign log: a late answer for a policy whose queries name a worker")
+
 
 # ----------------------------------------------------------------------------- Opt-KG
 class IndexDriver(Driver):
@@ -102,6 +114,7 @@ class IndexDriver(Driver):
             not isinstance(pol, FiniteGittinsPolicy)
         self.bound = -math.inf
         self.alive = 0  # pending items that may come back
+        self.alive_items: set[int] = set()  # those items
         for i, c in enumerate(caps):
             if c is not None and c <= 0:
                 pol.exclude(i)
@@ -110,6 +123,7 @@ class IndexDriver(Driver):
         new = copy.copy(self)
         new.pol = self.pol.clone()
         new.count = list(self.count)
+        new.alive_items = set(self.alive_items)
         return new
 
     def _empty(self) -> bool:
@@ -150,12 +164,21 @@ class IndexDriver(Driver):
     def hold(self, p: Proposal) -> None:
         self.pol.exclude(p.item)
 
+    def late(self, item: int, label: int) -> None:
+        """The policy observes the extra label (its item's posterior moves; an excluded item
+        stays excluded). A pending item's bound is widened to its keys after the late label,
+        so `determined()` still covers every outcome of the pending answer."""
+        self.pol.observe(item, 1 if label == 1 else -1)
+        if self.speculative and item in self.alive_items:
+            self.bound = max(self.bound, *self.pol.outcome_keys(item))
+
     def pend(self, p: Proposal) -> None:
         self.pending += 1
         if self.speculative:
             if not self._capped(p.item):
                 self.bound = max(self.bound, *self.pol.outcome_keys(p.item))
                 self.alive += 1
+                self.alive_items.add(p.item)
             self.pol.exclude(p.item)
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
@@ -255,6 +278,17 @@ class LsolDriver(Driver):
         self.t += 1
         return Proposal(a.kind, a.t - 1, tuple(int(j) for j in a.labelers),
                         {"tester": int(a.tester)})
+
+    def follow(self, p: Proposal) -> Proposal | None:
+        """An exploitation step of the log is taken as logged (its labeler set needs the
+        pi(S) search of `selection`, the whole cost of a rebuild); the step kind and arrival
+        are still checked, explorations (which draw the generator) are proposed."""
+        if p.kind == "exploit" and self.t == p.item + 1 and self.t <= self.n_items \
+                and not self.learner.explores(self.t):
+            self._next = None
+            self.t += 1
+            return p
+        return self.propose()
 
     def _act(self, p: Proposal) -> Action:
         return Action(p.kind, np.asarray(p.workers, dtype=np.int64), p.data["tester"],

@@ -1,29 +1,53 @@
 """The HTTP service of a campaign (optional extra `serve`: Starlette + uvicorn).
 
-Endpoints (JSON in, JSON out; every request needs `Authorization: Bearer TOKEN`, the token
-`campaign init` wrote to DB.token; otherwise 401):
+Endpoints (JSON in, JSON out) and who may call them (`Authorization: Bearer TOKEN`, else 401;
+a token without the right 403):
 
 - POST /next    {"n": 1, "worker": null, "lease": 600}  -> {"queries": [...], "count": k}
-- POST /record  {"answers": [{"item", "worker", "label"}, ...]}  -> {"rows", "recorded",
-  "duplicates"}; all or nothing, idempotent
-- GET  /status  -> the `campaign status --json` document
-- GET  /export  -> {"answers": [{"item", "worker", "label"}, ...]}
+  (admin, worker: a worker token gets only its own queries; n <= MAX_N)
+- POST /record  {"answers": [{"item", "worker", "label"}, ...]}  -> counts and an outcome per
+  row (stored, duplicate, late, rejected + reason); a worker token answers only as itself
+- GET  /status?offset=0&limit=100  -> the `campaign status --json` document, paged (admin, read)
+- GET  /export?what=answers|labels&offset=0&limit=10000  -> paged rows (admin, read)
+- GET  /  the status page (admin, read; the token may also be given as ?token=)
 
-A bad body gets 422 with the one-line message the CLI prints ({"error": "..."}). Requests are
-served one at a time by one Campaign object; other processes (CLI, Python) may use the file
-at the same time.
+The event loop never touches the database: every call runs in a worker thread. Writes
+(next/record) go through one Campaign object under a lock, each waiting at most WRITE_WAIT
+seconds for the lock and for other processes' writers: otherwise 503 with Retry-After, nothing
+changed. Reads (status, export, the page) use a second, read-only Campaign: they never wait for
+a writer (SQLite WAL). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422.
 """
 
 from __future__ import annotations
 
-import hmac
+import asyncio
+import ipaddress
 import json
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import CrowdoptError, InputError
-from .core import Campaign
+from . import store
+from .core import Busy, Campaign, StoreError
 
 INSTALL = "pip install 'crowdopt[serve]'"
+MAX_BODY = 8 * 1024 * 1024  # bytes of a request body
+MAX_N = 1000  # queries per /next
+MAX_DEPTH = 8  # JSON nesting of a body ({"answers": [{...}]} is 3)
+WRITE_WAIT = 2.0  # seconds a write waits for the lock
+STATUS_LIMIT, EXPORT_LIMIT, PAGE_ROWS = 100, 10_000, 50  # default page sizes
+ROLES = {"/next": ("admin", "worker"), "/record": ("admin", "worker"),
+         "/status": ("admin", "read"), "/export": ("admin", "read"), "/": ("admin", "read")}
+
+
+class BindError(CrowdoptError):
+    """The server could not listen on its address (the CLI exits 7)."""
+
+    exit_code = 7
 
 
 def _require() -> None:
@@ -44,75 +68,282 @@ def _fields(body: Any, allowed: set[str]) -> dict:
     return body
 
 
-def create_app(db: str):
-    """The ASGI app serving campaign file `db`."""
+def _depth(raw: bytes) -> int:
+    """Deepest [ / { nesting of a JSON text (outside strings), without parsing it."""
+    depth = best = 0
+    in_str = esc = False
+    for b in raw:
+        if in_str:
+            if esc:
+                esc = False
+            elif b == 0x5C:
+                esc = True
+            elif b == 0x22:
+                in_str = False
+        elif b == 0x22:
+            in_str = True
+        elif b in (0x5B, 0x7B):
+            depth += 1
+            if depth > best:
+                best = depth
+                if best > MAX_DEPTH:
+                    return best
+        elif b in (0x5D, 0x7D):
+            depth -= 1
+    return best
+
+
+def _int_param(request, name: str, default: int | None, hi: int | None = None) -> int | None:
+    v = request.query_params.get(name)
+    if v is None:
+        return default
+    try:
+        x = int(v)
+    except ValueError:
+        x = -1
+    if x < 0 or (hi is not None and x > hi):
+        raise InputError(name, f"an integer in [0, {hi}]" if hi else "an integer >= 0", v)
+    return x
+
+
+class Tokens:
+    """The live token hashes, re-read from the file at most once a second (rotation by
+    `campaign token` takes effect within a second)."""
+
+    def __init__(self, camp: Campaign, lock: threading.Lock):
+        self.camp, self.lock = camp, lock
+        self.roles: dict[str, tuple[str, str | None]] = {}
+        self.at = -1.0
+
+    def role(self, token: str) -> tuple[str, str | None] | None:
+        now = time.monotonic()
+        if now - self.at > 1.0:
+            with self.lock:
+                self.roles = self.camp.token_roles()
+            self.at = now
+        # a lookup by SHA-256: timing reveals nothing usable about a token (a preimage)
+        return self.roles.get(store.token_hash(token))
+
+
+def create_app(db: str, *, webhooks: list[str] | None = None,
+               webhook_secret: bytes | None = None, gold: Any = None):
+    """The ASGI app serving campaign file `db` (`gold`: item -> label, for the page)."""
     _require()
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import HTMLResponse, JSONResponse
     from starlette.routing import Route
 
-    camp = Campaign.open(db)
-    expected = f"Bearer {camp.token}".encode()
+    writer = Campaign.open(db, busy_timeout=WRITE_WAIT)
+    reader = Campaign.open(db, readonly=True)
+    wlock, rlock = threading.Lock(), threading.Lock()
+    tokens = Tokens(reader, rlock)
+    hooks = None
+    if webhooks:
+        from .webhooks import Webhooks
+
+        hooks = Webhooks(webhooks, webhook_secret or b"", str(db))
 
     def error(status: int, msg: str, **headers: str) -> JSONResponse:
         return JSONResponse({"error": msg}, status_code=status, headers=headers or None)
 
-    def endpoint(fn):
+    def locked(lock: threading.Lock, fn, *a):
+        if not lock.acquire(timeout=WRITE_WAIT):
+            raise Busy("the campaign is busy with other requests")
+        try:
+            return fn(*a)
+        finally:
+            lock.release()
+
+    def endpoint(path: str, fn, write: bool, html: bool = False):
         async def run(request: Request):
-            got = request.headers.get("authorization", "").encode()
-            if not hmac.compare_digest(got, expected):
-                return error(401, "unauthorized: send 'Authorization: Bearer TOKEN' (the token "
-                             "campaign init wrote to DB.token)", **{"WWW-Authenticate": "Bearer"})
+            got = request.headers.get("authorization", "")
+            tok = got[7:] if got.startswith("Bearer ") else None
+            if tok is None and html:
+                tok = request.query_params.get("token")
+            role = None if tok is None else await run_in_threadpool(tokens.role, tok)
+            if role is None:
+                return error(401, "unauthorized: send 'Authorization: Bearer TOKEN' (DB.token, "
+                             "DB.read-token or a token from `campaign token`)",
+                             **{"WWW-Authenticate": "Bearer"})
+            if role[0] not in ROLES[path]:
+                return error(403, f"forbidden: a {role[0]} token may not use {path}")
             body = None
             if request.method == "POST":
-                raw = await request.body()
+                size = request.headers.get("content-length")
+                if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
+                    return error(413, f"body: expected at most {MAX_BODY} bytes, found {size}")
+                chunks, n = [], 0
+                async for chunk in request.stream():
+                    n += len(chunk)
+                    if n > MAX_BODY:
+                        return error(413, f"body: expected at most {MAX_BODY} bytes, found more")
+                    chunks.append(chunk)
+                raw = b"".join(chunks)
+                if _depth(raw) > MAX_DEPTH:
+                    return error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, "
+                                 "found deeper")
                 try:
                     body = json.loads(raw or b"{}")
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     return error(422, "body: expected a JSON object, found invalid JSON")
             try:
-                return JSONResponse(fn(body))
+                if write:
+                    out = await run_in_threadpool(locked, wlock, fn, body, role, request)
+                else:
+                    out = await run_in_threadpool(locked, rlock, fn, body, role, request)
             except InputError as exc:
                 return error(422, str(exc))
+            except Busy as exc:
+                return error(503, f"busy: {exc}; retry", **{"Retry-After": "1"})
+            except StoreError as exc:
+                return error(503, str(exc), **{"Retry-After": "5"})
             except CrowdoptError as exc:
                 return error(500, str(exc))
+            if html:
+                return HTMLResponse(out)
+            return JSONResponse(out)
         return run
 
-    def next_(body: Any) -> dict:
+    def next_(body: Any, role, request) -> dict:
         b = _fields(body, {"n", "worker", "lease"})
-        qs = camp.next(b.get("n", 1), worker=b.get("worker"), lease=b.get("lease"))
+        n = b.get("n", 1)
+        if isinstance(n, int) and not isinstance(n, bool) and n > MAX_N:
+            raise InputError("n", f"an integer in [1, {MAX_N}] per request", n)
+        worker = b.get("worker")
+        if role[0] == "worker":
+            if worker is not None and str(worker) != role[1]:
+                raise InputError("worker", f"{role[1]!r} (this token's worker)", worker)
+            worker = role[1]
+        qs = writer.next(n, worker=worker, lease=b.get("lease"))
         return {"queries": [q.to_dict() for q in qs], "count": len(qs)}
 
-    def record(body: Any) -> dict:
+    def record(body: Any, role, request) -> dict:
         rows = body.get("answers") if isinstance(body, dict) else None
         if isinstance(body, dict):
             _fields(body, {"answers"})
         if not isinstance(rows, list):
             raise InputError("body", '{"answers": [{"item", "worker", "label"}, ...]}',
                              type(rows).__name__)
-        return camp.record(rows)
+        res = writer.record(rows, as_worker=role[1] if role[0] == "worker" else None)
+        if hooks is not None and res["recorded"]:
+            hooks.answers(writer, res)
+        return res
 
-    def status(_: Any) -> dict:
-        return camp.status()
+    def status(body: Any, role, request) -> dict:
+        return reader.status(gold=gold, offset=_int_param(request, "offset", 0),
+                             limit=_int_param(request, "limit", STATUS_LIMIT, 100_000))
 
-    def export(_: Any) -> dict:
-        return {"answers": [{"item": i, "worker": w, "label": y} for i, w, y in camp.answers()]}
+    def export(body: Any, role, request) -> dict:
+        from .export import export_rows
 
-    return Starlette(routes=[
-        Route("/next", endpoint(next_), methods=["POST"]),
-        Route("/record", endpoint(record), methods=["POST"]),
-        Route("/status", endpoint(status), methods=["GET"]),
-        Route("/export", endpoint(export), methods=["GET"]),
+        what = request.query_params.get("what", "answers")
+        off = _int_param(request, "offset", 0)
+        lim = _int_param(request, "limit", EXPORT_LIMIT, 1_000_000)
+        if what == "answers":
+            rows = reader.answers(offset=off, limit=lim)
+            total = reader.conn.execute("SELECT count(*) FROM answers").fetchone()[0]
+            return {"what": what, "offset": off, "limit": lim, "total": total,
+                    "answers": [{"item": i, "worker": w, "label": y} for i, w, y in rows]}
+        header, rows = export_rows(reader, what)
+        return {"what": what, "offset": off, "limit": lim, "total": len(rows),
+                "labels": [dict(zip(header, r)) for r in rows[off:off + lim]]}
+
+    def page(body: Any, role, request) -> str:
+        from .page import render_page
+
+        st = reader.status(gold=gold, limit=PAGE_ROWS)
+        times = [t for (t,) in reader.conn.execute("SELECT recorded_at FROM answers ORDER BY "
+                                                   "seq")]
+        return render_page(st, times)
+
+    app = Starlette(routes=[
+        Route("/next", endpoint("/next", next_, True), methods=["POST"]),
+        Route("/record", endpoint("/record", record, True), methods=["POST"]),
+        Route("/status", endpoint("/status", status, False), methods=["GET"]),
+        Route("/export", endpoint("/export", export, False), methods=["GET"]),
+        Route("/", endpoint("/", page, False, html=True), methods=["GET"]),
     ])
+    app.state.campaigns = (writer, reader)
+    app.state.hooks = hooks
+    return app
 
 
-def serve(db: str, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the service until interrupted (uvicorn, one process)."""
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port), or `BindError` with the reason in one line."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError("--port", "an integer in [0, 65535]", port)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise BindError(f"cannot listen on {host}:{port}: the host does not resolve "
+                        f"({exc})") from None
+    last = None
+    for fam, typ, proto, _, addr in infos:
+        sock = socket.socket(fam, typ, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(addr)
+            sock.listen(128)
+            sock.set_inheritable(True)
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+    raise BindError(f"cannot listen on {host}:{port}: {last.strerror if last else 'no address'}")
+
+
+def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str | None = None,
+          keyfile: str | None = None, webhooks: list[str] | None = None,
+          webhook_secret_file: str | None = None, gold: Any = None) -> int:
+    """Run the service until interrupted (uvicorn, one process); returns the exit code."""
     _require()
     import uvicorn
 
-    app = create_app(db)
-    print(f"serving {db} on http://{host}:{port} (POST /next /record, GET /status /export; "
-          f"bearer token in {db}.token)", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    for f, name in ((certfile, "--certfile"), (keyfile, "--keyfile")):
+        if f is not None and not Path(f).is_file():
+            raise InputError(name, "an existing PEM file", f)
+    secret = None
+    if webhooks:
+        from .webhooks import check_urls, load_secret
+
+        check_urls(webhooks)
+        secret = load_secret(webhook_secret_file or f"{db}.webhook-secret")
+    if gold is not None:
+        from .io import read_gold_map
+
+        gold = read_gold_map(gold)
+    app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold)
+    sock = bind(host, port)
+    scheme = "https" if certfile else "http"
+    if not certfile and not _loopback(host):
+        print(f"warning: serving {db} on {host} over plain HTTP: bearer tokens and answers "
+              "travel unencrypted; use --certfile/--keyfile or a TLS proxy", file=sys.stderr,
+              flush=True)
+    real_port = sock.getsockname()[1]
+    print(f"serving {db} on {scheme}://{host}:{real_port} (status page at /, POST /next "
+          f"/record, GET /status /export; tokens in {db}.token and {db}.read-token)",
+          flush=True)
+    config = uvicorn.Config(app, log_level="warning", ssl_certfile=certfile,
+                            ssl_keyfile=keyfile)
+    server = uvicorn.Server(config)
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+        if app.state.hooks is not None:
+            app.state.hooks.close()
+    return 0

@@ -242,7 +242,9 @@ def read_pairs(pairs: Any, item_ids: list[str], worker_ids: list[str]) -> np.nda
 
 # ----------------------------------------------------------------------------- answers
 def read_answers(source: str | os.PathLike) -> list[dict]:
-    """Rows of an answers CSV (columns item, worker, label; aliases task, question, ...)."""
+    """Rows of an answers CSV (columns item, worker, label; aliases task, question, ...). A
+    row with an empty or missing cell is kept with its reason (`_error`): `record` rejects
+    that row alone."""
     head, rows, name = read_csv(source, "answers")
     a = _column(head, ITEM_ALIASES, "item", name)
     b = _column(head, WORKER_ALIASES, "worker", name)
@@ -250,30 +252,52 @@ def read_answers(source: str | os.PathLike) -> list[dict]:
     out = []
     for r, row in enumerate(rows, start=2):
         where = f"{name} line {r}"
-        out.append({"item": _cell(row, a, where, "item"), "worker": _cell(row, b, where, "worker"),
-                    "label": _cell(row, c, where, "label"), "_where": where})
+        rec: dict = {"_where": where}
+        for key, j in (("item", a), ("worker", b), ("label", c)):
+            v = row[j] if j < len(row) else ""
+            if v == "" and "_error" not in rec:
+                rec["_error"] = f"{where}: {key}: expected a non-empty value, found " + (
+                    "''" if j < len(row) else "None")
+            rec[key] = v
+        out.append(rec)
     return out
 
 
-def answer_rows(rows: Any) -> list[tuple[str, str, str, str]]:
-    """(where, item, worker, label) texts of answer rows: tuples or mappings."""
-    if isinstance(rows, Mapping) or isinstance(rows, str | bytes):
+def answer_rows(rows: Any) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
+    """(where, item, worker, label, error) per answer row (tuples or mappings): a malformed
+    row gets its one-line reason in `error` (and None texts) instead of failing the batch."""
+    if isinstance(rows, Mapping) or isinstance(rows, str | bytes) or rows is None:
         raise InputError("answers", "a list of (item, worker, label) rows", type(rows).__name__)
-    out = []
-    for r, row in enumerate(rows):
+    try:
+        it = iter(rows)
+    except TypeError:
+        raise InputError("answers", "a list of (item, worker, label) rows",
+                         type(rows).__name__) from None
+    out: list[tuple[str, str | None, str | None, str | None, str | None]] = []
+    for r, row in enumerate(it):
         where = f"answers[{r}]"
-        if isinstance(row, Mapping):
-            where = row.get("_where", where)
-            missing = [k for k in ("item", "worker", "label") if k not in row]
-            if missing:
-                raise InputError(f"{where}", "keys item, worker, label", sorted(row))
-            vals = (row["item"], row["worker"], row["label"])
-        elif isinstance(row, Sequence) and not isinstance(row, str | bytes) and len(row) == 3:
-            vals = tuple(row)
-        else:
-            raise InputError(where, "an (item, worker, label) row", row)
-        out.append((where, _text_id(vals[0], f"{where}: item"),
-                    _text_id(vals[1], f"{where}: worker"), _text_id(vals[2], f"{where}: label")))
+        try:
+            if isinstance(row, Mapping):
+                where = str(row.get("_where", where))
+                if row.get("_error"):
+                    raise InputError(where, "a complete row", None, note=str(row["_error"]))
+                missing = [k for k in ("item", "worker", "label") if k not in row]
+                if missing:
+                    raise InputError(f"{where}", "keys item, worker, label", sorted(map(str, row)))
+                vals = (row["item"], row["worker"], row["label"])
+            elif isinstance(row, Sequence) and not isinstance(row, str | bytes) and len(row) == 3:
+                vals = tuple(row)
+            else:
+                raise InputError(where, "an (item, worker, label) row", row)
+            for v in vals:
+                if isinstance(v, dict | list | tuple | set):
+                    raise InputError(where, "item, worker and label as text or numbers", v)
+            out.append((where, _text_id(vals[0], f"{where}: item"),
+                        _text_id(vals[1], f"{where}: worker"),
+                        _text_id(vals[2], f"{where}: label"), None))
+        except InputError as exc:
+            msg = exc.note if isinstance(row, Mapping) and row.get("_error") else str(exc)
+            out.append((where, None, None, None, msg))
     return out
 
 

@@ -62,68 +62,122 @@ def _exhausted(camp, mem) -> bool:
     return size == 0 or size > camp.budget - mem.n_queries or S.propose() is None
 
 
-def status(camp, mem, gold: Mapping[str, Any] | None, now: float) -> dict:
-    """The campaign's status document at time `now` (the clock of leases)."""
+def _rates(conn, now: float, window: float = 600.0) -> tuple[float | None, float | None]:
+    """Answers per minute over the last `window` seconds (or since the first answer when
+    sooner), and the time of the last answer."""
+    first, last = conn.execute("SELECT min(recorded_at), max(recorded_at) FROM answers"
+                               ).fetchone()
+    if first is None:
+        return None, None
+    since = max(first, now - window)
+    (n,) = conn.execute("SELECT count(*) FROM answers WHERE recorded_at >= ?", (since,)
+                        ).fetchone()
+    span = max(now - since, 1.0)
+    return 60.0 * n / span, last
+
+
+def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
+    """Counts of the labels' confidence in `bins` equal bins over [1/K, 1] (here [0.5, 1] for
+    the binary policies: a confidence is never below a half)."""
+    c = conf[np.isfinite(conf)]
+    lo = 0.5 if c.size == 0 or c.min() >= 0.5 else float(np.floor(c.min() * 10) / 10)
+    edges = np.linspace(lo, 1.0, bins + 1)
+    counts = np.histogram(np.clip(c, lo, 1.0), bins=edges)[0] if c.size else np.zeros(bins)
+    return {"edges": [float(e) for e in edges], "counts": [int(x) for x in counts]}
+
+
+def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int = 0,
+           limit: int | None = None) -> dict:
+    """The campaign's status document at time `now` (the clock of leases). `offset`/`limit`
+    page the per-item labels, the workers and the expired leases (the totals and summaries
+    always cover everything)."""
     conn = camp.conn
-    answers = conn.execute("SELECT item, worker, label FROM answers ORDER BY seq").fetchall()
-    n_ans = len(answers)
+    ans = np.array(conn.execute("SELECT item, worker, label, query IS NULL FROM answers "
+                                "ORDER BY seq").fetchall(), dtype=np.int64).reshape(-1, 4)
+    a_item, a_worker, a_label, a_late = ans[:, 0], ans[:, 1], ans[:, 2], ans[:, 3]
+    n_ans = len(ans)
+    n_late = int(a_late.sum())
     rows = conn.execute("SELECT q.id, q.item, q.worker, q.handed, q.lease_until, q.leased_to "
                         "FROM queries q WHERE q.open = 1 ORDER BY q.id").fetchall()
-    leased, expired, waiting = [], [], 0
+    n_leased, expired, waiting = 0, [], 0
     for qid, item, w, handed, until, to in rows:
         if not handed:
             waiting += 1
-            continue
-        rec = {"query": qid, "item": camp.item_ids[item],
-               "worker": None if w is None else camp.worker_ids[w], "leased_to": to,
-               "lease_until": until}
-        (expired if until < now else leased).append(rec)
+        elif until < now:
+            expired.append({"query": qid, "item": camp.item_ids[item],
+                            "worker": None if w is None else camp.worker_ids[w],
+                            "leased_to": to, "lease_until": until})
+        else:
+            n_leased += 1
     issued = mem.n_queries
-    lab, conf = _labels(camp, mem, answers)
-    per_item = np.bincount([a[0] for a in answers], minlength=len(camp.item_ids)) \
-        if answers else np.zeros(len(camp.item_ids), dtype=np.int64)
+    n_items = len(camp.item_ids)
+    lab, conf = _labels(camp, mem, list(zip(a_item.tolist(), a_worker.tolist(),
+                                            a_label.tolist()))
+                        if isinstance(mem.A, LsolDriver) else [])
+    lab = np.asarray(lab, dtype=np.int64).copy()
+    conf = np.asarray(conf, dtype=float).copy()
+    per_item = np.bincount(a_item, minlength=n_items) if n_ans else np.zeros(n_items, np.int64)
+    unanswered = per_item == 0  # never an answer: no label, whatever the prior says
+    lab[unanswered] = -1
+    conf[unanswered | (lab < 0)] = np.nan
+    labelled = lab >= 0
+    sl = slice(offset, None if limit is None else offset + limit)
+    idx = range(n_items)[sl]
     items = [{"item": camp.item_ids[i],
               "label": camp.classes[int(lab[i])] if lab[i] >= 0 else None,
               "confidence": None if not np.isfinite(conf[i]) else float(conf[i]),
-              "answers": int(per_item[i])} for i in range(len(camp.item_ids))]
+              "answers": int(per_item[i])} for i in idx]
     rel, rel_src = _reliability(camp, mem)
     nw = len(camp.worker_ids)
-    n_by = np.zeros(nw, dtype=np.int64)
-    agree = np.zeros(nw, dtype=np.int64)
-    for item, worker, label in answers:
-        n_by[worker] += 1
-        agree[worker] += int(lab[item] == label)
+    n_by = np.bincount(a_worker, minlength=nw) if n_ans else np.zeros(nw, np.int64)
+    hit = (lab[a_item] == a_label) if n_ans else np.zeros(0, bool)
+    agree = np.bincount(a_worker, weights=hit, minlength=nw) if n_ans else np.zeros(nw)
     workers = []
-    for j in range(nw):
+    for j in range(nw)[sl]:
         row = {"worker": camp.worker_ids[j], "answers": int(n_by[j]),
                "agreement": float(agree[j] / n_by[j]) if n_by[j] else None}
         if rel is not None:
             row["reliability"] = float(rel[j]) if j < len(rel) and np.isfinite(rel[j]) else None
         workers.append(row)
-    done = (not leased and not expired and not waiting and n_ans == issued
-            and (issued >= camp.budget or _exhausted(camp, mem)))
+    done = (not n_leased and not expired and not waiting and n_ans - n_late == issued
+            and (issued + n_late >= camp.budget or _exhausted(camp, mem)))
+    left = camp.budget - issued - n_late
+    rate, last = _rates(conn, now)
+    outstanding = n_leased + len(expired) + waiting
+    eta = None
+    if not done and rate:
+        eta = 60.0 * (max(left, 0) + outstanding) / rate
     out: dict[str, Any] = {
         "campaign": str(camp.path), "policy": camp.policy, "params": camp.params,
         "seed": camp.seed, "batching": camp.batching, "classes": camp.classes,
-        "budget": camp.budget, "spent": n_ans, "answers": n_ans, "issued": issued,
-        "left": camp.budget - issued, "decisions": len(mem.decs),
-        "applied": mem.applied, "answers_waiting": n_ans - sum(
+        "budget": camp.budget, "spent": n_ans, "answers": n_ans, "late": n_late,
+        "issued": issued, "left": left, "decisions": len(mem.decs),
+        "applied": mem.applied, "answers_waiting": n_ans - n_late - sum(
             len(d.qids) for d in mem.decs[:mem.applied]) if camp.batching == "exact" else 0,
-        "open": {"leased": len(leased), "expired": len(expired), "not_handed_out": waiting},
-        "expired_leases": expired, "done": bool(done),
-        "items": len(camp.item_ids), "workers_known": nw,
+        "open": {"leased": n_leased, "expired": len(expired), "not_handed_out": waiting},
+        "expired_leases": expired[sl], "done": bool(done),
+        "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
+        "answers_per_minute": rate, "last_answer_at": last, "eta_seconds": eta,
+        "confidence_histogram": _histogram(conf[labelled]),
+        "mean_confidence": float(np.nanmean(conf[labelled])) if labelled.any() else None,
+        "answer_agreement": float(hit.mean()) if n_ans else None,
+        "page": {"offset": offset, "limit": limit, "labels_total": n_items,
+                 "workers_total": nw, "expired_total": len(expired)},
         "labels": items, "workers": workers,
         "reliability_source": rel_src or "agreement with the current labels only; the "
                                          "homogeneous model has no worker parameter",
     }
     if isinstance(mem.A, LsolDriver):
-        st = mem.A.learner.state()
-        out["lsol"] = {"testers": st["testers"], "steps": st["steps"],
-                       "selected": [camp.worker_ids[j] for j in st["selected"]]}
+        L = mem.A.learner
+        # the set of the last exploitation step in the log (the current set would need the
+        # pi(S) search again: seconds on a finished campaign)
+        last = next((d.p.workers for d in reversed(mem.decs) if d.p.kind == "exploit"), ())
+        out["lsol"] = {"testers": int(L.n), "steps": dict(L.steps),
+                       "selected": [camp.worker_ids[j] for j in last]}
     if gold is not None:
         g = {str(k): str(v) for k, v in gold.items()}
-        hits = [(it["label"] == g[it["item"]]) for it in items
-                if it["item"] in g and it["label"] is not None]
+        hits = [camp.classes[int(lab[i])] == g[camp.item_ids[i]] for i in range(n_items)
+                if labelled[i] and camp.item_ids[i] in g]
         out["gold_items"] = len(hits)
         out["accuracy"] = float(np.mean(hits)) if hits else None
     return out

@@ -10,27 +10,35 @@ One file holds a whole campaign (stdlib `sqlite3`, WAL journal):
   number `seq`; `queries`: the labels each decision asks for (one per worker slot) with the
   lease bookkeeping (`handed`, `lease_until`, `leased_to`, `open`);
 - `answers`: every recorded answer, stamped with its event number, unique per query and per
-  (item, worker).
+  (item, worker); a late answer (its query was re-issued and answered by someone else first)
+  has `query` NULL and `late_for` the query it was leased for (schema 2);
+- `tokens` (schema 2): SHA-256 hashes of the HTTP bearer tokens with their role (admin, read,
+  worker) and, for a worker token, the worker it answers as; the token itself is never stored.
 
 Decisions and answers share one increasing event counter, so the ordered log of both is a
 query away: the policy state is rebuilt (or caught up) from it, never read from a pickle.
 
-Every operation is one `BEGIN IMMEDIATE ... COMMIT` transaction (writers queue on the lock,
-`busy_timeout` 60 s). WAL with `synchronous=NORMAL` keeps every committed transaction through
+Every write is one `BEGIN IMMEDIATE ... COMMIT` transaction (writers queue on the lock for at
+most `busy_timeout`, then fail with nothing changed); readers use a plain `BEGIN` snapshot and
+never wait for a writer (WAL). A file the user may only read opens with `mode=ro`. WAL with `synchronous=NORMAL` keeps every committed transaction through
 a crash of the process (kill -9): a commit is in the WAL file before `COMMIT` returns; only a
 power loss can drop the last commits (set CROWDOPT_CAMPAIGN_SYNC=FULL to fsync each commit).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
+import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+DEFAULT_BUSY_TIMEOUT = 60.0
 
 
 def _script(conn: sqlite3.Connection, sql: str) -> None:
@@ -111,15 +119,63 @@ def _v1(conn: sqlite3.Connection) -> None:
     """)
 
 
+def token_hash(token: str) -> str:
+    """What the file keeps of a bearer token (tokens are 192 random bits: a plain hash)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    """Late answers (query NULL, late_for) and hashed tokens (the plain token is erased)."""
+    _script(conn, """
+    CREATE TABLE answers_v2 (
+        seq INTEGER PRIMARY KEY,
+        query INTEGER UNIQUE REFERENCES queries(id),   -- NULL: a late answer
+        late_for INTEGER REFERENCES queries(id),       -- the answered query it was leased for
+        item INTEGER NOT NULL REFERENCES items(idx),
+        worker INTEGER NOT NULL REFERENCES workers(idx),
+        label INTEGER NOT NULL,
+        recorded_at REAL NOT NULL,
+        UNIQUE (item, worker)
+    );
+    INSERT INTO answers_v2 (seq, query, item, worker, label, recorded_at)
+        SELECT seq, query, item, worker, label, recorded_at FROM answers;
+    DROP TABLE answers;
+    ALTER TABLE answers_v2 RENAME TO answers;
+    CREATE TABLE tokens (
+        id INTEGER PRIMARY KEY,
+        role TEXT NOT NULL CHECK (role IN ('admin', 'read', 'worker')),
+        worker TEXT,                      -- a worker token answers only as this worker
+        hash TEXT NOT NULL UNIQUE,        -- SHA-256 of the token
+        created_at REAL NOT NULL,
+        revoked_at REAL
+    );
+    """)
+    row = conn.execute("SELECT token FROM campaign").fetchone()
+    if row is not None and row[0]:
+        conn.execute("INSERT INTO tokens (role, hash, created_at) VALUES ('admin', ?, ?)",
+                     (token_hash(row[0]), time.time()))
+    conn.execute("PRAGMA secure_delete = ON")  # the freed bytes of the old token are zeroed
+    conn.execute("UPDATE campaign SET token = ''")
+
+
 # MIGRATIONS[v - 1] brings a database from version v - 1 to v (index 0 creates the schema).
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
 
 
-def connect(path: str | Path) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on."""
-    conn = sqlite3.connect(str(path), timeout=60.0, isolation_level=None,
+def connect(path: str | Path, *, readonly: bool = False,
+            busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on.
+    `readonly`: SQLite's `mode=ro` (a file the user may only read; nothing is written)."""
+    if readonly:
+        uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA query_only = 1")
+        return conn
+    conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None,
                            check_same_thread=False)
-    conn.execute("PRAGMA busy_timeout = 60000")
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if mode.lower() != "wal":
         conn.close()
@@ -145,8 +201,18 @@ def version(conn: sqlite3.Connection) -> int:
 def migrate(conn: sqlite3.Connection, path: str | Path = "DB", *, create: bool = False) -> int:
     """Bring the schema to the newest version, one transaction per step; returns the version.
     A database written by a newer crowdopt (higher version) is refused, not touched; a file
-    without the schema is created only when `create` (init), else it is not a campaign."""
+    without the schema is created only when `create` (init), else it is not a campaign.
+    An up-to-date file is checked in a read snapshot: opening never waits for a writer."""
     target = len(MIGRATIONS)
+    v = version(conn)
+    if v == target:
+        return v
+    if v > target:
+        raise InputError("DB", f"a campaign of schema version <= {target}",
+                         f"version {v} in {path}", note="written by a newer crowdopt; upgrade "
+                         "crowdopt")
+    if v == 0 and not create:
+        raise InputError("DB", "a campaign file (crowdopt campaign init)", str(path))
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -1,15 +1,17 @@
 """`crowdopt campaign init|next|record|status|export|serve`: a live labeling campaign.
 
 The campaign is one SQLite file (DB). `init` fixes the items, workers, budget, policy,
-parameters and seed; `next` hands out leased queries; `record` stores answers (idempotent, all
-or nothing); `status` reports; `export` writes the answers; `serve` is the HTTP service
-(optional extra `serve`). Exit codes: 0 ok, 2 bad input (one line).
+parameters and seed; `next` hands out leased queries; `record` stores answers (an outcome per
+row); `status` reports; `export` writes answers or labels (CSV, JSONL, Label Studio);
+`token` makes and rotates bearer tokens; `serve` is the HTTP service and its status page
+(optional extra `serve`). Exit codes: 0 ok, 2 bad input (one line; `record`: some rows were
+rejected, the others stored), 6 the campaign file failed (locked too long, read-only, damaged),
+7 the server could not bind its address.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as _dt
 import os
 import sys
@@ -24,10 +26,37 @@ BATCHING_HELP = ("exact (default): decisions equal the one-at-a-time policy and 
                  "query is held out)")
 
 
-def _open(db: str):
+def _open(db: str, readonly: bool | None = None):
     from ..campaign import Campaign
 
-    return Campaign.open(db)
+    return Campaign.open(db, readonly=readonly)
+
+
+def write_secret(path: Path, text: str, *, replace: bool = False) -> None:
+    """Write a secret file 0600, never through a symlink: a new file is created O_EXCL
+    (refused when the path exists); `replace` writes a new file beside it and renames it over
+    the old one (a rename replaces a symlink, it never follows it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    target = path
+    if replace:
+        target = path.with_name(f".{path.name}.{os.getpid()}.{secrets_suffix()}")
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileExistsError:
+        raise InputError("token file", "a path that does not exist yet", str(target),
+                         note="never written through an existing file or symlink") from None
+    except OSError as exc:
+        raise InputError("token file", "a writable path", f"{target} ({exc.strerror})") from None
+    with os.fdopen(fd, "w") as f:
+        f.write(text + "\n")
+    if replace:
+        os.replace(target, path)
+
+
+def secrets_suffix() -> str:
+    import secrets
+
+    return secrets.token_hex(4)
 
 
 def _iso(t: float) -> str:
@@ -53,17 +82,22 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise InputError("--" + wrong[0].replace("_", "-"),
                          f"an option of policy {args.policy} ({', '.join(keys) or 'none'})",
                          given[wrong[0]])
+    token_file = Path(str(args.db) + ".token")
+    read_file = Path(str(args.db) + ".read-token")
+    for f in (token_file, read_file):
+        if os.path.lexists(f):
+            raise InputError("token file", "a path that does not exist yet", str(f),
+                             note="init writes DB.token and DB.read-token; remove the old ones")
     camp = Campaign.create(args.db, policy=args.policy, items=args.items, budget=args.budget,
                            workers=args.workers, seed=args.seed, batching=args.batching,
                            labels=args.labels, pairs=args.pairs, params=given)
-    token_file = Path(str(args.db) + ".token")
-    fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(camp.token + "\n")
+    write_secret(token_file, camp.new_tokens["admin"])
+    write_secret(read_file, camp.new_tokens["read"])
     doc = {"campaign": str(args.db), "policy": camp.policy, "params": camp.params,
            "items": len(camp.item_ids), "workers": len(camp.worker_ids),
            "budget": camp.budget, "seed": camp.seed, "batching": camp.batching,
-           "classes": camp.classes, "token_file": str(token_file)}
+           "classes": camp.classes, "token_file": str(token_file),
+           "read_token_file": str(read_file)}
     camp.close()
     if args.json:
         emit_json(doc)
@@ -71,7 +105,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         who = f", {doc['workers']} workers" if doc["workers"] else ""
         print(f"campaign {args.db}: {camp.policy} on {doc['items']} items{who}, budget "
               f"{camp.budget}, seed {camp.seed}, batching {camp.batching}")
-        print(f"HTTP bearer token written to {token_file}")
+        print(f"HTTP bearer tokens written to {token_file} (admin) and {read_file} (read-only:"
+              " status, export, the status page)")
     return 0
 
 
@@ -120,8 +155,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(res)
     else:
-        print(f"recorded {res['recorded']} answers ({res['duplicates']} already recorded) "
-              f"from {res['rows']} rows")
+        print(f"{res['rows']} rows: {res['stored']} stored, {res['late']} late (kept), "
+              f"{res['duplicates']} already recorded, {res['rejected']} rejected")
+        for r in res["results"]:
+            if r["status"] == "late":
+                print(f"late: item {r['item']}, worker {r['worker']} (its query was re-issued "
+                      "and answered; the answer is kept)")
+    if res["rejected"]:
+        bad = [r for r in res["results"] if r["status"] == "rejected"]
+        print(f"crowdopt: error: {len(bad)} of {res['rows']} rows rejected, the others were "
+              f"recorded; first: {bad[0]['reason']}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -129,7 +173,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
 
-    with _open(args.db) as camp:
+    with _open(args.db, readonly=True) as camp:  # a reader never waits for a writer
         st = camp.status(gold=args.gold)
     if args.json:
         emit_json(st)
@@ -137,8 +181,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     o = st["open"]
     print(f"campaign {st['campaign']}: {st['policy']} (batching {st['batching']}, seed "
           f"{st['seed']}){'  DONE' if st['done'] else ''}")
-    print(f"budget {st['budget']}: {st['spent']} answers recorded, {st['issued']} queries "
-          f"decided, {st['left']} left")
+    late = f" ({st['late']} late, kept)" if st["late"] else ""
+    print(f"budget {st['budget']}: {st['spent']} answers recorded{late}, {st['issued']} "
+          f"queries decided, {st['left']} left; {st['labelled']} of {st['items']} items "
+          "labelled")
+    if st["answers_per_minute"]:
+        eta = st["eta_seconds"]
+        print(f"rate {st['answers_per_minute']:.1f} answers/min"
+              + ("" if eta is None else f", about {eta / 60:.0f} min to go"))
     print(f"open queries: {o['leased']} leased, {o['expired']} expired leases, "
           f"{o['not_handed_out']} not handed out yet")
     if st.get("answers_waiting"):
@@ -169,25 +219,40 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
-    with _open(args.db) as camp:
-        if args.what == "answers":
-            header = ["task", "worker", "label"]
-            rows = [list(r) for r in camp.answers()]
-        else:
-            header = ["task", "label", "confidence", "answers"]
-            rows = [[r["item"], r["label"] if r["label"] is not None else "",
-                     "" if r["confidence"] is None else f"{r['confidence']:.6g}", r["answers"]]
-                    for r in camp.status()["labels"]]
-    out = open(args.output, "w", newline="") if args.output else sys.stdout
-    try:
-        w = csv.writer(out, lineterminator="\n")
-        w.writerow(header)
-        w.writerows(rows)
-    finally:
-        if args.output:
-            out.close()
+    from ..campaign.export import export_rows, write_export
+
+    with _open(args.db, readonly=True) as camp:
+        header, rows = export_rows(camp, args.what)
+        meta = {"policy": camp.policy, "classes": camp.classes}
+    n = write_export(args.output, args.format, header, rows, what=args.what, meta=meta,
+                     force=args.force)
     if args.output:
-        print(f"wrote {len(rows)} rows to {args.output}", file=sys.stderr)
+        print(f"wrote {n} rows to {args.output}", file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------------------- token
+def cmd_token(args: argparse.Namespace) -> int:
+    from ..cli import emit_json
+
+    with _open(args.db) as camp:
+        tok = camp.new_token(args.role, worker=args.worker, revoke_old=not args.keep_old)
+    out = args.output
+    if out is None and args.role != "worker":
+        out = str(args.db) + (".token" if args.role == "admin" else ".read-token")
+    if out is not None and out != "-":
+        write_secret(Path(out), tok, replace=True)
+    doc = {"role": args.role, "worker": args.worker, "revoked_old": not args.keep_old,
+           "token_file": out if out not in (None, "-") else None}
+    if out in (None, "-"):
+        doc["token"] = tok
+    if args.json:
+        emit_json(doc)
+    elif doc.get("token"):
+        print(tok)
+    else:
+        print(f"new {args.role} token written to {out}"
+              + ("; the earlier ones no longer work" if not args.keep_old else ""))
     return 0
 
 
@@ -195,8 +260,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..campaign.http import serve
 
-    serve(args.db, host=args.host, port=args.port)
-    return 0
+    if (args.certfile is None) != (args.keyfile is None):
+        raise InputError("--certfile/--keyfile", "both (TLS) or neither",
+                         args.certfile or args.keyfile)
+    return serve(args.db, host=args.host, port=args.port, certfile=args.certfile,
+                 keyfile=args.keyfile, webhooks=args.webhook or [],
+                 webhook_secret_file=args.webhook_secret_file, gold=args.gold)
 
 
 def _positive_int(text: str) -> int:
@@ -276,11 +345,13 @@ def register(cli) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_next)
 
-    p = sub.add_parser("record", help="record answers (idempotent, all or nothing)",
+    p = sub.add_parser("record", help="record answers (an outcome per row, idempotent)",
                        description="ANSWERS: CSV with columns item, worker, label ('-' = "
-                       "stdin). The same (item, worker, label) twice is one answer; a "
-                       "conflicting label or an answer to a query never handed out rejects "
-                       "the whole file (exit 2).")
+                       "stdin). Each row is stored, a duplicate (the same (item, worker, "
+                       "label) again), late (its query was re-issued and answered by someone "
+                       "else: kept and counted) or rejected with its reason (a conflicting "
+                       "label, no query for it, an unknown item/worker/label); rejected rows "
+                       "never block the others. Exit 2 when some row was rejected.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("answers", metavar="ANSWERS",
                    help="CSV FILE of answers: item,worker,label (- for stdin)")
@@ -297,20 +368,62 @@ def register(cli) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("export", help="write the answers (task,worker,label) or the labels")
+    p = sub.add_parser("export", help="write the answers (task,worker,label) or the labels",
+                       description="Answers (late ones included) or the current labels (items "
+                       "with at least one answer only) as CSV (cells that a spreadsheet would "
+                       "run as a formula are prefixed with '), JSONL or Label Studio JSON "
+                       "tasks. Works on a read-only file.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
-    p.add_argument("-o", "--output", default=None, metavar="FILE", help="output FILE (default stdout)")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="output FILE (default stdout); an existing FILE needs --force")
     p.add_argument("--what", choices=("answers", "labels"), default="answers",
                    help="answers: task,worker,label rows (default); labels: task,label,"
                    "confidence,answers")
+    p.add_argument("--format", choices=("csv", "jsonl", "label-studio"), default="csv",
+                   help="csv (default), jsonl (one JSON object a line) or label-studio (a JSON "
+                   "list of tasks: answers as annotations, labels as predictions)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing FILE")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("serve", help="HTTP service: next/record/status/export (extra: serve)",
+    p = sub.add_parser("token", help="make or rotate a bearer token (admin, read, worker)",
+                       description="A new bearer token for the HTTP service. admin: every "
+                       "endpoint; read: status, export and the status page; worker: next and "
+                       "record as --worker only. The file keeps only SHA-256 hashes. By "
+                       "default the role's earlier tokens (of that worker) stop working "
+                       "(rotation). admin/read tokens go to DB.token / DB.read-token (0600, "
+                       "replaced by a rename, never written through a symlink); worker tokens "
+                       "to stdout unless -o FILE.")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("--role", choices=("admin", "read", "worker"), default="admin",
+                   help="what the token may do (default admin)")
+    p.add_argument("--worker", default=None, help="the worker a worker token answers as")
+    p.add_argument("-o", "--output", default=None, metavar="FILE",
+                   help="write the token to FILE ('-': stdout)")
+    p.add_argument("--keep-old", action="store_true",
+                   help="keep the role's earlier tokens working (no rotation)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(func=cmd_token)
+
+    p = sub.add_parser("serve", help="HTTP service and status page (extra: serve)",
                        description="JSON endpoints POST /next, POST /record, GET /status, "
-                       "GET /export; every request needs 'Authorization: Bearer TOKEN' (the "
-                       "token init wrote to DB.token). Needs pip install 'crowdopt[serve]'.")
+                       "GET /export and a status page at / (refreshes itself). Every request "
+                       "needs 'Authorization: Bearer TOKEN' (DB.token: admin; DB.read-token: "
+                       "status, export, page; worker tokens from `campaign token`); the page "
+                       "also takes ?token=. Busy file: 503 with Retry-After. Needs pip install "
+                       "'crowdopt[serve]'. Exit 7 when the address cannot be bound.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--host", default="127.0.0.1",
-                   help="interface to listen on (default 127.0.0.1, this machine only)")
+                   help="interface to listen on (default 127.0.0.1, this machine only; any "
+                   "other address without --certfile gets a warning: tokens travel in clear)")
     p.add_argument("--port", type=port, default=8000, help="TCP port, 0-65535 (default 8000)")
+    p.add_argument("--certfile", default=None, metavar="PEM", help="TLS certificate (HTTPS)")
+    p.add_argument("--keyfile", default=None, metavar="PEM", help="TLS private key (HTTPS)")
+    p.add_argument("--webhook", action="append", default=None, metavar="URL",
+                   help="POST events (answers recorded, budget 25/50/75/100%%, campaign done) "
+                   "to URL, HMAC-SHA256 signed, retried with back-off; repeatable")
+    p.add_argument("--gold", default=None, metavar="GOLD",
+                   help="gold CSV (item,label) or a data set name: accuracy on /status and the "
+                   "page")
+    p.add_argument("--webhook-secret-file", default=None, metavar="FILE",
+                   help="the HMAC key (default: DB.webhook-secret, made 0600 on first use)")
     p.set_defaults(func=cmd_serve)

@@ -42,6 +42,7 @@ COMMAND_SCHEMAS: dict[tuple[str, ...], str] = {
     ("datasets", "info"): "datasets",
     ("datasets", "fetch"): "datasets",
     ("datasets", "verify"): "datasets",
+    ("campaign", "token"): "campaign-token",
     ("reproduce", "lsol"): "reproduction",
     ("reproduce", "optkg"): "reproduction",
     ("reproduce", "selection"): "reproduction",
