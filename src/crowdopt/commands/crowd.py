@@ -111,7 +111,8 @@ def _model_options(args: argparse.Namespace, gold) -> dict:
 
 def _add_input_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("labels", metavar="LABELS", help="label table file, or dataset:NAME")
-    p.add_argument("--gold", default=None, metavar="GOLD", help="gold table (task,label)")
+    p.add_argument("--gold", default=None, metavar="GOLD",
+                   help="gold table (task,label) or dataset:NAME (that set's gold)")
     p.add_argument("--duplicates", default=None, choices=("error", "first", "last", "all"),
                    help="repeated (worker, task) rows (default: error for files, first for "
                    "datasets)")

@@ -298,7 +298,8 @@ def register(cli: Any) -> None:
     r = cli.replay.add_parser("lsol", help="LS_OL on a real label table",
                               description=doc[2] + " " + doc[3])
     r.add_argument("labels", metavar="LABELS", help="label table file, or a data set name")
-    r.add_argument("--gold", default=None, metavar="GOLD", help="gold table task,label")
+    r.add_argument("--gold", default=None, metavar="GOLD",
+                   help="gold table task,label, or dataset:NAME")
     r.add_argument("--rule", choices=("mv", "wmv"), default="mv",
                    help="aggregation of the chosen subset: mv or wmv (weighted; default mv)")
     r.add_argument("--estimator", choices=ESTIMATORS, default=REPLAY_ESTIMATOR,

@@ -223,7 +223,8 @@ def register(cli) -> None:
                               + HELP_POLICIES)
     p.add_argument("labels", metavar="LABELS",
                    help="label file (task,worker,label) or a data-set name such as rte")
-    p.add_argument("--gold", default=None, help="gold file (task,label); optional for names")
+    p.add_argument("--gold", default=None,
+                   help="gold file (task,label) or dataset:NAME; optional for names")
     p.add_argument("--budget", type=int, default=None, help="labels to buy (default all)")
     p.add_argument("--policy", default="optkg", help=HELP_POLICIES)
     p.add_argument("--model", choices=["homogeneous", "heterogeneous"], default="homogeneous",

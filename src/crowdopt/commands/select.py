@@ -241,7 +241,8 @@ def register(cli: Any) -> None:
         description=__doc__.split("\n\n")[1])
     p.add_argument("labels", metavar="LABELS", help="label table task,worker,label (CSV/TSV)")
     p.add_argument("--gold", default=None, metavar="GOLD",
-                   help="gold table task,label (optional with dataset:NAME)")
+                   help="gold table task,label, or dataset:NAME (optional with LABELS "
+                   "dataset:NAME)")
     p.add_argument("--max-workers", required=True, type=int, metavar="K",
                    help="cap K on the number of selected workers")
     p.add_argument("--costs", default=None, metavar="FILE",

@@ -299,6 +299,14 @@ def dataset_name(labels: str) -> str | None:
     return None
 
 
+def read_gold_arg(gold: str, table: LabelTable, **read_opts) -> Gold:
+    """A `--gold` argument matched to `table`: a gold file (`read_opts` as `read_gold`) or
+    `dataset:NAME` (that set's gold, by task id)."""
+    if str(gold).startswith("dataset:"):
+        return dataset_gold(_dataset_arg(str(gold)), table)
+    return read_gold(gold, table, **read_opts)
+
+
 def _dataset_arg(arg: str) -> str:
     """NAME of a `dataset:NAME` argument (InputError for an unknown name)."""
     name = arg.split(":", 1)[1]
@@ -325,9 +333,7 @@ def load_labels_and_gold(labels: str, gold: str | None = None, *, duplicates: st
                              + ", ".join(DATASETS) + ")", labels)
         table = read_labels(labels, duplicates=duplicates or "error", **read_opts)
         g, source = None, labels
-    if gold and str(gold).startswith("dataset:"):
-        g = dataset_gold(_dataset_arg(str(gold)), table)
-    elif gold:
+    if gold:
         gold_opts = {k: v for k, v in read_opts.items() if k in ("sep", "header")}
-        g = read_gold(gold, table, columns=gold_columns, **gold_opts)
+        g = read_gold_arg(gold, table, columns=gold_columns, **gold_opts)
     return table, g, source

@@ -160,13 +160,13 @@ def replay_task(dataset: str | None = None, labels: str | None = None, gold: str
                 cost_weight: float = 0.0, prior: float = 1.0, use_filter: bool = False,
                 order: str = "file", duplicates: str = "first", seed: int = 0) -> dict:
     """Executor task: load a named data set (crowd.datasets) or label/gold files, replay."""
-    from ..crowd.datasets import load_table
-    from ..crowd.tables import read_gold, read_labels
+    from ..crowd.datasets import load_table, read_gold_arg
+    from ..crowd.tables import read_labels
 
     if dataset:
         table, g = load_table(dataset)
     else:
         table = read_labels(labels, duplicates=duplicates)
-        g = read_gold(gold, table) if gold else None
+        g = read_gold_arg(gold, table) if gold else None
     return replay(table, g, rule=rule, estimator=estimator, G1=G1, cost_weight=cost_weight,
                   prior=prior, use_filter=use_filter, order=order, seed=seed)
