@@ -197,3 +197,40 @@ def test_gold_option_takes_a_dataset(data_dir, capsys, tmp_path, monkeypatch):
     assert main(["aggregate", "dataset:bluebirds", "--json"]) == 0
     b = json.loads(capsys.readouterr().out)
     assert a["accuracy"] == b["accuracy"] and a["gold_tasks"] == 108
+
+
+def test_concurrent_fetches_take_turns(data_dir, mirror, machine):
+    import threading
+
+    errors = []
+
+    def run():
+        try:
+            datapath.fetch_set("web", mirror=mirror.url(), progress=False)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _files(machine) == sorted(f.path for f in entry("web").files)
+    assert sum(kind == "good" for kind, _, _ in mirror.requests) == 2  # each file once
+
+
+def test_unwritable_download_folder_is_one_line(mirror, machine, tmp_path, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setenv("CROWDOPT_DATA", str(tmp_path / "afile" / "data"))
+    with pytest.raises(InputError, match="download folder: expected a writable folder"):
+        datapath.fetch_set("gal_toy", mirror=mirror.url(), progress=False)
+
+
+def test_uci_set_is_fetched_on_first_use(data_dir, mirror, machine, monkeypatch):
+    from crowdopt.sim.uci import load_uci
+
+    monkeypatch.setenv("CROWDOPT_DATASETS_MIRROR", mirror.url())
+    d = load_uci("heart", seed=None)
+    assert d.X.shape == (270, 13) and int(d.y.sum()) == 120
+    assert _files(machine) == ["uci/heart/heart.dat"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .dataset_catalogue import catalogue, entry
@@ -117,21 +119,46 @@ def set_folder(name: str, *, fetch: bool = True, mirror: str | None = None,
 def fetch_set(name: str, *, mirror: str | None = None, force: bool = False,
               progress: bool = True, timeout: float = 60.0) -> list[Path]:
     """Download the files of set `name` missing from `download_dir()` (every file with
-    `force`), each verified by SHA-256 before it is renamed into place."""
+    `force`), each verified by SHA-256 before it is renamed into place. Processes fetching
+    into the same folder take turns (a lock on its partial-files folder)."""
     from .download import download  # urllib.request: only when something is fetched
 
     base, root = mirror_url(mirror), download_dir()
     out = []
-    for f in entry(name).files:
-        dest = root / f.path
-        if not force and _present(root, [f]):
-            out.append(dest)
-            continue
-        url = base + urllib.parse.quote(f.path) if base else f.url
-        download(url, dest, root / PARTIAL_DIR / (f.path + ".part"), size=f.size,
-                 sha256=f.sha256, label=f.path, timeout=timeout, progress=progress)
-        out.append(dest)
+    try:
+        with _fetch_lock(root / PARTIAL_DIR):
+            for f in entry(name).files:
+                dest = root / f.path
+                if force or not _present(root, [f]):  # checked under the lock
+                    url = base + urllib.parse.quote(f.path) if base else f.url
+                    download(url, dest, root / PARTIAL_DIR / (f.path + ".part"), size=f.size,
+                             sha256=f.sha256, label=f.path, timeout=timeout,
+                             progress=progress)
+                out.append(dest)
+    except InputError:
+        raise
+    except OSError as exc:  # the folder, not the network (download() handles that)
+        raise InputError("download folder", "a writable folder ($CROWDOPT_DATA or the cache)",
+                         str(root), note=f"{type(exc).__name__}: {exc.strerror or exc}") from None
     return out
+
+
+@contextmanager
+def _fetch_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` (created) while downloading; none where the platform
+    has no fcntl (Windows)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def data_file(*parts: str) -> Path:

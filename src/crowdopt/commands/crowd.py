@@ -1,7 +1,8 @@
 """`crowdopt aggregate` and `crowdopt estimate`: truth inference and worker reliability.
 
 LABELS is a label table file (CSV/TSV, `task,worker,label` or a header variant) or
-`dataset:NAME` for a real data set under $CROWDOPT_DATA (its gold is used unless --gold).
+`dataset:NAME` for a real data set (fetched and verified on first use; its gold is used unless
+--gold).
 The methods and their options come from `crowdopt.crowd.methods`; a model flag a method does
 not use is refused with one line (never silently ignored). JSON output carries `iterations`,
 `converged` and `objective` (name, final value, non_decreasing, trace) for every method.

@@ -54,7 +54,7 @@ def _doc(name: str, *, files: bool = False) -> dict[str, Any]:
     return d
 
 
-def _emit(args: argparse.Namespace, sets: list[dict]) -> None:
+def _emit(sets: list[dict]) -> None:
     from ..cli import emit_json
 
     emit_json({"sets": sets})
@@ -66,7 +66,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     sets = [_doc(n) for n in catalogue()]
     if args.json:
-        _emit(args, sets)
+        _emit(sets)
         return EXIT_OK
     rows = []
     for s in sets:
@@ -85,7 +85,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     d = _doc(args.name, files=True)
     if args.json:
-        _emit(args, [d])
+        _emit([d])
         return EXIT_OK
     print(f"{d['name']}: {d['title']}")
     print(f"  {d['description']}")
@@ -128,7 +128,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
             print(f"{name}: {action} in {Path(found).resolve()} ({n} file{'s' * (n > 1)}, "
                   f"{_mb(d['size'])}; {check})")
     if args.json:
-        _emit(args, out)
+        _emit(out)
     return EXIT_OK
 
 
@@ -184,7 +184,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     names = _names(args.names, not args.names)
     results = [verify_set(n) for n in names]
     if args.json:
-        _emit(args, results)
+        _emit(results)
     else:
         for r in results:
             where = f" in {r['root']}" if r["root"] else ""
@@ -207,6 +207,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _json_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
 def register(cli) -> None:
     from ..cliargs import positive_float
 
@@ -223,12 +227,12 @@ def register(cli) -> None:
     g.set_defaults(func=lambda a: (g.print_help(), EXIT_INPUT)[1])
 
     p = sub.add_parser("list", help="every catalogued set: counts, size, licence, whether here")
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _json_flag(p)
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("info", help="one set: description, citation, licence, files, hashes")
     p.add_argument("name", metavar="NAME", help="data set name (crowdopt datasets list)")
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _json_flag(p)
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("fetch", help="download sets into $CROWDOPT_DATA or the cache, verified",
@@ -246,7 +250,7 @@ def register(cli) -> None:
     p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S",
                    help="network timeout per read, seconds (default 60)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _json_flag(p)
     p.set_defaults(func=cmd_fetch)
 
     p = sub.add_parser("path", help="the folder holding a set's files (never downloads)")
@@ -259,5 +263,5 @@ def register(cli) -> None:
                        "on this machine, against the catalogue. Exit 5 when a file differs, "
                        "2 when a NAME given is not here.")
     p.add_argument("names", nargs="*", metavar="NAME", help="data set names (default: all)")
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    _json_flag(p)
     p.set_defaults(func=cmd_verify)

@@ -281,7 +281,7 @@ def register(cli: Any) -> None:
                                 description="Active learning with imperfect labelers (paper 000"
                                 " Sec. 4.1): strategies OLAS, ES+OLA, ES+RLA, RS+OLA, RS+RLA.")
     p.add_argument("--preset", choices=sorted(PRESETS), default=None,
-                   help="UCI set from $CROWDOPT_DATA/uci with the Table 2 settings")
+                   help="UCI set (crowdopt datasets list) with the Table 2 settings")
     p.add_argument("--data", default=None, help="CSV with a header and numeric features")
     p.add_argument("--target", default=None, help="label column of --data")
     p.add_argument("--pos-label", default=None, help="F1 positive class of --data")

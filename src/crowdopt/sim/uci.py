@@ -1,6 +1,7 @@
 """Classification data sets for the OLAS active-learning experiments (paper 000, Sec. 4.1).
 
-The four UCI sets of Table 1 are read from `$CROWDOPT_DATA/uci/<name>/` (never bundled), with
+The four UCI sets of Table 1 are read from `uci/<name>/` of a data folder (never bundled;
+fetched and verified on first use, see `crowdopt.datapath`), with
 the settings of Table 2 as presets (budget B, labelers M, capacity c; digest 000 section 5.2).
 Labels are encoded 0/1 with 1 = the F1 positive class of digest 7.13 (Heart: presence `2`,
 Ionosphere: bad `b`, Sonar: mine `M`, Spambase: spam `1`). Rows are shuffled with a seed, which
@@ -99,7 +100,8 @@ def _shuffle(X: np.ndarray, y: np.ndarray, seed: int | None) -> tuple[np.ndarray
 
 
 def load_uci(name: str, seed: int | None = 0) -> Dataset:
-    """One of the four Table-1 sets from $CROWDOPT_DATA/uci, shuffled with `seed` (None: file order)."""
+    """One of the four Table-1 sets (`uci/NAME/` of a data folder), shuffled with `seed` (None:
+    file order)."""
     choice(name, "dataset", sorted(PRESETS))
     pre = PRESETS[name]
     rows = _rows(data_file(*pre.path), pre.delimiter)
