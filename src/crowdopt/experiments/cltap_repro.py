@@ -189,7 +189,7 @@ def figure_errors(fig: str, x: float, trend: str, seed: int = 0) -> dict:
     return out
 
 
-REAL_SETS = ["bluebirds", "rte", "temp"]  # binary, gold on every task, in $CROWDOPT_DATA
+REAL_SETS = ["bluebirds", "rte", "temp"]  # binary, gold on every task
 REAL_WINDOW = 11  # centred moving average over a worker's k-th labels (truncated at the ends)
 REAL_MIN_LABELS = 20  # workers with fewer gold-checked labels are left out
 
@@ -242,9 +242,16 @@ def real_errors(name: str, budget_factor: float, seed: int = 0) -> dict:
 
 
 def _data_available() -> bool:
-    from ..datapath import data_root
+    """The real sets are on this machine (or were just fetched and verified)."""
+    from ..datapath import set_folder
+    from ..errors import InputError
 
-    return data_root(required=False) is not None
+    try:
+        for name in REAL_SETS:
+            set_folder(name)
+    except InputError:
+        return False
+    return True
 
 
 def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
@@ -512,7 +519,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                   s["real"], ["data", "t", "a", "K", "b/t", "cbp", "nearest", "reduction_%"]
                   + POLICIES[1:], note=REAL_NOTE)
     elif SCALES[scale].get("real"):
-        rep.text("Real-data case skipped: $CROWDOPT_DATA not found.")
+        rep.text("Real-data case skipped: data sets " + ", ".join(REAL_SETS) + " not on this "
+                 "machine (`crowdopt datasets fetch " + " ".join(REAL_SETS) + "`).")
     for row_set, name, title in ((s["large"], "ratios", "certified best ratio (%) vs t"),):
         series, ref = {}, {}
         for trend in ("dec", "inc"):

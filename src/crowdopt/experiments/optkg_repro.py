@@ -133,7 +133,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
         if {"replay", "table4"} & set(only) else []
     if missing or failed:
         rep.text("## Not run / failed\n\n" + "\n".join(
-            [f"- data set `{d}` not found under $CROWDOPT_DATA" for d in missing]
+            [f"- data set `{d}` not on this machine (`crowdopt datasets fetch {d}`)"
+             for d in missing]
             + [f"- task {f}" for f in failed]))
     _not_done(rep, cfg)
     rep.write()
