@@ -28,9 +28,9 @@ def mirror(data_dir):
 def machine(tmp_path, monkeypatch):
     """A user's machine: no shared folder, no $CROWDOPT_DATA, an empty per-user cache,
     downloads allowed (the suite runs offline otherwise)."""
-    monkeypatch.delenv("CROWDOPT_DATA", raising=False)
-    monkeypatch.delenv("CROWDOPT_DATASETS_MIRROR", raising=False)
-    monkeypatch.delenv("CROWDOPT_OFFLINE", raising=False)
+    for var in ("CROWDOPT_DATA", "CROWDOPT_DATASETS_MIRROR", "CROWDOPT_OFFLINE"):
+        monkeypatch.setenv(var, "")  # restored after the test, also when main() sets it
+        monkeypatch.delenv(var)
     monkeypatch.setattr(datapath, "_shared_candidates", lambda: [])
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
@@ -234,3 +234,10 @@ def test_uci_set_is_fetched_on_first_use(data_dir, mirror, machine, monkeypatch)
     d = load_uci("heart", seed=None)
     assert d.X.shape == (270, 13) and int(d.y.sum()) == 120
     assert _files(machine) == ["uci/heart/heart.dat"]
+
+
+def test_global_mirror_flag_reaches_a_first_use_fetch(data_dir, mirror, machine, capsys):
+    assert main(["--mirror", mirror.url(), "datasets", "fetch", "gal_toy", "--quiet"]) == 0
+    assert main(["--mirror", mirror.url(), "aggregate", "dataset:temp", "--method", "mv"]) == 0
+    assert _files(machine) == sorted(f.path for n in ("gal_toy", "temp")
+                                     for f in entry(n).files)

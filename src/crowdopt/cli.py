@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offline", action="store_true",
                         help="never download a data set (as CROWDOPT_OFFLINE=1); a set not on "
                         "this machine is an error naming the command that fetches it")
-    parser.add_argument("--mirror", default=None, metavar="URL",
+    parser.add_argument("--mirror", default=None, metavar="URL", dest="global_mirror",
                         help="download data sets from this base URL (URL/FOLDER/FILE, as "
                         "CROWDOPT_DATASETS_MIRROR) instead of their public sources")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -435,8 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
     if args.offline:  # read by crowdopt.datapath (and spawned workers)
         os.environ["CROWDOPT_OFFLINE"] = "1"
-    if args.mirror:
-        os.environ["CROWDOPT_DATASETS_MIRROR"] = args.mirror
+    if args.global_mirror:
+        os.environ["CROWDOPT_DATASETS_MIRROR"] = args.global_mirror
     try:
         code = int(args.func(args) or 0)
         if code in EXIT_MEANING:  # every non-zero exit says why, in one stderr line
