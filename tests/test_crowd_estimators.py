@@ -207,7 +207,7 @@ def test_readme_aggregation_snippet_runs(capsys):
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text.split("<!-- section: aggregation")[1].split("<!-- end section")[0]
+    section = text.split("\n## Aggregation\n")[1].split("\n## ")[0]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out

@@ -241,3 +241,12 @@ def test_global_mirror_flag_reaches_a_first_use_fetch(data_dir, mirror, machine,
     assert main(["--mirror", mirror.url(), "aggregate", "dataset:temp", "--method", "mv"]) == 0
     assert _files(machine) == sorted(f.path for n in ("gal_toy", "temp")
                                      for f in entry(n).files)
+
+
+def test_readme_table_lists_every_catalogued_set():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    for e in catalogue().values():
+        n = e.counts.get("items", e.counts.get("instances"))
+        assert f"| `{e.name}` | {n:,} |" in text, e.name
