@@ -39,8 +39,8 @@ def spread_hard_points(cap: int = 2, seed: int = 7) -> dict:
 
     m = crowdopt.build_model(inst, "lp-bmatching")  # (10a)-(10d): y[labeler, point]
     m.name = "model10 b-matching + hard-point cap"
-    for v in m.y.values():  # the new rows may break total unimodularity: make y integral
-        v.domain = pyo.Binary
+    # y is binary; solve_model first solves the LP (totally unimodular without the new rows),
+    # checks the vertex is integral and otherwise re-solves the same model as a MILP
 
     def hard_cap(m: pyo.ConcreteModel, a: str) -> object:
         terms = [m.y[a, p] for p in hard if (a, p) in m.P]  # y exists for allowed pairs (10d)

@@ -79,7 +79,7 @@ def test_a_side_constraint_is_certified_against_the_modified_models_own_bound():
 def test_a_relaxed_model_fails_the_original_problems_evaluator():
     inst = FROM_ARRAYS["olas-select"]()
     m = crowdopt.build_model(inst, "lp-bmatching")
-    m.capacity.deactivate()  # (10c) dropped: every point can go to the best labeler
+    m.once.deactivate()  # (10b) dropped: a point can go to two labelers
     r = crowdopt.solve_model(inst, m)
     assert r.status is Status.OPTIMAL and not r.certified and not r.proven_optimal
     assert any("infeasible" in f for f in r.certificate.failures)

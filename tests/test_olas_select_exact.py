@@ -14,7 +14,6 @@ from test_olas_select import random_instance
 
 from crowdopt import api
 from crowdopt.models.olas_select import (
-    build_model10_bmatching_lp,
     build_model10_compact,
     build_model10_literal,
 )
@@ -143,19 +142,17 @@ def test_full_size_pool_lps_equal_greedy():
 
 
 def test_fractional_lp_is_flagged_and_falls_back_to_the_milp():
-    """A non-TU LP (the b-matching LP plus sum y <= 1.5) must not be reported as integral."""
+    """A non-TU model (the b-matching model plus sum y <= 1.5): its LP vertex is fractional,
+    which the formulation's pass flags before re-solving the same live model as a MILP."""
+    import crowdopt
+
     inst = P.make_instance([0.9], [2], [0.5, 0.4], "linear", 0.2)
-
-    def build(inst):
-        m = build_model10_bmatching_lp(inst)
-        m.half = pyo.Constraint(expr=sum(m.y.values()) <= 1.5)
-        return m
-
-    with pytest.warns(RuntimeWarning, match="fractional"):
-        out = S._solve_tu_lp(inst, RunOptions(), S._tu_pyomo(build), "test")
+    m = crowdopt.build_model(inst, "lp-bmatching")
+    m.half = pyo.Constraint(expr=sum(m.y.values()) <= 1.5)
+    out = crowdopt.solve_model(inst, m)
     assert not out.details["lp_integral"] and out.details["fallback"] == "milp"
     assert out.details["lp_objective"] == pytest.approx(0.5 + 0.5 * 0.4)
-    assert out.status == "optimal" and P.evaluate(inst, out.solution).objective == 0.5
+    assert out.status == "optimal" and out.objective == 0.5 and out.certificate.proven_optimal
 
 
 def test_registry_compare_certifies_every_method():
@@ -188,17 +185,3 @@ def test_array_built_lps_equal_the_pyomo_builders():
             assert close(va, vb) and close(a.bound, b.bound)
             if "lp_integral" in a.details:
                 assert a.details["lp_integral"] and b.details["lp_integral"]
-
-
-def test_tu_lp_arrays_match_the_compiled_pyomo_models():
-    from crowdopt.models.olas_select import build_model10_prefix_lp
-    from crowdopt.solvers.highs import HighsModel
-
-    inst = P.generate(3, points=50, labelers=6, budget=9)
-    for make, build in ((S.prefix_lp_arrays, build_model10_prefix_lp),
-                        (S.bmatching_lp_arrays, build_model10_bmatching_lp)):
-        arr = make(inst)
-        hm = HighsModel.from_pyomo(build(inst))
-        assert arr["A"].shape == (hm.num_row, hm.num_col) and arr["A"].nnz == hm._A.nnz
-        assert sorted(arr["row_hi"]) == pytest.approx(sorted(hm._row_hi))
-        assert sorted(arr["c"]) == pytest.approx(sorted(np.asarray(hm.h.getLp().col_cost_)))

@@ -318,9 +318,6 @@ def test_theorem1_bound_holds_by_monte_carlo_for_two_classes():
 def test_array_built_formulation_a_equals_the_pyomo_builder():
     """The registered milp-a builds formulation A straight from numpy; the Pyomo builder of
     models/worker_select.py (the extension point) must give the same optimum and k*."""
-    from crowdopt.models.worker_select import PRESOLVE
-
-    assert S.PRESOLVE_A == PRESOLVE["formulation-a"]
     rng = np.random.default_rng(1414)
     for t in range(40):
         M = int(rng.integers(1, 14))
@@ -343,21 +340,6 @@ def test_array_built_formulation_a_equals_the_pyomo_builder():
         assert abs(a.bound - b.bound) <= TOL * (1 + abs(b.bound))
         if costs is None:  # the integral LP route: bound = LP optimum, no branching
             assert a.details["lp_integral"] and a.details["nodes"] == 0
-
-
-def test_formulation_a_arrays_match_the_compiled_pyomo_model():
-    """Same dimensions, nonzeros, objective coefficients (as multisets) as Pyomo's compile."""
-    from crowdopt.models.worker_select import build_formulation_a
-    from crowdopt.solvers.highs import HighsModel
-
-    inst = P.make_instance(max_workers=4, scores_=[0.5, -1.0, 2.0, 0.25, 1.0],
-                           costs=[1, 0, 3, 2, 1], budget=4)
-    arr = S.formulation_a_arrays(inst)
-    hm = HighsModel.from_pyomo(build_formulation_a(inst))
-    assert arr["A"].shape == (hm.num_row, hm.num_col)
-    assert arr["A"].nnz == hm._A.nnz
-    assert sorted(arr["c"]) == pytest.approx(sorted(np.asarray(hm.h.getLp().col_cost_)))
-    assert sorted(arr["A"].data) == pytest.approx(sorted(hm._A.data))
 
 
 def test_second_pass_runs_on_the_live_model_without_recompiling():
@@ -386,14 +368,17 @@ def test_mip_fallbacks_give_the_same_answer(monkeypatch):
     cases = [P.make_instance(max_workers=M, scores_=random_scores(rng, M))
              for M in (3, 6, 9, 12)] + [P.make_instance(max_workers=4, scores_=[1, 1 / 3, 1 / 3, 1 / 3])]
     want = [S.select_prefix(c.scores, c.max_workers) for c in cases]
-    monkeypatch.setattr(S, "lp_bound_proves", lambda lp_max, floor: False)
+    from crowdopt.models import formulation
+    from crowdopt.models import worker_select as W
+
+    monkeypatch.setattr(W, "lp_bound_proves", lambda lp_max, floor: False)
     for inst, fast in zip(cases, want, strict=True):
         out = S.solve_formulation_a(inst)
         v, k = value_of(inst, out)
         assert abs(v - fast.value) <= TOL and k == fast.k
         if fast.k > 1:  # no LP bound may conclude: a smaller set exists or the MILP proves it
             assert out.details["stage2"]["is_mip"] or len(out.solution.selected) == 1
-    monkeypatch.setattr(S, "INTEGRAL_TOL", -1.0)  # every vertex "fractional": stage 1 MILP
+    monkeypatch.setattr(formulation, "INTEGRAL_TOL", -1.0)  # every vertex "fractional": MILP
     for inst, fast in zip(cases, want, strict=True):
         out = S.solve_formulation_a(inst)
         assert out.details["fallback"] == "milp" and out.bound_source == "milp-dual-bound"

@@ -436,6 +436,21 @@ def decode(instance: Any, model: Any, result: Any) -> Any:
     return spec.decode(inst, model, result)
 
 
+def _formulation_of(spec: ProblemSpec, model: Any) -> Any:
+    """The formulation that built `model` (its tag), else a plain one: one solve, presolve on,
+    decoded by the problem's `decode`."""
+    import importlib
+
+    from .models.formulation import Formulation, tag_of
+
+    t = tag_of(model)
+    if t is not None and t[0] == spec.name:
+        forms = getattr(importlib.import_module(spec.models), "FORMULATIONS", {})
+        if t[1] in forms:
+            return forms[t[1]]
+    return Formulation(spec.name, "model", lambda inst: model, spec.decode)
+
+
 def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
                 threads: int = 1, mip_rel_gap: float = 0.0,
                 presolve: bool | None = None) -> Result:
@@ -455,46 +470,45 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
       the problem's sense: the bound is a bound on the model's objective, and transfers to the
       problem's only where the two agree. A model with a changed objective (e.g. a penalty
       term) is solved but not certified; certify such a model yourself.
-    time_limit None = MILP_DEFAULT_TIME; presolve None = the model's `presolve_hint` (the
-    builders set it where presolve hurts), else on. Returns a `Result` (method 'model').
+    time_limit None = MILP_DEFAULT_TIME; presolve None = the formulation's own setting.
+    A model made by `build_model` (and extended or not) is solved with its formulation's HiGHS
+    settings and passes, exactly as `solve(instance, method)` solves it (the integrality check
+    and MILP fallback of the totally unimodular models, worker selection's min-|S| pass); any
+    other model by one plain solve. Returns a `Result` (method 'model').
     """
-    from .solvers.highs import HighsModel, HighsOptions
+    from .solvers.exact_runner import run
 
     spec, inst = spec_and_instance(instance)
     _check_model(spec, inst, model)
     checked = _options(time_limit, threads, 0, mip_rel_gap, presolve)
     limit = checked.time_limit if time_limit is not None else MILP_DEFAULT_TIME
-    if presolve is None:
-        presolve = bool(getattr(model, "presolve_hint", True))
-    opts = HighsOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
-                        presolve=presolve)
+    form = _formulation_of(spec, model)
+    opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
+                      presolve=presolve)
     t0 = time.perf_counter()
-    hm = HighsModel.from_pyomo(model, opts)
-    res = hm.solve()
+    done = run(form, inst, opts, model=model)
+    res, hm = done.result.res, done.model
     algorithm = str(model.name)
     scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "
              f"not for the original {spec.name} problem")
-    details = {**res.summary(), "scope": scope, "time_limit_s": limit,
+    details = {**res.summary(), **done.details, "scope": scope, "time_limit_s": limit,
+               "formulation": form.method,
                "model": {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
-                         "is_mip": hm.is_mip, "sense": hm.sense}}
-    try:
-        solution = spec.decode(inst, model, res) if res.x is not None else None
-    except (KeyError, IndexError, AttributeError) as exc:  # a model of other ids or shape
-        raise InputError("model", "a model of this instance's variables (as build_model "
-                         "makes them)", f"{type(exc).__name__}: {exc}") from None
+                         "is_mip": res.is_mip, "sense": res.sense}}
+    solution = done.result.solution
     elapsed = time.perf_counter() - t0
     evaluation = spec.evaluate(inst, solution) if solution is not None else None
     status = res.status
     failures: list[str] = []
-    if hm.sense != spec.sense and res.objective is not None:
-        failures.append(f"the model {hm.sense}imizes but {spec.name} {spec.sense}imizes: its "
+    if res.sense != spec.sense and res.objective is not None:
+        failures.append(f"the model {res.sense}imizes but {spec.name} {spec.sense}imizes: its "
                         "bound does not bound the problem's objective")
     if res.max_violation is not None and res.max_violation > MODEL_FEASIBILITY_TOL:
         failures.append(f"the returned point violates the model's rows by {res.max_violation:.3g}")
     if status is Status.OPTIMAL and mip_rel_gap > 0 and res.abs_gap:
         status = Status.FEASIBLE
     bound_source = (f"model {model.name!r}: " +
-                    ("MIP dual bound" if hm.is_mip else "LP optimum (its own bound)"))
+                    ("MIP dual bound" if res.is_mip else "LP optimum (its own bound)"))
     cert = make_certificate(spec, method="model", algorithm=algorithm, status=status,
                             evaluation=evaluation, bound=res.bound, bound_source=bound_source,
                             times={"total_s": elapsed, "compile_s": res.compile_s,

@@ -9,7 +9,9 @@
 Both accept heterogeneous costs with a weight lambda, a budget and a size cap; they are for small
 M (P1: M <= ~14; P2: 2^(M+1) binaries, M <= ~10). The selection x is indexed by the instance's
 labeler ids (positions 0.. without ids): `x[labeler_id]`; `build_milp` picks the model of the
-instance's rule, `decode` reads the selected set of a solved (possibly extended) model.
+instance's rule, `decode` reads the selected set of a solved (possibly extended) model;
+`FORMULATIONS` maps the exact method to its formulation (one plain solve, presolve on, the
+adapter's feasibility tolerance 1e-9 keeping the pattern model's bound exact).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pyomo.core.util import quicksum
 
 from ..problems.labeler_set import LabelerSetInstance, LabelerSetSolution
 from ..problems.vote_accuracy import TIE_TOL
+from .formulation import Formulation
 
 PATTERN_SLACK = 1e-6  # P2 strictness margin: above HiGHS feasibility tolerance (set to 1e-9)
 
@@ -136,4 +139,5 @@ def decode(inst: LabelerSetInstance, m: pyo.ConcreteModel, res: Any) -> LabelerS
     return LabelerSetSolution(np.array(sel, dtype=np.int64))
 
 
-BUILDERS = {"milp": build_milp}
+FORMULATIONS = {"milp": Formulation("labeler-set", "milp", build_milp, decode)}
+BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

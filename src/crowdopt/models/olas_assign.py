@@ -5,7 +5,8 @@ z binary. Its LP relaxation is NOT exact (digest 000 T1.5): solve it as a MILP.
 
 Public extension point: `build_model2` indexes labelers and points by the instance's ids
 (`z[labeler_id, point_id]`, positions 0.. where it has none); `decode` reads the assignment of
-a solved (possibly extended) model; `BUILDERS` maps the exact method name to its builder.
+a solved (possibly extended) model; `FORMULATIONS` maps the exact method name to its
+formulation (one plain solve, presolve on) and `BUILDERS` to its builder.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pyomo.core.util import quicksum
 
 from ..problems.olas_assign import OlasAssignInstance, OlasAssignSolution, OlasPool
 from ..problems.olas_noise import TINY
+from .formulation import Formulation
 
 
 def labeler_keys(inst: OlasPool) -> list:
@@ -66,4 +68,5 @@ def decode(inst: OlasAssignInstance, m: pyo.ConcreteModel, res: Any) -> OlasAssi
     return OlasAssignSolution(z)
 
 
-BUILDERS = {"milp-epigraph": build_model2}
+FORMULATIONS = {"milp-epigraph": Formulation("olas-assign", "milp-epigraph", build_model2, decode)}
+BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -12,7 +12,11 @@ as the numeric row y_ij eps_ij <= beta. The optional budget adds sum y <= B (dig
 - `build_model10_compact`: (10e) replaced by a monotone labeler-rank variable w_j (digest 2.4).
 - `build_model10_bmatching_lp`: (10a)-(10d) as an LP; totally unimodular (digest F1).
 - `build_model10_prefix_lp`: the Hall prefix LP over s_j, O(u + M) rows (digest F2).
-- `decode`: the solution a solved (possibly extended) model holds; `BUILDERS`: method -> builder.
+- `decode`: the solution a solved (possibly extended) model holds.
+- `emit_prefix_lp`, `emit_bmatching_lp`: the same two TU matrices straight from numpy (the
+  registered route: u = 100,000 points would be ~2M Pyomo objects).
+- `FORMULATIONS`: method -> `Formulation` (builder, emitter, decoder, HiGHS settings, passes);
+  `BUILDERS`: method -> builder of a tagged model (what `crowdopt.build_model` returns).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.core.util import quicksum
 
 from ..problems.olas_select import (
@@ -29,6 +34,15 @@ from ..problems.olas_select import (
     assign_theorem1,
     kappa,
     sorted_allowed,
+)
+from .formulation import (
+    Emitted,
+    Formulation,
+    PassResult,
+    Settings,
+    integral_lp_stage,
+    solve_integral_lp,
+    solve_once,
 )
 from .olas_assign import labeler_keys, point_keys
 
@@ -143,17 +157,17 @@ def build_model10_compact(inst: OlasSelectInstance) -> pyo.ConcreteModel:
 
 
 def build_model10_bmatching_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
-    """(10a)-(10d) with 0 <= y[labeler id, point id] <= 1 on allowed pairs only: a bipartite
-    b-matching LP. Its constraint matrix (plus the budget row) is totally unimodular, so a basic
-    optimal solution is integral, and its optimum equals Model 10's (digest F1). Side rows a
-    user adds may break that: make y binary then (`for v in m.y.values(): v.domain =
-    pyo.Binary`)."""
+    """(10a)-(10d) with binary y[labeler id, point id] on allowed pairs only: a bipartite
+    b-matching. Its constraint matrix (plus the budget row) is totally unimodular, so the LP
+    relaxation has an integral optimal vertex and its optimum equals Model 10's (digest F1):
+    the formulation solves the LP and checks the vertex; side rows a user adds may break total
+    unimodularity, and then the check falls back to the MILP."""
     e, c = _sorted_data(inst)
     lk, pk = _rank_keys(inst)
     pairs = _pairs(inst)
     m = pyo.ConcreteModel(name="olas_model10_bmatching_lp")
     m.P = pyo.Set(initialize=[(lk[i], pk[j]) for i, j in pairs], dimen=2, ordered=True)
-    m.y = pyo.Var(m.P, bounds=(0, 1))
+    m.y = pyo.Var(m.P, domain=pyo.Binary)
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.y[lk[i], pk[j]] for i, j in pairs),
                           sense=pyo.maximize)
     _once_and_capacity(m, pairs, c, lk, pk)
@@ -162,11 +176,12 @@ def build_model10_bmatching_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
 
 
 def build_model10_prefix_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
-    """Hall prefix LP (digest F2) over s[point id]: max sum e_j s_j, sum_{j: kappa_j <= i} s_j
-    <= C_i (the i best labelers' capacity), i = 0..M. kappa_j (allowed labelers of point j) is
-    non-decreasing in entropy rank, so every row is a prefix of the pool: an interval matrix,
-    totally unimodular, hence an integral LP. It has no assignment variables: `decode` gives
-    the selection the Theorem 1 assignment."""
+    """Hall prefix model (digest F2) over binary s[point id]: max sum e_j s_j,
+    sum_{j: kappa_j <= i} s_j <= C_i (the i best labelers' capacity), i = 0..M. kappa_j
+    (allowed labelers of point j) is non-decreasing in entropy rank, so every row is a prefix of
+    the pool: an interval matrix, totally unimodular, hence its LP relaxation is integral (the
+    formulation solves the LP and checks the vertex). It has no assignment variables: `decode`
+    gives the selection the Theorem 1 assignment."""
     e, c = _sorted_data(inst)
     _, pk = _rank_keys(inst)
     k = kappa(inst)  # non-decreasing along the entropy order
@@ -175,7 +190,7 @@ def build_model10_prefix_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     for ci in c:
         cum.append(cum[-1] + ci)
     m = pyo.ConcreteModel(name="olas_model10_prefix_lp")
-    m.s = pyo.Var(point_keys(inst), bounds=(0, 1))
+    m.s = pyo.Var(point_keys(inst), domain=pyo.Binary)
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.s[pk[j]] for j in range(u)), sense=pyo.maximize)
     # row i covers the prefix {j : kappa_j <= i}; keep only rows that add points
     ends = [int(v) for v in np.searchsorted(k, np.arange(M + 1), side="right")]
@@ -203,9 +218,168 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
     return assign_theorem1(inst, chosen)
 
 
-BUILDERS = {
-    "lp-prefix": build_model10_prefix_lp,
-    "milp-compact": build_model10_compact,
-    "milp-literal": build_model10_literal,
-    "lp-bmatching": build_model10_bmatching_lp,
+# ---------------------------------------------------------------------------- array emitters
+def _csc(rows: list[np.ndarray], n: int) -> sp.csc_array:
+    """0/1 matrix whose r-th row has ones at the columns rows[r] (canonical CSC)."""
+    lengths = np.array([len(r) for r in rows], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    index = np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, np.int32)
+    A = sp.csr_array((np.ones(len(index)), index, indptr), shape=(len(rows), n))
+    return sp.csc_array(A)
+
+
+def emit_prefix_lp(inst: OlasSelectInstance) -> Emitted:
+    """`build_model10_prefix_lp` as arrays: column j = s[point j] (pool order, as Pyomo compiles
+    it), cost e_j, binary; one row sum_{j: kappa_j <= i} s_j <= C_i per kept labeler rank i,
+    then the budget row. O(M u) nonzeros, no Pyomo object."""
+    e = np.asarray(inst.entropies, dtype=float)
+    op = inst.point_order()
+    c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
+    k = kappa(inst)  # along the entropy order, non-decreasing
+    M, u = len(c), len(e)
+    cum = np.concatenate([[0], np.cumsum(c)]).astype(float)
+    ends = np.searchsorted(k, np.arange(M + 1), side="right")
+    prev = np.concatenate([[0], ends[:-1]])
+    keep = np.flatnonzero((ends > 0) & ((np.arange(M + 1) == 0) | (ends > prev)))
+    rows = [np.sort(op[:int(ends[i])]) for i in keep]
+    row_hi = list(cum[keep])
+    budget = inst.budget is not None and u > 0
+    if budget:
+        rows.append(np.arange(u))
+        row_hi.append(float(inst.budget))
+    pk = point_keys(inst)
+
+    def decode(x: np.ndarray) -> OlasSelectSolution:
+        return assign_theorem1(inst, np.flatnonzero(x > 0.5).astype(np.int64))
+
+    return Emitted(
+        c=e, A=_csc(rows, u), row_lo=np.full(len(rows), -np.inf), row_hi=np.array(row_hi),
+        col_lo=np.zeros(u), col_hi=np.ones(u), integrality=np.ones(u, np.int32), sense="max",
+        columns=lambda: [("s", p) for p in pk],
+        rows=lambda: [("hall", int(i)) for i in keep] + ([("budget", None)] if budget else []),
+        decode=decode)
+
+
+def emit_bmatching_lp(inst: OlasSelectInstance) -> Emitted:
+    """`build_model10_bmatching_lp` as arrays: one binary column y per allowed (labeler rank,
+    point rank) pair in row-major order (Pyomo's order of m.P), cost e_j; rows once[point] for
+    every point with an allowed pair (entropy order), capacity[labeler] for every labeler with
+    one (accuracy order), then the budget row. Column-wise, 2-3 nonzeros a column."""
+    e = np.asarray(inst.entropies, dtype=float)[inst.point_order()]
+    c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
+    Aok = sorted_allowed(inst)
+    li, pj = np.nonzero(Aok)  # row-major: the Pyomo builder's pair order
+    n = len(li)
+    pts = np.flatnonzero(Aok.any(axis=0))
+    labs = np.flatnonzero(Aok.any(axis=1))
+    once_row = np.full(len(e), -1, dtype=np.int64)
+    once_row[pts] = np.arange(len(pts))
+    cap_row = np.full(len(c), -1, dtype=np.int64)
+    cap_row[labs] = len(pts) + np.arange(len(labs))
+    budget = inst.budget is not None and n > 0
+    m_rows = len(pts) + len(labs) + (1 if budget else 0)
+    per = 3 if budget else 2
+    index = np.empty((n, per), dtype=np.int32)
+    index[:, 0] = once_row[pj]
+    index[:, 1] = cap_row[li]
+    if budget:
+        index[:, 2] = m_rows - 1
+    indptr = (np.arange(n + 1) * per).astype(np.int64)
+    A = sp.csc_array((np.ones(n * per), index.ravel(), indptr), shape=(m_rows, n))
+    row_hi = np.concatenate([np.ones(len(pts)), c[labs].astype(float),
+                             [float(inst.budget)] if budget else []])
+    ol, op = inst.labeler_order(), inst.point_order()
+    lk, pk = _rank_keys(inst)
+    col_of = np.full(Aok.shape, -1, dtype=np.int64)
+    col_of[li, pj] = np.arange(n)
+    rank_l = np.empty(len(ol), np.int64)
+    rank_l[ol] = np.arange(len(ol))
+    rank_p = np.empty(len(op), np.int64)
+    rank_p[op] = np.arange(len(op))
+
+    def decode(x: np.ndarray) -> OlasSelectSolution:
+        on = np.flatnonzero(x > 0.5)  # pairs in labeler-rank order: sort by point rank
+        on = on[np.argsort(pj[on], kind="stable")]
+        return OlasSelectSolution(op[pj[on]].astype(np.int64), ol[li[on]].astype(np.int64))
+
+    def pair_columns(labelers: np.ndarray, points: np.ndarray) -> np.ndarray:
+        return col_of[rank_l[labelers], rank_p[points]]
+
+    return Emitted(
+        c=e[pj], A=A, row_lo=np.full(m_rows, -np.inf), row_hi=row_hi, col_lo=np.zeros(n),
+        col_hi=np.ones(n), integrality=np.ones(n, np.int32), sense="max",
+        columns=lambda: [("y", (lk[i], pk[j])) for i, j in zip(li, pj, strict=True)],
+        rows=lambda: ([("once", pk[j]) for j in pts] + [("capacity", lk[i]) for i in labs]
+                      + ([("budget", None)] if budget else [])),
+        decode=decode, extras={"pair_columns": pair_columns, "pair_cols": np.arange(n)})
+
+
+def _bmatching_extras(inst: OlasSelectInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
+    """The Pyomo route's pair -> column map of m.y (the columns the model compiled)."""
+    li = {k: i for i, k in enumerate(labeler_keys(inst))}
+    pj = {k: j for j, k in enumerate(point_keys(inst))}
+    col = np.full((inst.n_labelers, inst.n_points), -1, dtype=np.int64)
+    for (a, p), v in m.y.items():
+        col[li[a], pj[p]] = column_of.get(id(v), -1)
+
+    def pair_columns(labelers: np.ndarray, points: np.ndarray) -> np.ndarray:
+        return col[labelers, points]
+
+    return {"pair_columns": pair_columns, "pair_cols": col[col >= 0]}
+
+
+# ---------------------------------------------------------------------------- passes
+def _canonical(ctx: Any, sol: OlasSelectSolution, x: np.ndarray) -> OlasSelectSolution:
+    """The Theorem 1 assignment of the same selection (it also satisfies (10e)-(10h)), kept
+    only where the model admits it: every pair a column, the point feasible for every row of
+    the (possibly extended) model, the objective unchanged. Else the pairs as solved."""
+    canon = assign_theorem1(ctx.inst, sol.selected)
+    cols = ctx.extras["pair_columns"](canon.assignment, canon.selected)
+    if len(cols) and cols.min() < 0:
+        return sol
+    x1 = np.array(x, dtype=float)
+    x1[ctx.extras["pair_cols"]] = 0.0
+    x1[cols] = 1.0
+    ok = (ctx.model._violation(x1) <= 1e-9
+          and float(ctx.c @ x1) >= float(ctx.c @ x) - 1e-9 * max(1.0, abs(float(ctx.c @ x))))
+    return canon if ok else sol
+
+
+def _prefix_passes(ctx: Any) -> PassResult:
+    return solve_integral_lp(ctx, "lp-prefix (TU, integral)")
+
+
+def _bmatching_passes(ctx: Any) -> PassResult:
+    res, source = integral_lp_stage(ctx, "lp-bmatching (TU, integral)")
+    if res.x is None:
+        return PassResult(res, None, source)
+    return PassResult(res, _canonical(ctx, ctx.decode(res), res.x), source)
+
+
+def _milp_passes(ctx: Any) -> PassResult:
+    return solve_once(ctx, "milp-dual-bound")
+
+
+# HiGHS settings of the TU models, from raw replays of the same arrays with the settings flipped
+# (benchmarks/bench_exact_overhead.py --presolve, the "presolve" table): presolve off, primal
+# simplex (simplex_strategy 4). At u = 100,000 (prefix) / 40,000 (b-matching), M = 17, medians
+# of 3: dual simplex with presolve on 25.7 s / 10.0 s, primal on 21.1 s / 0.91 s, dual off
+# 7.3 s / 9.6 s, primal off 0.13 s / 0.47 s; all four give the same objective and an integral
+# vertex (the returned vertex is checked anyway). Model 10 is feasible by construction (y = 0),
+# so an "infeasible" report is a HiGHS presolve defect (digest 6.2): known_feasible.
+TU_SETTINGS = Settings(presolve=False, lp_solver="simplex", known_feasible=True,
+                       extra=(("simplex_strategy", 4),), integral_lp=True)
+MILP_SETTINGS = Settings(known_feasible=True)
+
+FORMULATIONS = {
+    "lp-prefix": Formulation("olas-select", "lp-prefix", build_model10_prefix_lp, decode,
+                             lambda inst: TU_SETTINGS, _prefix_passes, emit_prefix_lp),
+    "milp-compact": Formulation("olas-select", "milp-compact", build_model10_compact, decode,
+                                lambda inst: MILP_SETTINGS, _milp_passes),
+    "milp-literal": Formulation("olas-select", "milp-literal", build_model10_literal, decode,
+                                lambda inst: MILP_SETTINGS, _milp_passes),
+    "lp-bmatching": Formulation("olas-select", "lp-bmatching", build_model10_bmatching_lp,
+                                decode, lambda inst: TU_SETTINGS, _bmatching_passes,
+                                emit_bmatching_lp, _bmatching_extras),
 }
+BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -12,14 +12,16 @@ selector y_k (k = 1..B) fixes the denominator:
   an independent second check on small instances. Cost extension: sum_i c_i z_i <= C.
 
 Both models expose `m.value` (F_hat as a linear expression) and `m.size` (|S|), used by the
-second pass that minimizes |S| among the optima (digest 2.5), and `m.obj` (maximize m.value).
-Presolve: off for formulation A (digest 2.4: presolve dominates the time; one knapsack row per k
-with costs, DESIGN HiGHS traps), see `PRESOLVE`; each model carries its setting as
-`m.presolve_hint`, which `crowdopt.solve_model` follows.
+second pass that minimizes |S| among the optima (digest 2.5, `lexicographic`), and `m.obj`
+(maximize m.value). Presolve: off for formulation A (digest 2.4: presolve dominates the time;
+one knapsack row per k with costs, DESIGN HiGHS traps), see `PRESOLVE`.
 
 Workers are indexed by the instance's ids (positions 0.. without ids): `z[worker_id, k]` in
 formulation A, `z[worker_id]` in the compact model; `decode` reads the selected set of a solved
-(possibly extended) model; `BUILDERS` maps the exact method name to its builder.
+(possibly extended) model. `emit_formulation_a` emits formulation A's matrix from numpy (the
+registered route: millions of binaries). `FORMULATIONS`: method -> `Formulation` (builder,
+emitter, decoder, settings, the two-stage pass); `BUILDERS`: method -> builder of a tagged
+model (what `crowdopt.build_model` returns; `crowdopt.solve_model` runs the same passes on it).
 """
 
 from __future__ import annotations
@@ -29,9 +31,20 @@ from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.core.util import quicksum
 
-from ..problems.worker_select import WorkerSelectInstance, WorkerSelectSolution
+from ..problems.worker_select import WorkerSelectInstance, WorkerSelectSolution, tie_tol
+from ..status import Status
+from . import formulation
+from .formulation import (
+    Emitted,
+    Formulation,
+    PassResult,
+    Settings,
+    integral_lp_stage,
+    max_fractionality,
+)
 
 # per-model presolve setting (DESIGN.md "HiGHS and Pyomo traps"; digest 004 section 2.4)
 PRESOLVE = {"formulation-a": False, "compact": True, "compact-costs": False}
@@ -67,7 +80,6 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
         m.budget_row = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
             c[i] * m.z[W[i], k] for i in range(M) if c[i]) <= C * m.y[k])
     m.kind = "formulation-a"
-    m.presolve_hint = PRESOLVE[m.kind]
     return m
 
 
@@ -100,7 +112,6 @@ def build_compact(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
         m.kind = "compact-costs"
     else:
         m.kind = "compact"
-    m.presolve_hint = PRESOLVE[m.kind]
     return m
 
 
@@ -112,11 +123,237 @@ def decode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, res: Any) -> Worker
     return WorkerSelectSolution(np.array(sorted(picked), dtype=np.int64))
 
 
-def add_second_pass(m: pyo.ConcreteModel, floor: float) -> None:
-    """Stage 2 of digest 2.5: keep F_hat >= floor (= F* - tol) and minimize |S|."""
-    m.obj.deactivate()
-    m.floor = pyo.Constraint(expr=m.value >= float(floor))
-    m.obj_size = pyo.Objective(expr=m.size, sense=pyo.minimize)
+# ---------------------------------------------------------------------------- array emitter
+def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
+    """`build_formulation_a` as arrays, in Pyomo's column order: y_k (k = 1..B), then z[i, k]
+    at B + i B + (k-1) (worker-major, as m.z is indexed); rows one_size, card[k] (sum_i z_ik -
+    k y_k = 0), link[i, k] (z_ik - y_k <= 0) worker-major, then with costs budget_row[k]
+    (sum_i c_i z_ik - C y_k <= 0). About 4 nonzeros (5 with costs) a binary, int32 indices:
+    no Pyomo object is made (6M binaries fit in memory; as Pyomo objects they would not)."""
+    x = np.asarray(inst.scores, dtype=float)
+    M, B = inst.n_workers, inst.cap
+    costs = inst.costs is not None
+    nz = M * B
+    n = B + nz
+    k = np.arange(1, B + 1)
+    link0 = 1 + B  # first link row
+    cost0 = link0 + nz  # first cost row
+    m_rows = cost0 + (B if costs else 0)
+    C = float(inst.budget) if costs else 0.0
+    # y_k: [one_size, card_k, link (0..M-1, k), cost_k if C != 0]
+    ycost = costs and C != 0.0
+    ny = M + 2 + (1 if ycost else 0)
+    y_idx = np.empty((B, ny), dtype=np.int32)
+    y_val = np.empty((B, ny), dtype=float)
+    y_idx[:, 0], y_val[:, 0] = 0, 1.0
+    y_idx[:, 1], y_val[:, 1] = k, -k
+    y_idx[:, 2:M + 2] = link0 + np.arange(M)[None, :] * B + (k[:, None] - 1)
+    y_val[:, 2:M + 2] = -1.0
+    if ycost:
+        y_idx[:, -1], y_val[:, -1] = cost0 + k - 1, -C
+    # z_ik (worker-major): [card_k, link (i, k), cost_k if c_i != 0]
+    ii = np.repeat(np.arange(M), B)
+    kk = np.tile(k, M)
+    z_rows = [kk, link0 + ii * B + (kk - 1)]
+    z_vals = [np.ones(nz), np.ones(nz)]
+    z_count = np.full(nz, 2, dtype=np.int64)
+    if costs:
+        c = np.asarray(inst.costs, dtype=float)
+        keep = np.repeat(c != 0, B)
+        z_count += keep
+        z_rows.append(np.where(keep, cost0 + kk - 1, -1))
+        z_vals.append(np.repeat(c, B))
+    z_idx = np.stack(z_rows, axis=1).astype(np.int32)
+    z_val = np.stack(z_vals, axis=1)
+    if costs:  # drop the zero-cost entries (Pyomo's compiler drops zero coefficients too)
+        mask = z_idx >= 0
+        z_idx, z_val = z_idx[mask], z_val[mask]
+    indptr = np.concatenate([[0], np.cumsum(np.concatenate([np.full(B, ny), z_count]))])
+    A = sp.csc_array((np.concatenate([y_val.ravel(), z_val.ravel()]),
+                      np.concatenate([y_idx.ravel(), z_idx.ravel()]),
+                      indptr.astype(np.int64)), shape=(m_rows, n))
+    root = 1.0 / np.sqrt(k.astype(float))
+    value = np.concatenate([np.zeros(B), (x[:, None] * root[None, :]).ravel()])
+    row_lo = np.full(m_rows, -np.inf)
+    row_hi = np.zeros(m_rows)
+    row_lo[0] = row_hi[0] = 1.0
+    row_lo[1:B + 1] = 0.0
+    if costs and C == 0.0 and not np.any(inst.costs):  # empty cost rows: Pyomo drops them
+        A = sp.csc_array(A[:cost0])
+        row_lo, row_hi = row_lo[:cost0], row_hi[:cost0]
+    W = worker_keys(inst)
+    n_rows = A.shape[0]
+
+    def row_keys() -> list:
+        return ([("one_size", None)] + [("card", int(v)) for v in k]
+                + [("link", (w, int(v))) for w in W for v in k]
+                + [("budget_row", int(v)) for v in k])[:n_rows]
+
+    def decode(xv: np.ndarray) -> WorkerSelectSolution:
+        z = xv[B:].reshape(M, B)
+        return WorkerSelectSolution(np.flatnonzero(z.max(axis=1, initial=0.0) > 0.5)
+                                    .astype(np.int64))
+
+    card = np.concatenate([k, kk]).astype(np.int32)
+    return Emitted(
+        c=value, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=np.zeros(n), col_hi=np.ones(n),
+        integrality=np.ones(n, np.int32), sense="max",
+        columns=lambda: [("y", int(v)) for v in k] + [("z", (w, int(v))) for w in W for v in k],
+        rows=row_keys, decode=decode,
+        extras={"kind": "formulation-a", "card": card,
+                "size": lambda: np.concatenate([k.astype(float), np.zeros(nz)])})
 
 
-BUILDERS = {"milp-a": build_formulation_a, "milp-compact": build_compact}
+def _model_extras(inst: WorkerSelectInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
+    """The Pyomo route's pass data: |S| coefficients (m.size) and each column's cardinality k
+    (y[k], and z[worker, k] in formulation A; 0 elsewhere)."""
+    from pyomo.repn import generate_standard_repn
+
+    n = len(column_of)
+    card = np.zeros(n, dtype=np.int64)
+    for k, v in m.y.items():
+        if id(v) in column_of:
+            card[column_of[id(v)]] = k
+    z = m.component("z")
+    if z is not None and z.dim() == 2:
+        for (_, k), v in z.items():
+            if id(v) in column_of:
+                card[column_of[id(v)]] = k
+    extras: dict[str, Any] = {"kind": getattr(m, "kind", m.name), "card": card}
+    size_expr = m.component("size")
+    if size_expr is not None:
+        size = np.zeros(n)
+        repn = generate_standard_repn(size_expr, compute_values=True)
+        for v, a in zip(repn.linear_vars, repn.linear_coefs, strict=True):
+            if id(v) in column_of:
+                size[column_of[id(v)]] += float(a)
+        extras["size"] = lambda: size
+    return extras
+
+
+# ---------------------------------------------------------------------------- passes
+# stage 2 must not accept a set worse than F* - tol because of HiGHS's 1e-6 feasibility slack
+SECOND_PASS_TOLERANCES = (("mip_feasibility_tolerance", 1e-9),
+                          ("primal_feasibility_tolerance", 1e-9))
+
+
+def lp_bound_proves(lp_max: float, floor: float) -> bool:
+    """The LP optimum over the smaller sizes is an upper bound on F_hat of every smaller set (a
+    relaxation): below the floor by more than HiGHS's tolerances, no smaller set is optimal."""
+    return lp_max < floor - 1e-7 * max(1.0, abs(floor))
+
+
+def _shrink_lp(ctx: Any, sol: WorkerSelectSolution, floor: float,
+               stage2: Any) -> tuple[WorkerSelectSolution, bool]:
+    """Stage 2 on the integral LP (uniform costs): fix out every size >= k = |best| and re-solve
+    max F_hat by dual simplex, warm: only bounds change, so the stage-1 basis stays dual feasible
+    (no row, no new costs). An optimum below the floor proves that no smaller set reaches
+    F* - tol; an integral vertex at or above it is a smaller optimal set (k shrinks, repeat).
+    Returns (best set, proven); unproven (a fractional or inconsistent vertex) leaves the MILP
+    pass to the caller."""
+    hm, card, details = ctx.model, ctx.extras["card"], ctx.details
+    hm.options = stage2.replace(extra=stage2.extra + (("simplex_strategy", 1),))
+    best, runs = sol, 0
+    while len(best.selected) > 1:
+        hm.set_col_bounds(np.flatnonzero(card >= len(best.selected)), 0.0, 0.0)
+        res = hm.solve()
+        runs += 1
+        details["stage2"] = {**res.summary(), "lp_runs": runs}
+        if res.status is Status.INFEASIBLE:
+            return best, True
+        if res.status is not Status.OPTIMAL or res.x is None:
+            return best, False
+        if lp_bound_proves(res.objective, floor):
+            return best, True
+        cand = ctx.decode(res)
+        if not (max_fractionality(res.x, ctx.int_cols) <= formulation.INTEGRAL_TOL
+                and res.objective >= floor and len(cand.selected) < len(best.selected)):
+            return best, False
+        best = cand
+    return best, True
+
+
+def lexicographic(ctx: Any) -> PassResult:
+    """Stage 1: max F_hat, exact; stage 2 (digest 2.5): min |S| s.t. F_hat >= F* - tol, so the
+    exact methods return the same k* as Algorithm 1. Both stages run on ONE live HiGHS model.
+
+    Integral LP (formulation A, uniform costs: Balas' disjunctive hull, digest 2.4 A): stage 1
+    is the LP, its vertex checked integral (else the MILP) and its optimum is the bound; stage 2
+    is `_shrink_lp` (bound changes, warm dual simplex). Otherwise, and when `_shrink_lp` cannot
+    conclude, stage 2 is the MILP min |S| s.t. F_hat >= floor on the live model: the floor row
+    added, the costs changed to |S|, the sizes above the best set's fixed out (that set is
+    feasible, so they cannot be needed), gap 0, started from the stage-1 point. On a user's
+    model the floor is on the model's own objective; a model with no `size` expression or a
+    minimizing objective gets stage 1 only."""
+    hm, details = ctx.model, ctx.details
+    details["formulation"] = ctx.extras.get("kind", "")
+    if not hm.is_mip and len(ctx.int_cols):  # loaded relaxed: the integral LP
+        res1, source = integral_lp_stage(ctx, "lp-relaxation (integral vertex, disjunctive hull)")
+    else:
+        res1, source = hm.solve(), "milp-dual-bound"
+    details.update(stage1=res1.summary(), nodes=res1.nodes)
+    if res1.x is None:
+        return PassResult(res1, None, source)
+    x1 = res1.x
+    sol = ctx.decode(res1)
+    details["second_pass"] = "kept stage 1"
+    size = ctx.extras.get("size")
+    if res1.status is not Status.OPTIMAL or size is None or hm.sense != "max":
+        if res1.status is Status.OPTIMAL:
+            details["second_pass"] = "none (no size expression or not maximizing)"
+        details["k"] = len(sol.selected)
+        return PassResult(res1, sol, source)
+    floor = res1.objective - tie_tol(res1.objective)
+    if len(sol.selected) > 1:  # |S| >= 1: a one-worker optimum is already the smallest
+        stage2 = ctx.options.replace(time_limit=ctx.time_left(), known_feasible=True,
+                                     extra=SECOND_PASS_TOLERANCES)
+        card = ctx.extras["card"]
+        best, proven = sol, False
+        if not hm.is_mip:  # the integral LP: shrink by bound changes, warm dual simplex
+            best, proven = _shrink_lp(ctx, sol, floor, stage2)
+            if proven:
+                details["second_pass"] = "lp (smaller sizes bounded below the floor)"
+            else:  # the MILP below, on the same live model with only sizes > |best| fixed
+                hm.set_col_bounds(np.flatnonzero(card > 0), 0.0, 1.0)
+                hm.set_integrality(ctx.int_cols, True)
+                details["stage2_lp"] = details.pop("stage2", None)
+        if not proven:
+            hm.add_rows([floor], [np.inf], sp.csr_array(ctx.c[None, :]))
+            hm.set_objective(size(), sense="min")
+            above = np.flatnonzero(card > len(best.selected))
+            if above.size:
+                hm.set_col_bounds(above, 0.0, 0.0)
+            if best is sol:
+                hm.set_start(np.round(x1))
+            hm.options = stage2.replace(time_limit=ctx.time_left())
+            res2 = hm.solve()
+            details["stage2"] = res2.summary()
+            if res2.x is not None and res2.status in (Status.OPTIMAL, Status.TIME_LIMIT):
+                cand = ctx.decode(res2)
+                if (float(ctx.c @ res2.x) >= floor - 1e-9 * max(1.0, abs(floor))
+                        and len(cand.selected) <= len(best.selected)):
+                    best = cand
+                    details["second_pass"] = str(res2.status)
+        sol = best
+    details["k"] = len(sol.selected)
+    return PassResult(res1, sol, source)
+
+
+def _settings_a(inst: WorkerSelectInstance) -> Settings:
+    integral = not inst.has_costs
+    return Settings(presolve=PRESOLVE["formulation-a"], known_feasible=not inst.has_costs,
+                    lp_solver="simplex" if integral else "choose", integral_lp=integral)
+
+
+def _settings_compact(inst: WorkerSelectInstance) -> Settings:
+    kind = "compact-costs" if inst.has_costs else "compact"
+    return Settings(presolve=PRESOLVE[kind], known_feasible=not inst.has_costs)
+
+
+FORMULATIONS = {
+    "milp-a": Formulation("worker-select", "milp-a", build_formulation_a, decode, _settings_a,
+                          lexicographic, emit_formulation_a, _model_extras),
+    "milp-compact": Formulation("worker-select", "milp-compact", build_compact, decode,
+                                _settings_compact, lexicographic, None, _model_extras),
+}
+BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -22,7 +22,6 @@ import numpy as np
 
 from ..problems import cltap as P
 from ..problems.catalogue import Outcome, RunOptions
-from ..status import Status
 from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
@@ -50,28 +49,18 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
     """Exact CL-TAP by the compact MILP (11)-(17) and HiGHS at gap 0; bound = MIP dual bound.
     Without a time limit in `opts` the limit is MILP_DEFAULT_TIME (the bound stays valid).
     Size guard MILP_MAX_BINARIES (t*a*K = 4000: ~60 s in bench_exact_overhead.py --guards)."""
-    from ..models.cltap import build_compact  # Pyomo and HiGHS load only for exact solves
-    from .highs import HighsOptions, solve_model
+    import dataclasses
+
+    from ..models.cltap import FORMULATIONS, build_compact  # Pyomo, HiGHS: exact solves only
+    from .exact_runner import solve_exact
 
     opts = opts or RunOptions()
-    limit = opts.time_limit if opts.time_limit is not None else MILP_DEFAULT_TIME
-    t0 = time.perf_counter()
-    m = build_compact(inst, symmetry_break=symmetry_break)
-    build_s = time.perf_counter() - t0
-    res = solve_model(m, HighsOptions(time_limit=limit, threads=opts.threads,
-                                      mip_rel_gap=opts.mip_rel_gap, known_feasible=True,
-                                      presolve=opts.presolve is not False))
-    details = {**res.summary(), "build_s": build_s}
-    if res.x is None:
-        return Outcome(str(res.status), None, res.bound, "milp-dual-bound", details=details)
-    z = P.empty_solution(inst).task_of
-    for (i, j, k), v in res.values(m.x).items():
-        if v > 0.5:
-            z[j, k] = i
-    status = "optimal" if res.status is Status.OPTIMAL else str(res.status)
-    bound = None if res.bound is None else res.bound + 0.0  # no "-0"
-    return Outcome(status, P.CltapSolution(z), bound, "milp-dual-bound", res.objective,
-                   details)
+    if opts.time_limit is None:
+        opts = dataclasses.replace(opts, time_limit=MILP_DEFAULT_TIME)
+    form = FORMULATIONS["milp-compact"]
+    if symmetry_break:
+        form = dataclasses.replace(form, build=lambda i: build_compact(i, symmetry_break=True))
+    return solve_exact(form, inst, opts, route="pyomo")
 
 
 def brute_force(inst: P.CltapInstance) -> tuple[float, P.CltapSolution]:

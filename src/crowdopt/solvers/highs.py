@@ -375,6 +375,74 @@ def _adapter_time(fn: Any) -> Any:
     return wrapper
 
 
+@dataclass
+class CompiledModel:
+    """A linear Pyomo model as arrays (Pyomo's `LinearStandardFormCompiler`, mixed form):
+    columns in declaration order (`columns`: the Pyomo variables), A column-wise (CSC),
+    `rows`: id(constraint) -> its row indices, `row_constraints`: the constraint of each row."""
+
+    c: np.ndarray
+    A: sp.csc_array
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    col_lo: np.ndarray
+    col_hi: np.ndarray
+    integrality: np.ndarray
+    sense: str
+    offset: float
+    columns: list
+    rows: dict[int, list[int]]
+    row_constraints: list
+    compile_s: float
+
+
+@_adapter_time
+def compile_pyomo(model: Any) -> CompiledModel:
+    """Compile a linear Pyomo model (one active objective or none) into arrays."""
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    t0 = time.perf_counter()
+    # columns in declaration order (each Var component in index order, unused ones dropped):
+    # an order array emitters reproduce, whatever the objective mentions first
+    info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None,
+                                              column_order=True)
+    cols = info.columns
+    n = len(cols)
+    if len(info.objectives) > 1:
+        raise ValueError("HighsModel.from_pyomo: more than one active objective")
+    if info.objectives:
+        c = np.asarray(info.c.toarray()[0], dtype=float) if n else np.zeros(0)
+        offset = float(info.c_offset[0])
+        sense = "max" if int(info.objectives[0].sense) == -1 else "min"
+    else:
+        c, offset, sense = np.zeros(n), 0.0, "min"
+    A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, n))
+    rhs = np.asarray(info.rhs, dtype=float)
+    m = A.shape[0]
+    row_lo = np.full(m, -INF)
+    row_hi = np.full(m, INF)
+    rows: dict[int, list[int]] = {}
+    cons = []
+    for r, entry in enumerate(info.rows):
+        con, kind = entry[0], entry[1]
+        if kind == 0:
+            row_lo[r] = row_hi[r] = rhs[r]
+        elif kind == 1:
+            row_hi[r] = rhs[r]
+        else:
+            row_lo[r] = rhs[r]
+        rows.setdefault(id(con), []).append(r)
+        cons.append(con)
+    col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
+    col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
+    integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
+    compile_s = time.perf_counter() - t0
+    if _CAPTURE is not None:
+        _CAPTURE.compile_s += compile_s
+    return CompiledModel(c, A, row_lo, row_hi, col_lo, col_hi, integ, sense, offset, list(cols),
+                         rows, cons, compile_s)
+
+
 class HighsModel:
     """A model loaded into one `highspy.Highs`: solve, modify, re-solve warm.
 
@@ -430,47 +498,22 @@ class HighsModel:
     @_adapter_time
     def from_pyomo(cls, model: Any, options: HighsOptions | None = None) -> HighsModel:
         """Compile a linear Pyomo model (one active objective or none) into HiGHS arrays."""
-        from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+        return cls.from_compiled(compile_pyomo(model), options)
 
-        t0 = time.perf_counter()
-        info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
-        cols = info.columns
-        n = len(cols)
-        if len(info.objectives) > 1:
-            raise ValueError("HighsModel.from_pyomo: more than one active objective")
-        if info.objectives:
-            c = np.asarray(info.c.toarray()[0], dtype=float) if n else np.zeros(0)
-            offset = float(info.c_offset[0])
-            sense = "max" if int(info.objectives[0].sense) == -1 else "min"
-        else:
-            c, offset, sense = np.zeros(n), 0.0, "min"
-        A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, n))
-        rhs = np.asarray(info.rhs, dtype=float)
-        m = A.shape[0]
-        row_lo = np.full(m, -INF)
-        row_hi = np.full(m, INF)
-        rows: dict[int, list[int]] = {}
-        for r, entry in enumerate(info.rows):
-            con, kind = entry[0], entry[1]
-            if kind == 0:
-                row_lo[r] = row_hi[r] = rhs[r]
-            elif kind == 1:
-                row_hi[r] = rhs[r]
-            else:
-                row_lo[r] = rhs[r]
-            rows.setdefault(id(con), []).append(r)
-        col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
-        col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
-        integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
-        compile_s = time.perf_counter() - t0
-        if _CAPTURE is not None:
-            _CAPTURE.compile_s += compile_s
-        obj = cls(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
-                  integrality=integ, sense=sense, offset=offset, options=options,
-                  compile_s=compile_s)
-        obj._columns = {id(v): k for k, v in enumerate(cols)}
-        obj._rows = rows
-        obj._pyomo_columns = cols
+    @classmethod
+    @_adapter_time
+    def from_compiled(cls, form: CompiledModel, options: HighsOptions | None = None, *,
+                      relax_integrality: bool = False) -> HighsModel:
+        """Load a compiled Pyomo model; `relax_integrality` loads its integer columns as
+        continuous (an LP whose vertex is integral; `set_integrality` restores them)."""
+        obj = cls(c=form.c, A=form.A, row_lo=form.row_lo, row_hi=form.row_hi,
+                  col_lo=form.col_lo, col_hi=form.col_hi,
+                  integrality=None if relax_integrality else form.integrality,
+                  sense=form.sense, offset=form.offset, options=options,
+                  compile_s=form.compile_s)
+        obj._columns = {id(v): k for k, v in enumerate(form.columns)}
+        obj._rows = form.rows
+        obj._pyomo_columns = form.columns
         return obj
 
     @classmethod

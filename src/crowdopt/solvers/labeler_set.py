@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..problems import labeler_set as P
@@ -189,23 +187,12 @@ def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Ou
     """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0. Size guard
     MILP_MAX (MV 16, WMV 11 labelers: ~60 s in bench_exact_overhead.py --guards)."""
     # Pyomo and HiGHS load only here, so the fast path and the learner stay light to import.
-    from ..models.labeler_set import build_milp, decode
-    from .highs import Status, highs_options, solve_model
+    from ..models.labeler_set import FORMULATIONS
+    from .exact_runner import solve_exact
 
-    opts = opts or RunOptions()
-    t0 = time.perf_counter()
-    m = build_milp(inst)
-    build_s = time.perf_counter() - t0
-    # the adapter's default feasibility tolerance (1e-9) keeps the pattern model's bound exact
-    res = solve_model(m, highs_options(opts))
-    details = {**res.summary(), "model": "vote-margin" if inst.rule == "mv" else "pattern",
-               "build_s": build_s}
-    if res.status is Status.INFEASIBLE:
-        return Outcome("infeasible", details=details)
-    if res.x is None:
-        return Outcome(res.status, None, res.bound, "milp-dual-bound", details=details)
-    return Outcome(res.status, decode(inst, m, res), res.bound, "milp-dual-bound",
-                   res.objective, details)
+    out = solve_exact(FORMULATIONS["milp"], inst, opts or RunOptions())
+    out.details["model"] = "vote-margin" if inst.rule == "mv" else "pattern"
+    return out
 
 
 def _milp_size(inst: P.LabelerSetInstance) -> str | None:

@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..problems import olas_assign as P
@@ -33,23 +31,12 @@ def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Ou
     """Exact Model 2 by the epigraph MILP and HiGHS (mip gap 0): a cross-check of `threshold`.
     Stopped by its time limit it returns the incumbent and the MIP dual bound. Size guard
     MILP_MAX_BINARIES (N*M = 40,000: ~60 s in bench_exact_overhead.py --guards)."""
-    from ..models.olas_assign import build_model2, decode  # Pyomo loads only for exact solves
-    from .highs import Status, highs_options, solve_model
+    from ..models.olas_assign import FORMULATIONS  # Pyomo loads only for exact solves
+    from .exact_runner import solve_exact
 
-    opts = opts or RunOptions()
     if inst.n_points == 0:
         return Outcome("optimal", P.OlasAssignSolution(np.zeros(0, np.int64)), 0.0, "empty", 0.0)
-    t0 = time.perf_counter()
-    m = build_model2(inst)
-    build_s = time.perf_counter() - t0
-    res = solve_model(m, highs_options(opts))
-    details = {**res.summary(), "build_s": build_s}
-    if res.status is Status.INFEASIBLE:
-        return Outcome("infeasible", details=details)
-    if res.x is None:
-        return Outcome(res.status, None, res.bound, "milp-dual-bound", details=details)
-    return Outcome(res.status, decode(inst, m, res), res.bound, "milp-dual-bound",
-                   res.objective, details)
+    return solve_exact(FORMULATIONS["milp-epigraph"], inst, opts or RunOptions())
 
 
 def _hall_feasible(eps_sorted: np.ndarray, cum_cap: np.ndarray, theta: float) -> bool:

@@ -1,0 +1,155 @@
+"""One formulation object per exact method: Pyomo builder, optional array emitter, decoder,
+HiGHS settings and passes.
+
+The Pyomo builder is canonical: it is what `crowdopt.build_model` returns and users extend. An
+array emitter, where a method has one, emits the SAME matrix straight from numpy (same columns
+in the same order as Pyomo's `LinearStandardFormCompiler` gives them, same rows, coefficients,
+bounds, integrality and objective; tests compare both entry for entry), because building
+millions of Pyomo objects costs far more than HiGHS on those models. The settings and passes
+(presolve, simplex strategy, the integrality check of a totally unimodular LP and its MILP
+fallback, worker selection's min-|S| second pass) belong to the formulation, not to a route:
+`solvers/exact_runner.py` runs them on whichever matrix was loaded, so `crowdopt.solve(inst, m)`
+and `crowdopt.solve_model(inst, crowdopt.build_model(inst, m))` do the same work.
+
+Passes see the loaded model through a small context (duck-typed: this layer does not import
+the HiGHS adapter): `ctx.model` (a live `solvers.highs.HighsModel`), `ctx.decode(res)`,
+`ctx.int_cols`, `ctx.c` (objective), `ctx.extras`, `ctx.details`, `ctx.time_left()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..status import Status
+
+INTEGRAL_TOL = 1e-7  # an LP vertex farther than this from integers is fractional
+
+
+@dataclass(frozen=True)
+class Settings:
+    """HiGHS settings of a formulation (explicit user options override `presolve`).
+
+    integral_lp: the model's integer columns are relaxed for the first solve (its LP relaxation
+    is integral: a totally unimodular matrix or a disjunctive hull); the vertex is checked and,
+    if fractional, the columns are made integer again and the MILP is solved (gap 0).
+    """
+
+    presolve: bool = True
+    lp_solver: str = "choose"
+    known_feasible: bool = False
+    extra: tuple[tuple[str, Any], ...] = ()
+    integral_lp: bool = False
+
+
+@dataclass
+class Emitted:
+    """A formulation's matrix emitted from numpy: min/max c x + offset, row_lo <= A x <= row_hi,
+    col_lo <= x <= col_hi, integrality (1 = integer). `columns()`/`rows()` give each column's
+    (variable name, index) and each row's (constraint name, index), as the compiled Pyomo model
+    names them (made on demand: tests only). `decode(x)` is the typed solution of a point and
+    `extras` what the formulation's passes need (e.g. worker selection's |S| coefficients)."""
+
+    c: np.ndarray
+    A: Any  # scipy sparse, column-wise (CSC, canonical)
+    row_lo: np.ndarray
+    row_hi: np.ndarray
+    col_lo: np.ndarray
+    col_hi: np.ndarray
+    integrality: np.ndarray
+    sense: str
+    columns: Callable[[], list]
+    rows: Callable[[], list]
+    decode: Callable[[np.ndarray], Any]
+    offset: float = 0.0
+    extras: dict = field(default_factory=dict)
+
+
+@dataclass
+class PassResult:
+    """What a formulation's passes end with: `res` the run that carries the bound and the
+    objective claim, `solution` the typed solution (None if HiGHS returned no point), `source`
+    the bound's name."""
+
+    res: Any
+    solution: Any
+    source: str
+
+
+def solve_once(ctx: Any, source: str = "milp-dual-bound") -> PassResult:
+    """The plain pass: one solve, decode the point."""
+    res = ctx.model.solve()
+    return PassResult(res, ctx.decode(res) if res.x is not None else None, source)
+
+
+def max_fractionality(x: np.ndarray, cols: np.ndarray) -> float:
+    """Largest distance of x[cols] from an integer (0 for no columns)."""
+    xi = x[cols]
+    return float(np.max(np.abs(xi - np.round(xi)), initial=0.0))
+
+
+def integral_lp_stage(ctx: Any, source: str) -> tuple[Any, str]:
+    """Solve the relaxed model (integer columns loaded continuous, `Settings.integral_lp`);
+    check the vertex is integral, else make the columns integer on the same live model and
+    re-solve it as a MILP (presolve on, HiGHS's own LP algorithm, gap 0). Returns (result,
+    bound source); the check goes into `ctx.details`."""
+    hm = ctx.model
+    res = hm.solve()
+    if res.x is None or res.status is not Status.OPTIMAL or not len(ctx.int_cols):
+        return res, source
+    frac = max_fractionality(res.x, ctx.int_cols)
+    ctx.details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
+                       lp_objective=res.objective)
+    if frac <= INTEGRAL_TOL:
+        return res, source
+    hm.set_integrality(ctx.int_cols, True)
+    hm.options = hm.options.replace(lp_solver="choose", presolve=True, extra=())
+    res = hm.solve()
+    ctx.details.update(fallback="milp", lp_stage=ctx.details.get("stage1"))
+    return res, "milp-dual-bound"
+
+
+def solve_integral_lp(ctx: Any, source: str) -> PassResult:
+    """The pass of a totally unimodular model: `integral_lp_stage`, then decode."""
+    res, source = integral_lp_stage(ctx, source)
+    return PassResult(res, ctx.decode(res) if res.x is not None else None, source)
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """One exact method of one problem (see the module docstring).
+
+    build(inst) -> Pyomo model; decode(inst, model, res) -> solution of a solved Pyomo model;
+    settings(inst) -> Settings; passes(ctx) -> PassResult; emit(inst) -> Emitted (optional);
+    extras(inst, model, column_of) -> the Pyomo route's counterpart of `Emitted.extras`, where
+    column_of maps id(var) -> column.
+    """
+
+    problem: str
+    method: str
+    build: Callable[[Any], Any]
+    decode: Callable[[Any, Any, Any], Any]
+    settings: Callable[[Any], Settings] = lambda inst: Settings()
+    passes: Callable[[Any], PassResult] = solve_once
+    emit: Callable[[Any], Emitted] | None = None
+    extras: Callable[[Any, Any, dict], dict] | None = None
+
+    def model(self, inst: Any) -> Any:
+        """The Pyomo model, tagged with this formulation (`formulation_of` reads the tag)."""
+        m = self.build(inst)
+        tag(m, self.problem, self.method)
+        return m
+
+
+def tag(model: Any, problem: str, method: str) -> None:
+    """Mark a Pyomo model as built by the formulation `method` of `problem`."""
+    model.crowdopt_formulation = (problem, method)
+
+
+def tag_of(model: Any) -> tuple[str, str] | None:
+    """(problem, method) of a model a formulation built (and a user may have extended)."""
+    t = getattr(model, "crowdopt_formulation", None)
+    return t if isinstance(t, tuple) and len(t) == 2 else None

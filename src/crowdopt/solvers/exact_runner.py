@@ -1,0 +1,129 @@
+"""The one runner of exact formulations: load a formulation's matrix into HiGHS (from its
+Pyomo model, or from its array emitter), run the formulation's own settings and passes, and
+turn the result into an `Outcome`.
+
+`crowdopt.solve(inst, method)` calls `run(form, inst, opts)` (the array emitter where the
+formulation has one); `crowdopt.solve_model(inst, model)` calls `run(form, inst, opts,
+model=model)` on the user's (possibly extended) Pyomo model. Both routes pass HiGHS the same
+arrays in the same order for an unmodified model, and the same settings and passes: only the
+way the matrix is emitted differs. A formulation's settings become HiGHS options in one place
+(`formulation_options`, through the adapter's `highs_options`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..models.formulation import Formulation, PassResult, Settings
+from ..problems.catalogue import Outcome
+from ..status import Status
+from .highs import HighsModel, HighsOptions, compile_pyomo, highs_options
+
+
+def formulation_options(settings: Settings, opts: Any) -> HighsOptions:
+    """The HiGHS options of a formulation's settings under the run options `opts` (time_limit,
+    threads, mip_rel_gap, presolve: None = the formulation's own)."""
+    return highs_options(opts, presolve=settings.presolve,
+                         known_feasible=settings.known_feasible,
+                         lp_solver=settings.lp_solver, extra=settings.extra)
+
+
+@dataclass
+class Context:
+    """What a formulation's passes see of the loaded model (models/formulation.py)."""
+
+    inst: Any
+    model: HighsModel
+    decode: Callable[[Any], Any]
+    c: np.ndarray
+    int_cols: np.ndarray
+    extras: dict
+    options: HighsOptions
+    details: dict = field(default_factory=dict)
+    t0: float = field(default_factory=time.perf_counter)
+
+    def time_left(self) -> float | None:
+        """Seconds left of the time limit (at least 1 s: a later pass always gets a try)."""
+        if self.options.time_limit is None:
+            return None
+        return max(self.options.time_limit - (time.perf_counter() - self.t0), 1.0)
+
+
+@dataclass
+class ExactRun:
+    """A finished run: the pass result, the live model and the details of both stages."""
+
+    result: PassResult
+    model: HighsModel
+    route: str
+    details: dict
+
+
+def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
+         model: Any = None, arrays: bool = True) -> Context:
+    """Load the formulation's matrix: from `model` (a Pyomo model, compiled once), else from
+    the array emitter if the formulation has one (and `arrays`), else from a freshly built
+    Pyomo model. `integral_lp` loads the integer columns as continuous."""
+    t0 = time.perf_counter()
+    if model is None and arrays and form.emit is not None:
+        e = form.emit(inst)
+        build_s = time.perf_counter() - t0
+        hm = HighsModel.from_arrays(e.c, e.A, e.row_lo, e.row_hi, e.col_lo, e.col_hi,
+                                    None if integral_lp else e.integrality, sense=e.sense,
+                                    offset=e.offset, options=hopts)
+        ctx = Context(inst, hm, lambda res: e.decode(res.x), np.asarray(e.c, float),
+                      np.flatnonzero(e.integrality).astype(np.int32), dict(e.extras), hopts)
+        ctx.details.update(route="arrays", build_s=build_s, compile_s=0.0)
+        return ctx
+    route = "pyomo" if model is None else "model"
+    if model is None:
+        model = form.model(inst)
+    build_s = time.perf_counter() - t0
+    compiled = compile_pyomo(model)
+    hm = HighsModel.from_compiled(compiled, hopts, relax_integrality=integral_lp)
+    extras = form.extras(inst, model, hm._columns) if form.extras is not None else {}
+    ctx = Context(inst, hm, lambda res: form.decode(inst, model, res), compiled.c,
+                  np.flatnonzero(compiled.integrality).astype(np.int32), extras, hopts)
+    ctx.details.update(route=route, build_s=build_s, compile_s=compiled.compile_s)
+    return ctx
+
+
+def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
+        route: str = "arrays") -> ExactRun:
+    """Load (see `load`; route "pyomo" forces the Pyomo builder) and run the passes."""
+    settings = form.settings(inst)
+    hopts = formulation_options(settings, opts)
+    if model is not None:  # a user's rows may contradict: feasibility is no longer by
+        hopts = hopts.replace(known_feasible=False)  # construction (the same re-check runs)
+    if route not in ("arrays", "pyomo"):
+        raise ValueError(f"route must be 'arrays' or 'pyomo', not {route!r}")
+    ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays")
+    ctx.details["presolve"] = hopts.presolve
+    result = form.passes(ctx)
+    ctx.details["time_s"] = time.perf_counter() - ctx.t0
+    return ExactRun(result, ctx.model, ctx.details["route"], ctx.details)
+
+
+def outcome(done: ExactRun) -> Outcome:
+    """The `Outcome` of a run: status, solution, bound and objective claim of the pass result,
+    and every detail (the HiGHS summary of the bound's run, the passes' records)."""
+    res = done.result.res
+    details = {**res.summary(), **done.details}
+    if res.status is Status.ERROR:
+        details["message"] = details.get("message") or res.message
+        return Outcome("error", None, None, None, None, details)
+    if res.status is Status.INFEASIBLE:
+        return Outcome("infeasible", None, None, None, None, details)
+    bound = None if res.bound is None else res.bound + 0.0  # no "-0"
+    return Outcome(res.status, done.result.solution, bound, done.result.source,
+                   res.objective, details)
+
+
+def solve_exact(form: Formulation, inst: Any, opts: Any, route: str = "arrays") -> Outcome:
+    """A registered exact method: `run` then `outcome`."""
+    return outcome(run(form, inst, opts, route=route))
