@@ -16,9 +16,10 @@ import pytest
 from crowdopt.errors import InputError
 from crowdopt.problems import olas_select as P
 from crowdopt.problems.olas_noise import CallableNoise
+from crowdopt.problems.olas_select import assign_theorem1
 from crowdopt.solvers.certify import close
 from crowdopt.solvers.olas_assign import assign_sorted
-from crowdopt.solvers.olas_select import assign_theorem1, select_greedy
+from crowdopt.solvers.olas_select import select_greedy
 
 A3 = [0.9, 0.8, 0.7]
 C3 = [2, 2, 2]
