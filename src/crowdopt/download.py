@@ -45,7 +45,7 @@ def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, lab
     """Fetch `url` into `dest` (via `partial`), checked against `size` and `sha256`."""
     partial.parent.mkdir(parents=True, exist_ok=True)
     last, complete = "", False
-    with ProgressBar(size, f"fetch {label}", progress) as bar:
+    with ProgressBar(size, f"fetch {label}", progress, unit="B") as bar:
         for _ in range(max(1, attempts)):
             have = partial.stat().st_size if partial.exists() else 0
             if have > size:

@@ -24,7 +24,8 @@ def progress_enabled(enabled: bool = True) -> bool:
 class ProgressBar:
     """A bar on stderr updated by hand; a no-op when disabled. Use as a context manager."""
 
-    def __init__(self, total: int | None = None, desc: str = "", enabled: bool = True) -> None:
+    def __init__(self, total: int | None = None, desc: str = "", enabled: bool = True,
+                 unit: str = "it") -> None:
         self.total = total
         self.desc = desc
         self.n = 0
@@ -39,8 +40,9 @@ class ProgressBar:
         except ImportError:  # pragma: no cover - the `progress` extra is missing
             self._plain = True
             return
+        # unit "B": byte counts shown as kB/MB (downloads)
         self._bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False,
-                         dynamic_ncols=True)
+                         dynamic_ncols=True, unit=unit, unit_scale=unit == "B")
 
     def update(self, n: int = 1, postfix: str | None = None) -> None:
         self.n += n
