@@ -108,3 +108,15 @@ def test_labels_argument_forms_resolve_the_same(data_dir):
         load_labels_and_gold("no-such-file.csv")
     with pytest.raises(InputError, match="dataset"):
         dataset_name("dataset:nope")
+
+
+def test_catalogue_counts_are_the_source_counts():
+    from crowdopt.dataset_catalogue import catalogue
+
+    cat = catalogue()
+    for name, (tasks, workers, labels, classes, gold) in EXPECTED.items():
+        assert cat[name].counts == {"items": tasks, "workers": workers, "labels": labels,
+                                    "classes": classes, "gold": gold}, name
+    for name, (tasks, workers, labels, classes) in NO_GOLD.items():
+        assert cat[name].counts == {"items": tasks, "workers": workers, "labels": labels,
+                                    "classes": classes, "gold": 0}, name

@@ -250,3 +250,4 @@ def test_readme_table_lists_every_catalogued_set():
     for e in catalogue().values():
         n = e.counts.get("items", e.counts.get("instances"))
         assert f"| `{e.name}` | {n:,} |" in text, e.name
+
