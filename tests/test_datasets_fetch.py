@@ -251,3 +251,28 @@ def test_readme_table_lists_every_catalogued_set():
         n = e.counts.get("items", e.counts.get("instances"))
         assert f"| `{e.name}` | {n:,} |" in text, e.name
 
+
+
+def test_no_server_says_so_in_one_line(machine):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(InputError) as exc:
+        datapath.fetch_set("gal_toy", mirror=f"http://127.0.0.1:{port}/", progress=False)
+    msg = str(exc.value)
+    assert "\n" not in msg and "found 0 (" in msg and "--mirror URL" in msg
+    assert _files(machine) == []
+
+
+def test_load_dataset_without_pandas_is_one_line(data_dir, monkeypatch):
+    import sys
+
+    from crowdopt.crowd import load_dataset
+
+    monkeypatch.setenv("CROWDOPT_DATA", str(data_dir))
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas raises ImportError
+    with pytest.raises(InputError, match=r"^pandas: expected pandas installed \(pip install "
+                                         r"crowdopt\[pandas\]\), found 'not installed'$"):
+        load_dataset("gal_toy")

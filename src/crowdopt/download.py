@@ -67,8 +67,9 @@ def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, lab
                 break
     got = partial.stat().st_size if partial.exists() else 0
     if got < size and not complete:
-        raise DownloadError(label, f"{size} bytes from {url}", f"{got} ({last})",
-                            note="interrupted; run the same command again to resume")
+        note = ("interrupted; run the same command again to resume" if got else
+                "check the network, or download from a mirror: --mirror URL")
+        raise DownloadError(label, f"{size} bytes from {url}", f"{got} ({last})", note=note)
     _check(partial, size, sha256, label, url)
     with open(partial, "rb+") as fh:
         os.fsync(fh.fileno())
