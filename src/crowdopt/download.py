@@ -91,7 +91,7 @@ def _transfer(url: str, partial: Path, have: int, timeout: float, bar: ProgressB
         announced = resp.headers.get("Content-Length")
         got = 0
         with open(partial, "ab" if resumed else "wb") as out:
-            while block := resp.read(CHUNK):
+            while block := resp.read1(CHUNK):  # what has arrived: kept on a stall
                 out.write(block)
                 got += len(block)
                 bar.update(len(block))
