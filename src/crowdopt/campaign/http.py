@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CrowdoptError, InputError
+from ..validate import json_int
 from . import store
 from .core import Busy, Campaign, StoreError
 
@@ -185,8 +186,9 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                     return error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, "
                                  "found deeper")
                 try:
-                    body = json.loads(raw or b"{}")
-                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                    # a 5,000-digit integer becomes inf: the field's own check refuses it
+                    body = json.loads(raw or b"{}", parse_int=json_int)
+                except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
                     return error(422, "body: expected a JSON object, found invalid JSON")
             try:
                 if write:

@@ -30,11 +30,13 @@ tie-breaking), the convention of the data README's MV figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
+from ..validate import MAX_INT, as_list, integer, real
 from .rows import row_max, row_sum
 from .tables import Gold, LabelTable
 
@@ -95,7 +97,7 @@ def weighted_majority_vote(table: LabelTable, weights: np.ndarray, *, ties: str 
     Posteriors are softmax of the weighted scores, which for log-odds weights is the one-coin
     Bayes posterior under a uniform class prior.
     """
-    w = _worker_vector(weights, table.n_workers, "weights")
+    w = _worker_vector(weights, require_table(table).n_workers, "weights")
     return _vote(table, w, "wmv", ties, seed)
 
 
@@ -110,7 +112,7 @@ def weights_from_accuracy(accuracy: np.ndarray, n_classes: int, scheme: str = "l
     """
     if scheme not in WEIGHTINGS:
         raise InputError("weighting", f"one of {list(WEIGHTINGS)}", scheme)
-    a = np.asarray(accuracy, dtype=float)
+    a = _floats(accuracy, "accuracy", "one number per worker")
     if scheme == "given":
         if not np.all(np.isfinite(a)):
             raise InputError("weights", "finite numbers", "NaN or infinity")
@@ -195,7 +197,7 @@ def one_coin_em(table: LabelTable, *, gold: Gold | None = None, init: str = "mv"
     """
     init_c = None
     if init_accuracy is not None:
-        acc = _worker_vector(init_accuracy, table.n_workers, "init_accuracy")
+        acc = _worker_vector(init_accuracy, require_table(table).n_workers, "init_accuracy")
         if np.any((acc <= 0) | (acc >= 1)):
             raise InputError("init_accuracy", "accuracies in (0, 1)", acc.min())
         init_c = _one_coin_confusion(acc, table.n_classes)
@@ -211,17 +213,18 @@ def count_matrix(table: LabelTable) -> sp.csr_matrix:
                          shape=(table.n_tasks, table.n_workers * table.n_classes))
 
 
-def check_iteration_args(tol: float, max_iter: int, smoothing: float | None = None) -> None:
-    """The one validation of the stopping and smoothing arguments of every iterative method."""
-    if isinstance(tol, bool) or not isinstance(tol, int | float | np.floating) or \
-            not (np.isfinite(tol) and tol >= 0):
-        raise InputError("tol", "a number >= 0", tol)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 0:
+MAX_ITER_CAP = 1_000_000  # iterations of one run: past it a non-converging method would hang
+
+
+def check_iteration_args(tol: float, max_iter: int, smoothing: Any = ...) -> None:
+    """The one validation of the stopping and smoothing arguments of every iterative method
+    (validate.py's rule: finite numbers, integers in range)."""
+    real(tol, "tol", lo=0.0)
+    if isinstance(max_iter, float):  # 3.0 is not an iteration count
         raise InputError("max_iter", "an integer >= 0", max_iter)
-    if smoothing is not None and (isinstance(smoothing, bool) or not isinstance(
-            smoothing, int | float | np.floating) or not (np.isfinite(smoothing) and
-                                                          smoothing >= 0)):
-        raise InputError("smoothing", "a number >= 0", smoothing)
+    integer(max_iter, "max_iter", lo=0, hi=MAX_ITER_CAP)
+    if smoothing is not ...:  # methods with a smoothing pass it (None is not a number)
+        real(smoothing, "smoothing", lo=0.0)
 
 
 def relative_rise(new: float, old: float) -> float:
@@ -232,8 +235,9 @@ def relative_rise(new: float, old: float) -> float:
 def start_posteriors(table: LabelTable, init: str, gold: Gold | None) -> np.ndarray:
     """n_tasks x L start of the EM methods: majority-vote fractions, with gold tasks one-hot
     when init='gold'."""
-    if init not in INITS:
+    if not isinstance(init, str) or init not in INITS:
         raise InputError("init", f"one of {list(INITS)}", init)
+    require_gold(gold)
     post = _vote(table, None, "mv", "first", 0).posteriors
     if init == "gold":
         if gold is None or gold.n == 0:
@@ -376,8 +380,16 @@ def _one_coin_confusion(acc: np.ndarray, n_c: int) -> np.ndarray:
     return conf
 
 
+def require_gold(gold: Any) -> Gold | None:
+    """None or a Gold (gold_from_arrays, read_gold); anything else is a one-line InputError."""
+    if gold is not None and not isinstance(gold, Gold):
+        raise InputError("gold", "a crowdopt Gold (gold_from_arrays, read_gold) or None",
+                         type(gold).__name__)
+    return gold
+
+
 def _gold_clamp(gold: Gold | None, n_t: int, n_c: int):
-    if gold is None:
+    if require_gold(gold) is None:
         return None
     t, lab = np.asarray(gold.task), np.asarray(gold.label)
     if t.size and (t.min() < 0 or t.max() >= n_t):
@@ -389,8 +401,16 @@ def _gold_clamp(gold: Gold | None, n_t: int, n_c: int):
     return t, onehot
 
 
+def _floats(x: Any, name: str, expected: str) -> np.ndarray:
+    """A float array of an array-like argument (InputError, not ValueError/OverflowError)."""
+    try:
+        return np.asarray(as_list(x), dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(name, expected, type(x).__name__) from None
+
+
 def _confusion_arg(c, n_w: int, n_c: int) -> np.ndarray:
-    a = np.asarray(c, dtype=float)
+    a = _floats(c, "init_confusion", "confusion matrices (numbers)")
     if a.shape == (n_c, n_c):
         a = np.broadcast_to(a, (n_w, n_c, n_c)).copy()
     if a.shape != (n_w, n_c, n_c):
@@ -403,7 +423,7 @@ def _confusion_arg(c, n_w: int, n_c: int) -> np.ndarray:
 
 
 def _prob_vector(p, n: int, name: str) -> np.ndarray:
-    a = np.asarray(p, dtype=float)
+    a = _floats(p, name, f"{n} probabilities summing to 1")
     if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(a < 0) or \
             not np.isclose(a.sum(), 1.0):
         raise InputError(name, f"{n} probabilities summing to 1", p)
@@ -428,6 +448,11 @@ def break_ties(scores: np.ndarray, *, ties: str = "random", seed: int = 0) -> np
 def accuracy(result: AggregationResult, gold: Gold, *, ties: str = "split") -> float:
     """Accuracy on gold tasks: 'split' counts an m-way tie holding the gold class as 1/m;
     'labels' scores the result's (tie-broken) labels."""
+    if not isinstance(result, AggregationResult):
+        raise InputError("result", "an AggregationResult", type(result).__name__)
+    if not isinstance(gold, Gold):
+        raise InputError("gold", "a crowdopt Gold (gold_from_arrays, read_gold)",
+                         type(gold).__name__)
     if gold.n == 0:
         raise InputError("gold", "at least one gold task", "none")
     if ties == "labels":
@@ -457,7 +482,7 @@ def _agreement_skills(table: LabelTable, post: np.ndarray) -> np.ndarray:
 
 
 def _worker_vector(x, n_w: int, name: str) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
+    a = _floats(x, name, f"one number per worker ({n_w})")
     if a.shape != (n_w,):
         raise InputError(name, f"one number per worker ({n_w})", f"shape {a.shape}")
     if not np.all(np.isfinite(a)):
@@ -476,8 +501,19 @@ def check_seed(seed) -> None:
     """A seed is an integer >= 0 (numpy's rule; None would make a run unrepeatable)."""
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise InputError("seed", "an integer >= 0", seed)
+    integer(seed, "seed", hi=MAX_INT)
+
+
+def require_table(table: Any, field: str = "table") -> LabelTable:
+    """`table` is a LabelTable (from_arrays, from_dataframe, read_labels, load_table); anything
+    else is a one-line InputError, never an AttributeError from inside a method."""
+    if not isinstance(table, LabelTable):
+        raise InputError(field, "a crowdopt LabelTable (crowd.from_arrays, from_dataframe, "
+                         "read_labels)", type(table).__name__)
+    return table
 
 
 def _require_rows(table: LabelTable) -> None:
+    require_table(table)
     if table.n_labels == 0:
         raise InputError("labels", "at least one label row", "an empty table")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..validate import real
 from .aggregate import (
     EM_TOL,
     AggregationResult,
@@ -67,6 +68,7 @@ def zero_based_skill(table: LabelTable, *, lr_init: float = 1.0, lr_steps: int =
     _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter)
+    lr_init, lr_factor = real(lr_init, "lr_init"), real(lr_factor, "lr_factor")
     if not (0 < lr_init < 2) or not (0 < lr_factor <= 1):
         raise InputError("lr_init / lr_factor", "0 < lr_init < 2 and 0 < lr_factor <= 1",
                          (lr_init, lr_factor))

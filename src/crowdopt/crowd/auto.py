@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..validate import real, sequence
-from .aggregate import AggregationResult
+from .aggregate import AggregationResult, check_seed, require_table
 from .export import confusion_from_posteriors
 from .methods import DEFAULT_METHOD, METHODS, UNSUPERVISED, run_method
 from .tables import LabelTable
@@ -132,10 +132,16 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
     """Score every candidate on held-out labels and keep `default` unless another beats it by
     over `z` standard errors (module docstring; z=0 picks the highest score). `options`:
     per-method keyword options {method: {...}} passed to `aggregate`."""
+    require_table(table)
+    holdout = real(holdout, "holdout")
     if not 0 < holdout < 1:
         raise InputError("holdout", "a fraction in (0, 1)", holdout)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InputError("repeats", "an integer >= 1", repeats)
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 1000:
+        raise InputError("repeats", "an integer in [1, 1000]", repeats)
+    check_seed(seed)
+    if options is not None and not (isinstance(options, dict) and all(
+            isinstance(v, dict) for v in options.values())):
+        raise InputError("options", "a dict {method: {option: value}}", options)
     z = real(z, "z", lo=0.0)
     candidates = tuple(sequence(candidates, "candidates", min_len=1))
     for m in candidates:

@@ -37,6 +37,7 @@ import numpy as np
 from scipy.special import betaln, digamma, gammaln
 
 from ..errors import InputError
+from ..validate import as_list, real
 from .aggregate import (
     EM_TOL,
     AggregationResult,
@@ -60,6 +61,9 @@ MACE_STRATEGY_PRIOR = 10.0
 MACE_SMOOTHING = 0.01
 
 
+MAX_RESTARTS = 1000  # random starts of one run
+
+
 def mace(table: LabelTable, *, gold: Gold | None = None, init: str = "mv",
          priors: str = "learn", variational: bool = True,
          theta_prior: tuple[float, float] = MACE_THETA_PRIOR,
@@ -79,13 +83,14 @@ def mace(table: LabelTable, *, gold: Gold | None = None, init: str = "mv",
     _check_ties(ties, seed)
     _require_rows(table)
     check_iteration_args(tol, max_iter, smoothing)
-    if isinstance(restarts, bool) or not isinstance(restarts, int | np.integer) or restarts < 0:
-        raise InputError("restarts", "an integer >= 0", restarts)
+    if isinstance(restarts, bool) or not isinstance(restarts, int | np.integer) or \
+            not 0 <= restarts <= MAX_RESTARTS:
+        raise InputError("restarts", f"an integer in [0, {MAX_RESTARTS}]", restarts)
     try:
-        a0, b0 = (float(x) for x in theta_prior)
+        a0, b0 = (real(x, "theta_prior") for x in as_list(theta_prior))
     except (TypeError, ValueError):
         raise InputError("theta_prior", "two positive numbers (a, b)", theta_prior) from None
-    c0 = float(strategy_prior)
+    c0 = real(strategy_prior, "strategy_prior")
     if variational and not (a0 > 0 and b0 > 0 and c0 > 0 and np.isfinite(a0 + b0 + c0)):
         raise InputError("theta_prior / strategy_prior", "positive numbers",
                          (theta_prior, strategy_prior))

@@ -381,14 +381,14 @@ class WeightedMajorityVote(_Aggregator):
         if self.weights is not None and self.accuracies is not None:
             raise InputError("WeightedMajorityVote", "weights or accuracies", "both")
         if self.weights is not None:
-            w = accuracy_vector(table, dict(self.weights.items()))
+            w = accuracy_vector(table, self.weights)
             if not np.any(np.isfinite(w)):
                 raise InputError("weights", "a weight for at least one worker of the data",
                                  "none matched")
             w = np.where(np.isfinite(w), w, np.nanmean(w))
             return agg.weighted_majority_vote(table, w, **opts)
         if self.accuracies is not None:
-            acc = accuracy_vector(table, dict(self.accuracies.items()))
+            acc = accuracy_vector(table, self.accuracies)
             w = agg.weights_from_accuracy(acc, table.n_classes, self.weighting)
             return agg.weighted_majority_vote(table, w, **opts)
         if gold is None:

@@ -40,7 +40,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .aggregate import AggregationResult, _require_rows, break_ties, check_seed
+from .aggregate import (
+    AggregationResult,
+    _require_rows,
+    break_ties,
+    check_iteration_args,
+    check_seed,
+)
 from .rows import row_max, row_sum
 from .tables import LabelTable
 
@@ -56,9 +62,8 @@ def kos(table: LabelTable, *, tol: float = KOS_TOL, max_iter: int = KOS_MAX_ITER
         raise InputError("ties", f"one of {list(KOS_TIES)}", ties)
     check_seed(seed)
     _require_rows(table)
-    if isinstance(tol, bool) or not (np.isfinite(tol) and tol >= 0):
-        raise InputError("tol", "a number >= 0", tol)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, int | np.integer) or max_iter < 1:
+    check_iteration_args(tol, max_iter)
+    if max_iter < 1:
         raise InputError("max_iter", "an integer >= 1", max_iter)
     n_t, n_w, L = table.n_tasks, table.n_workers, table.n_classes
     if L < 2:

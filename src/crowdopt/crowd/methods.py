@@ -16,6 +16,7 @@ from .aggregate import (
     dawid_skene,
     majority_vote,
     one_coin_em,
+    require_table,
     weighted_majority_vote,
 )
 from .agreement import wawa, zero_based_skill
@@ -81,7 +82,7 @@ FLAGS = {"smoothing": "--smoothing", "priors": "--priors", "tol": "--tol",
 
 
 def method_info(name: str) -> MethodInfo:
-    if name not in METHODS:
+    if not isinstance(name, str) or name not in METHODS:
         raise InputError("method", f"one of {list(METHODS)}", name)
     return METHODS[name]
 
@@ -89,6 +90,7 @@ def method_info(name: str) -> MethodInfo:
 def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
     """Run aggregation `method` on `table` with `options` (None values are left at the
     method's default). `gold` is passed to the methods that use it (uses_gold)."""
+    require_table(table)
     info = method_info(method)
     kw = {k: v for k, v in options.items() if v is not None}
     allowed = set(info.options) | ({"gold"} if info.uses_gold else set())

@@ -20,9 +20,11 @@ import numpy as np
 
 from ..errors import InputError
 from ..problems.worker_scores import score_unbiased
+from ..validate import real
 from .aggregate import (
     AggregationResult,
     break_ties,
+    require_table,
     weighted_majority_vote,
     weights_from_accuracy,
 )
@@ -67,6 +69,10 @@ def from_gold(table: LabelTable, gold: Gold, *, tasks: np.ndarray | None = None
               ) -> WorkerReliability:
     """Counts, accuracy, Theorem 3 variance and score G from the gold tasks (or the subset
     `tasks` of task indices, e.g. a control set separate from the evaluation tasks)."""
+    require_table(table)
+    if not isinstance(gold, Gold):
+        raise InputError("gold", "a crowdopt Gold (gold_from_arrays, read_gold)",
+                         type(gold).__name__)
     truth = gold.truth(table.n_tasks)
     if tasks is not None:
         keep = np.zeros(table.n_tasks, dtype=bool)
@@ -100,6 +106,10 @@ def gold_estimates(correct: np.ndarray, n: np.ndarray, n_classes: int
 
 def from_em(table: LabelTable, result: AggregationResult) -> WorkerReliability:
     """The EM (or vote-agreement) skills of an aggregation result as a reliability table."""
+    require_table(table)
+    if not isinstance(result, AggregationResult):
+        raise InputError("result", "an AggregationResult (of an aggregation method)",
+                         type(result).__name__)
     n = table.labels_per_worker()
     skills = np.asarray(result.skills, dtype=float)
     if skills.shape != (table.n_workers,):
@@ -152,8 +162,12 @@ def read_accuracies(path: str | Path, *, worker_column: str = "worker",
 
 
 def accuracy_vector(table: LabelTable, accuracies: dict) -> np.ndarray:
-    """Accuracies aligned with table.worker_ids (matched by text; NaN for unknown workers)."""
-    by_text = {str(k): float(v) for k, v in accuracies.items()}
+    """Accuracies aligned with table.worker_ids (matched by text; NaN for unknown workers).
+    `accuracies`: a dict or pandas Series worker -> finite number."""
+    if not hasattr(accuracies, "items") or not callable(accuracies.items):
+        raise InputError("weights / accuracies", "a dict or pandas Series worker -> number",
+                         type(accuracies).__name__)
+    by_text = {str(k): real(v, f"weights / accuracies[{k!r}]") for k, v in accuracies.items()}
     return np.array([by_text.get(str(w), np.nan) for w in table.worker_ids.tolist()])
 
 

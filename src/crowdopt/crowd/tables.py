@@ -275,6 +275,8 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
 
 def to_dataframe(table: LabelTable):
     """pandas DataFrame with columns task, worker, label (the inverse of `from_dataframe`)."""
+    if not isinstance(table, LabelTable):
+        raise InputError("table", "a crowdopt LabelTable", type(table).__name__)
     return table.to_dataframe()
 
 
