@@ -119,7 +119,8 @@ def _mean_sd(vals: list) -> tuple[float | None, float | None]:
 TABLE2_ROWS = ("full crowd (MV)", "MV with LS_OL", "MV with LS_OL, realized", "WMV with LS_OL",
                "final set pi(S_T)",
                "final set shortfall pi(S*) - pi(S_T)", "exploit steps", "runs ending with S*",
-               "learned order reversed (tau < 0)", "shortfall, order not reversed", "regret/T: exploration",
+               "learned order reversed (tau < 0)", "reversed runs: |mean p - 1/2|",
+               "shortfall, order not reversed", "regret/T: exploration",
                "regret/T: estimation", "Kendall tau", "oracle pi(S*)")
 
 
@@ -135,6 +136,9 @@ def _table2_values(res: list[dict]) -> dict[str, list]:
             "exploit steps": [m["exploit_reward"] for m in mv],
             "runs ending with S*": [float(m["final_is_opt"]) for m in mv],
             "learned order reversed (tau < 0)": [float(m["kendall_tau"] < 0) for m in mv],
+            "reversed runs: |mean p - 1/2|": [abs(float(np.mean(r["p"])) - 0.5)
+                                              if m["kendall_tau"] < 0 else None
+                                              for r, m in zip(res, mv)],
             "shortfall, order not reversed": [m["u_star"] - m["final_pi"] if m["kendall_tau"] >= 0
                                               else None for m in mv],
             "regret/T: exploration": [m["explore_loss"] for m in mv],

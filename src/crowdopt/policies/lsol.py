@@ -7,14 +7,16 @@ arrival of a re-assignment step gets a random label. Each tester's consensus is 
 its per-assignment majorities (eq. 5); labeler i's quality estimate p_hat_i is its agreement
 with those consensuses (Fig. 1 step 2.3). Otherwise it exploits the best top-k set for p_hat
 (Thms 1-2; odd k for MV) and aggregates by MV or by WMV with weights log(p_hat/(1-p_hat))
-(Sec. 4). Extensions: the pooled estimator (all repeated labels, digest 7.8), the disagreement
+(Sec. 4). Extensions: the pooled estimator (all repeated labels, digest 7.8), the one-coin EM
+estimator that does not trust each tester's majority (policies/lsol_em.py), the disagreement
 filter of bad labelers (Sec. 3.5.3, digest A5), finite task types and a continuum of types
 handled by v(t) growing intervals (Sec. 5, digest A6), K-ary labels (plurality, digest 7.25).
 
 Bookkeeping is incremental and vectorized: a step costs O(M) numpy work in exploration and O(1)
 Python work in exploitation (the chosen set is cached until an exploration step changes p_hat);
 `exploit_until(t)` tells a simulator how many following steps exploit, so it can run them as
-one numpy block.
+one numpy block. The EM estimate is refitted when a choice needs it after the testers changed:
+warm EM, each iteration linear in the tester labels; the set choice is the O(M^2) vote DP.
 """
 
 from __future__ import annotations
