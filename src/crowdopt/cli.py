@@ -165,7 +165,7 @@ def _exit_for(results: list, proven: bool = False) -> int:
     from .status import Status
 
     statuses = {r.status for r in results}
-    if not all(r.certified for r in results) or Status.ERROR in statuses:
+    if any(r.failed for r in results) or Status.ERROR in statuses:
         return EXIT_CERT
     if Status.INFEASIBLE in statuses:
         return EXIT_INFEASIBLE
@@ -221,7 +221,7 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
 
 
 def _cert_exit(certs: list[dict]) -> int:
-    if not all(c["certified"] for c in certs):
+    if any(c["failures"] for c in certs):
         return EXIT_CERT
     if any(c.get("feasible") is None for c in certs):
         return EXIT_INFEASIBLE
@@ -263,7 +263,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
         for c in certs:
             for f in c["failures"]:
                 print(f"{Path(c['instance']).name}: FAILED: {f}")
-            if c["certified"]:
+            if not c["failures"]:
                 print(f"{Path(c['instance']).name}: {verdict_of(c)}")
     return _cert_exit(certs)
 

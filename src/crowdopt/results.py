@@ -117,8 +117,11 @@ class Certificate(_ByKey):
     """The quality claim of one solution: the objective recomputed by the problem's evaluator,
     a bound with its source, lower/upper/gap/ratio, feasibility and the checks that failed.
 
-    `proven_optimal` means the bound meets the recomputed objective within 1e-7 and no check
-    failed; `certified` means no check failed. `solution` is the JSON form (with the
+    `certified` means a feasible solution with a finite objective (and finite bounds) on which
+    no check failed; `proven_optimal` that it is certified and the bound meets the objective
+    within the relative tolerance written in `tolerances` (a bound on the wrong side of the
+    objective is a failure). Without a solution nothing is certified, and nothing failed
+    either (`failures` is empty). `solution` is the JSON form (with the
     instance's ids) of the solution certified by `crowdopt.certify`, else None. The claim
     fields are plain Python values from the start; `details` (the method's own record) is
     converted to JSON types by `to_dict()`.
@@ -152,6 +155,7 @@ class Certificate(_ByKey):
     problem_size: str | None = None
     instance: str | None = None
     solution: dict | None = field(default=None, repr=False)
+    tolerances: dict[str, float] = field(default_factory=dict, repr=False)
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -178,7 +182,7 @@ class Certificate(_ByKey):
         """One line for people: NOT certified / proven optimal / the ratio (n/a over a near-zero
         bound), with a warning when the ratio is below `LOOSE_RATIO`."""
         return verdict_text(self.certified, self.failures, self.proven_optimal, self.ratio,
-                            self.upper if self.sense != "min" else self.lower)
+                            self.upper if self.sense != "min" else self.lower, self.status)
 
     def __str__(self) -> str:
         head = f"{self.problem} certificate ({self.primal_source or self.algorithm})"
@@ -194,14 +198,16 @@ NEAR_ZERO = 1e-9  # a bound this close to 0 gives no meaningful ratio
 
 
 def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: float | None,
-                 bound_side: float | None) -> str:
+                 bound_side: float | None, status: Any = None) -> str:
     """The verdict line of a certificate (also from its JSON dict: `verdict_of`).
 
     lower == upper (within 1e-7, also 0 == 0) reads 'proven optimal'; a ratio over a bound
     within NEAR_ZERO of 0 reads 'n/a', never a percentage; a ratio below LOOSE_RATIO carries a
     one-line warning that the bound, not the solution, is probably what is weak."""
-    if not certified:
+    if failures:
         return "NOT certified: " + "; ".join(list(failures)[:2])
+    if not certified:
+        return f"no certificate: no feasible solution (status {status or 'unknown'})"
     if proven_optimal:
         if bound_side is not None and bound_side == 0.0:
             return "certified, proven optimal (optimum 0: fewer useful labels than needed)"
@@ -221,7 +227,7 @@ def verdict_of(cert: dict) -> str:
     """`verdict_text` of a certificate's JSON form."""
     side = cert.get("lower") if cert.get("sense") == "min" else cert.get("upper")
     return verdict_text(cert["certified"], cert.get("failures", ()), cert["proven_optimal"],
-                        cert.get("ratio"), side)
+                        cert.get("ratio"), side, cert.get("status"))
 
 
 def _solution_shape(solution: Any) -> str:
@@ -269,7 +275,13 @@ class Result:
 
     @property
     def certified(self) -> bool:
-        return self.certificate is None or self.certificate.certified
+        """A feasible, finite solution on which no check failed (no solution: False)."""
+        return self.certificate is not None and self.certificate.certified
+
+    @property
+    def failed(self) -> bool:
+        """Did a check of the certificate fail (not: was there nothing to certify)?"""
+        return self.certificate is not None and bool(self.certificate.failures)
 
     @property
     def ratio(self) -> float | None:
@@ -333,7 +345,7 @@ class Result:
         if self.gap is not None:
             parts.append(f"gap {fmt(self.gap)}" + (" (proven optimal)" if self.proven_optimal
                                                     else ""))
-        if not self.certified:
+        if self.failed:
             parts.append("NOT certified")
         parts.append(fmt_time(self.time_s))
         return ", ".join(parts)
@@ -353,7 +365,8 @@ class Result:
                 ("solution", _solution_shape(self.solution))]
         if c is not None:
             verdict = ("proven optimal" if c.proven_optimal else "certified" if c.certified
-                       else "NOT certified: " + "; ".join(c.failures))
+                       else "NOT certified: " + "; ".join(c.failures) if c.failures
+                       else f"none (no feasible solution, status {self.status})")
             rows.append(("certificate", verdict))
             rows += [("note", n) for n in c.notes]
         if self.message:

@@ -206,7 +206,7 @@ def cmd_select(args: argparse.Namespace) -> int:
         return EXIT_INFEASIBLE
     if out["status"] == "time_limit":
         return EXIT_TIME_LIMIT
-    if out["status"] == "error" or (out["certificate"] and not out["certificate"]["certified"]):
+    if out["status"] == "error" or (out["certificate"] and out["certificate"]["failures"]):
         return EXIT_CERT
     return EXIT_OK
 

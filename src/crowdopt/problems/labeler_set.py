@@ -32,7 +32,12 @@ from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInsta
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
-COST_TOL = 1e-9  # budget slack for float sums
+COST_TOL = 1e-9  # budget slack for float sums, relative to the budget (any unit of cost)
+
+
+def over_budget(cost: Any, budget: float) -> Any:
+    """cost > budget beyond the float slack of a sum (relative: the same in any unit)."""
+    return np.asarray(cost) > budget + COST_TOL * abs(budget)
 
 
 @dataclass(frozen=True, eq=False)
@@ -170,7 +175,7 @@ def evaluate(inst: LabelerSetInstance, sol: LabelerSetSolution) -> Evaluation:
         violations.append("the selected set is empty")
         worst = 1.0
     cost = float(inst.cost_vector[s].sum())
-    if inst.budget is not None and cost > inst.budget + COST_TOL:
+    if inst.budget is not None and over_budget(cost, inst.budget):
         violations.append(f"cost {cost:.6g} exceeds the budget {inst.budget:.6g}")
         worst = max(worst, cost - inst.budget)
     if inst.max_size is not None and len(s) > inst.max_size:

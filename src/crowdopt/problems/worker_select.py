@@ -39,8 +39,10 @@ BOUND_CONSTANTS = ("paper", "rigorous")
 
 
 def tie_tol(best: float) -> float:
-    """The one tie tolerance (digest 2.5) shared by Algorithm 1, the DP and the MILP 2nd pass."""
-    return 1e-9 * max(1.0, abs(best))
+    """The one tie tolerance (digest 2.5) shared by Algorithm 1, the DP and the MILP 2nd pass:
+    relative to |F*| only (the digest's floor max(1, |F*|) made every set a tie once scores
+    are below 1e-9, so the chosen set changed with the unit of the scores)."""
+    return 1e-9 * abs(best) + 1e-300
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,7 +3,10 @@
 A certificate never trusts a solver's own number: the objective comes from the problem's one
 evaluator, feasibility from the same evaluator (with the worst violation), and optimality only
 from a bound (MILP dual bound, LP relaxation, column generation, closed form) that meets the
-objective within `TOL`.
+objective within `REL_TOL` of the larger magnitude (plus `ABS_TOL`, a floor far below any
+objective a user means): the claim is the same at every scale of the data. A bound on the
+wrong side of the objective by more than that is a failure, never a gap of 0. `certified` and
+`proven_optimal` also need a feasible solution with a finite objective and finite bounds.
 """
 
 from __future__ import annotations
@@ -16,13 +19,27 @@ from ..problems.catalogue import Evaluation, ProblemSpec
 from ..results import SCHEMA_VERSION, Certificate, jsonable
 from ..status import Status
 
-__all__ = ["SCHEMA_VERSION", "TOL", "Certificate", "add_failures", "close", "gap_ratio",
-           "lower_upper", "make_certificate", "versions", "with_bound"]
-TOL = 1e-7  # absolute + relative tolerance of every "equal" claim
+__all__ = ["ABS_TOL", "REL_TOL", "SCHEMA_VERSION", "TOLERANCES", "Certificate", "add_failures",
+           "close", "gap_ratio", "lower_upper", "make_certificate", "tolerance", "versions",
+           "with_bound"]
+REL_TOL = 1e-7  # relative tolerance of every "equal" / "crossing" claim (bound vs objective)
+ABS_TOL = 1e-30  # absolute floor: only two numbers both within 1e-30 of 0 are equal regardless
+OBJECTIVE_REL_TOL = 1e-6  # a solver's objective vs the evaluator's at the same point
+# what every certificate records under `tolerances`
+TOLERANCES = {"rel": REL_TOL, "abs": ABS_TOL, "objective_rel": OBJECTIVE_REL_TOL}
 
 
-def close(a: float, b: float, tol: float = TOL) -> bool:
-    return abs(a - b) <= tol * (1.0 + max(abs(a), abs(b)))
+def tolerance(a: float, b: float, rel: float = REL_TOL) -> float:
+    """How far apart a and b may be and still be called equal: relative to the larger."""
+    return rel * max(abs(a), abs(b)) + ABS_TOL
+
+
+def close(a: float, b: float, rel: float = REL_TOL) -> bool:
+    return abs(a - b) <= tolerance(a, b, rel)
+
+
+def finite(v: Any) -> bool:
+    return v is not None and math.isfinite(v)
 
 
 PACKAGES = ("numpy", "scipy", "networkx", "pyomo", "highspy")
@@ -76,11 +93,13 @@ def lower_upper(sense: str, objective: float | None, bound: float | None
 
 
 def gap_ratio(lower: float | None, upper: float | None) -> tuple[float | None, float | None, float | None]:
-    """(absolute gap, relative gap, ratio lower/upper); None where undefined."""
-    if lower is None or upper is None:
+    """(absolute gap, relative gap, ratio lower/upper); None where undefined (also for a
+    non-finite side). A gap within `tolerance` of 0 is 0; a negative one (the bound crosses
+    the objective) stays negative: the caller reports it as a failure."""
+    if not finite(lower) or not finite(upper):
         return None, None, None
     gap = upper - lower
-    if abs(gap) <= TOL * (1.0 + max(abs(lower), abs(upper))):
+    if abs(gap) <= tolerance(lower, upper):
         gap = 0.0
     denom = max(abs(lower), abs(upper))
     rel = 0.0 if gap == 0.0 else (gap / denom if denom > 0 else math.inf)
@@ -111,22 +130,29 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
     recomputed one is only a note (an epigraph variable above the max at a time-limited
     incumbent: the recomputed value stands), unless `objective_must_match` (a user's model,
     whose objective may not be the problem's: any difference at the point voids the transfer
-    of its bound). `failures`/`notes` add the caller's checks.
+    of its bound). `failures`/`notes` add the caller's checks. `certified` also needs a
+    feasible solution with a finite objective (no solution: not certified, and no failure);
+    `proven_optimal` a certified solution whose gap is 0 within `tolerance`.
     """
     objective = float(evaluation.objective) if evaluation is not None else None
     feasible = bool(evaluation.feasible) if evaluation is not None else None
-    incumbent = objective if feasible else None
-    lower, upper = lower_upper(spec.sense, incumbent, bound)
-    gap, rel_gap, ratio = gap_ratio(lower, upper)
     fails: list[str] = []
     notes = list(notes or [])
+    if objective is not None and not math.isfinite(objective):
+        fails.append(f"objective is not a finite number ({objective!r})")
+    bound, bound_note, bound_fail = _checked_bound(spec.sense, bound, bound_source)
+    notes += bound_note
+    fails += bound_fail
+    incumbent = objective if feasible and finite(objective) else None
+    lower, upper = lower_upper(spec.sense, incumbent, bound)
+    gap, rel_gap, ratio = gap_ratio(lower, upper)
     if evaluation is not None and not evaluation.feasible:
         fails.append("solution infeasible: " + "; ".join(evaluation.violations[:3]))
-    if (reported_objective is not None and objective is not None
-            and not close(reported_objective, objective, 1e-6)):
+    if (reported_objective is not None and finite(objective)
+            and not close(reported_objective, objective, OBJECTIVE_REL_TOL)):
         better_claimed = (reported_objective < objective if spec.sense == "min"
                           else reported_objective > objective)
-        if better_claimed:
+        if better_claimed or not math.isfinite(reported_objective):
             fails.append(f"reported objective {reported_objective!r} != recomputed {objective!r}")
         elif objective_must_match:
             fails.append(f"the model's objective {reported_objective!r} differs from the "
@@ -138,22 +164,47 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
                          f"recomputed {objective!r} (a loose epigraph at a non-optimal point); "
                          "the recomputed value is used")
     if gap is not None and gap < 0:
-        fails.append(f"bound crosses the incumbent (lower {lower!r} > upper {upper!r})")
+        fails.append(crossing(spec.sense, objective, primal_source or algorithm, bound,
+                              bound_source))
     if Status(status) is Status.OPTIMAL and (gap is None or gap != 0.0):
         fails.append("status 'optimal' without a bound that closes the gap")
     fails += list(failures or [])
+    certified = not fails and bool(feasible) and finite(objective)
     return Certificate(
         problem=spec.name, sense=spec.sense, method=method, algorithm=algorithm,
         status=Status(status), objective=objective,
         reported_objective=_num(reported_objective), primal_source=primal_source or algorithm,
         bound=_num(bound), bound_source=bound_source, lower=_num(lower), upper=_num(upper),
         gap=_num(gap), rel_gap=_num(rel_gap), ratio=_num(ratio),
-        proven_optimal=gap is not None and gap == 0.0 and not fails, feasible=feasible,
+        proven_optimal=certified and gap is not None and gap == 0.0, feasible=feasible,
         max_violation=_num(evaluation.max_violation) if evaluation is not None else None,
-        certified=not fails, failures=tuple(fails), notes=tuple(notes),
+        certified=certified, failures=tuple(fails), notes=tuple(notes),
         times=jsonable(times), seed=seed, details=dict(details or {}),
         versions=_with_highs(cached_versions(), details), problem_size=problem_size,
-        solution=solution)
+        solution=solution, tolerances=dict(TOLERANCES))
+
+
+def crossing(sense: str, objective: float | None, primal_source: str | None,
+             bound: float | None, bound_source: str | None) -> str:
+    """The failure of a bound on the wrong side of a feasible objective, with both sources."""
+    side = "below" if sense == "max" else "above"
+    return (f"bound crosses the objective: the {'upper' if sense == 'max' else 'lower'} bound "
+            f"{bound!r} ({bound_source or 'unknown source'}) is {side} the feasible objective "
+            f"{objective!r} ({primal_source or 'unknown source'}) by more than the relative "
+            f"tolerance {REL_TOL:g}: one of them is wrong")
+
+
+def _checked_bound(sense: str, bound: float | None, source: str | None
+                   ) -> tuple[float | None, list[str], list[str]]:
+    """(bound to use, notes, failures): NaN is a failure; an infinite bound on its own side
+    (-inf lower, +inf upper) says nothing and is dropped; on the other side it claims that no
+    solution exists, which a certificate never takes from a bound."""
+    if bound is None or math.isfinite(bound):
+        return bound, [], []
+    vacuous = (bound < 0) if sense == "min" else (bound > 0)
+    if vacuous:
+        return None, [f"bound {bound!r} from {source} says nothing: dropped"], []
+    return None, [], [f"bound is not a finite number ({bound!r} from {source})"]
 
 
 def _num(v: Any) -> float | None:
@@ -163,14 +214,14 @@ def _num(v: Any) -> float | None:
 
 def with_bound(cert: Certificate, bound: float | None, bound_source: str | None) -> Certificate:
     """The certificate measured against another valid bound (compare: the run's best bound);
-    a bound that crosses the objective is a failure."""
-    if bound is None or not cert.feasible or cert.objective is None:
+    a bound that crosses the objective is a failure naming both."""
+    if bound is None or not math.isfinite(bound) or not cert.feasible or not finite(cert.objective):
         return cert
     lower, upper = lower_upper(cert.sense, cert.objective, bound)
     gap, rel, ratio = gap_ratio(lower, upper)
     fails = list(cert.failures)
     if gap is not None and gap < 0:
-        fails.append("objective beats a valid bound")
+        fails.append(crossing(cert.sense, cert.objective, cert.primal_source, bound, bound_source))
     certified = not fails
     return cert.replace(bound=_num(bound), bound_source=bound_source, lower=_num(lower),
                         upper=_num(upper), gap=_num(gap), rel_gap=_num(rel), ratio=_num(ratio),

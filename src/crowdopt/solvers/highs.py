@@ -76,6 +76,9 @@ class HighsOptions:
     # HiGHS log on stderr; None = the process-wide switch (CLI --verbose sets CROWDOPT_VERBOSE)
     verbose: bool | None = None
     extra: tuple[tuple[str, Any], ...] = ()  # raw HiGHS options as (name, value) pairs
+    # Scale rows, unboxed continuous columns and the objective by powers of 2 before HiGHS sees
+    # them (`model_scales`): HiGHS's absolute tolerances then mean the same at every data scale.
+    scale: bool = True
 
     def __post_init__(self) -> None:
         from ..errors import InputError
@@ -443,6 +446,82 @@ def compile_pyomo(model: Any) -> CompiledModel:
                          rows, cons, compile_s)
 
 
+# ---------------------------------------------------------------------- scaling
+SCALE_PASSES = 12  # geometric scaling passes: each halves the log-range left between row and column
+
+
+def _segments(idx: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(order, non-empty groups, their starts in order) of the entries grouped by `idx`."""
+    order = np.argsort(idx, kind="stable")
+    counts = np.bincount(idx, minlength=size)
+    groups = np.flatnonzero(counts)
+    starts = (np.cumsum(counts) - counts)[groups]
+    return order, groups, starts
+
+
+def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size: int
+             ) -> np.ndarray:
+    """Per group, the middle of the smallest and largest log2 magnitude (0 for an empty one)."""
+    order, groups, starts = seg
+    out = np.zeros(size)
+    if groups.size:
+        w = v[order]
+        out[groups] = 0.5 * (np.minimum.reduceat(w, starts) + np.maximum.reduceat(w, starts))
+    return out
+
+
+def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndarray,
+                 col_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Powers of 2 (row_scale, col_scale, objective_scale) for the model min/max c'x,
+    lo <= Ax <= hi: HiGHS gets R A S, S c * objective_scale, bounds R lo, S^-1 lo.
+
+    Geometric scaling (each row and column centred on magnitude 1) over rows and the
+    continuous columns without a finite box (epigraph variables, weights: a boxed or integer
+    column keeps scale 1, so integrality and 0/1 relaxations are untouched), then the objective
+    divided by its largest coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus
+    reaches HiGHS as `z' <= sum (phi/phi_max) x`: its absolute tolerances (feasibility 1e-9, gap
+    0) become relative ones. Powers of 2 keep every unscaled number exact.
+    """
+    m, n = A.shape
+    rs, cs = np.zeros(m), np.zeros(n)
+    free = (integrality == 0) & ~(np.isfinite(col_lo) & np.isfinite(col_hi))
+    coo = A.tocoo()
+    keep = coo.data != 0
+    if keep.any() and not np.all(np.abs(coo.data[keep]) == 1.0):  # a 0/+-1 matrix stays
+        r, k = coo.row[keep].astype(np.intp), coo.col[keep].astype(np.intp)
+        L = np.log2(np.abs(coo.data[keep]))
+        rseg, cseg = _segments(r, m), _segments(k, n)
+        for _ in range(SCALE_PASSES):
+            rs = -_centres(L + cs[k], rseg, m)
+            new = np.where(free, -_centres(L + rs[r], cseg, n), 0.0)
+            done = np.max(np.abs(new - cs), initial=0.0) < 0.25
+            cs = new
+            if done:
+                break
+        rs = -_centres(L + cs[k], rseg, m)
+    rs, cs = np.exp2(np.round(rs)), np.exp2(np.round(cs))
+    return rs, cs, objective_scale(np.asarray(c, float) * cs)
+
+
+def objective_scale(c: np.ndarray) -> float:
+    """The power of 2 that brings the largest |cost| to [0.71, 1.41] (1 for a zero objective)."""
+    big = float(np.max(np.abs(c), initial=0.0))
+    return float(np.exp2(-np.round(np.log2(big)))) if big > 0 and math.isfinite(big) else 1.0
+
+
+def _column_scales(A_cols: Any, free: np.ndarray) -> np.ndarray:
+    """Scales of new columns (already row-scaled): geometric centre for free ones, else 1."""
+    A_cols = sp.csc_array(A_cols)
+    out = np.zeros(A_cols.shape[1])
+    data = A_cols.data
+    nz = data != 0
+    if nz.any():
+        k = np.repeat(np.arange(A_cols.shape[1]), np.diff(A_cols.indptr))[nz]
+        out = -_centres(np.log2(np.abs(data[nz])), _segments(k, A_cols.shape[1]),
+                        A_cols.shape[1])
+    return np.exp2(np.round(np.where(free, out, 0.0)))
+
+
 class HighsModel:
     """A model loaded into one `highspy.Highs`: solve, modify, re-solve warm.
 
@@ -467,14 +546,29 @@ class HighsModel:
         rowwise = sp.issparse(A) and A.format == "csr"
         A = sp.csr_array(A) if rowwise else sp.csc_array(A)
         self.num_row, self.num_col = A.shape
-        self._row_lo = np.asarray(row_lo, dtype=float)
-        self._row_hi = np.asarray(row_hi, dtype=float)
         self.is_mip = integrality is not None and bool(np.any(integrality))
-        self._A = A  # kept for the feasibility check of the returned point
-        self._col_lo = np.asarray(col_lo, dtype=float)
-        self._col_hi = np.asarray(col_hi, dtype=float)
         self._integrality = (np.asarray(integrality, dtype=np.int32)
                              if integrality is not None else np.zeros(self.num_col, np.int32))
+        c = np.asarray(c, dtype=float)
+        row_lo, row_hi = np.asarray(row_lo, dtype=float), np.asarray(row_hi, dtype=float)
+        col_lo, col_hi = np.asarray(col_lo, dtype=float), np.asarray(col_hi, dtype=float)
+        # what HiGHS sees (and what the stored arrays hold): R A S, R row bounds, S^-1 column
+        # bounds, sigma S c; results are mapped back (`_unscale`)
+        if self.options.scale and self.num_col:
+            self._rs, self._cs, self._sigma = model_scales(A, c, self._integrality, col_lo,
+                                                           col_hi)
+        else:
+            self._rs, self._cs, self._sigma = np.ones(self.num_row), np.ones(self.num_col), 1.0
+        self.scaled = bool(self._sigma != 1.0 or np.any(self._rs != 1.0)
+                           or np.any(self._cs != 1.0))
+        if self.scaled:
+            A = (sp.diags_array(self._rs) @ A @ sp.diags_array(self._cs)).asformat(A.format)
+            row_lo, row_hi = row_lo * self._rs, row_hi * self._rs
+            col_lo, col_hi = col_lo / self._cs, col_hi / self._cs
+            c = c * self._cs * self._sigma
+        self._A = A  # kept (scaled) for the feasibility check of the returned point
+        self._row_lo, self._row_hi = row_lo, row_hi
+        self._col_lo, self._col_hi = col_lo, col_hi
         _ensure_threads(self.options.threads)
         t_new = time.perf_counter()
         self.h = new_highs(self.options.log)
@@ -488,7 +582,7 @@ class HighsModel:
             self.h.passModel(
                 int(self.num_col), int(self.num_row), int(A.nnz),
                 2 if rowwise else 1,  # HiGHS MatrixFormat: 1 = column-wise, 2 = row-wise
-                -1 if sense == "max" else 1, self.offset,
+                -1 if sense == "max" else 1, self.offset * self._sigma,
                 np.ascontiguousarray(c, dtype=float), self._col_lo, self._col_hi,
                 self._row_lo, self._row_hi, start, np.asarray(A.indices, dtype=np.int32),
                 np.asarray(A.data, dtype=float), self._integrality)
@@ -539,6 +633,15 @@ class HighsModel:
         cost = np.asarray(cost, float).reshape(k)
         lo = np.broadcast_to(np.asarray(lo, float), (k,)).copy()
         hi = np.broadcast_to(np.asarray(hi, float), (k,)).copy()
+        cs = np.ones(k)
+        if self.scaled:
+            A_cols = sp.csc_array(sp.diags_array(self._rs) @ A_cols)
+            if self.options.scale:
+                cs = _column_scales(A_cols, ~(np.isfinite(lo) & np.isfinite(hi)))
+                A_cols = sp.csc_array(A_cols @ sp.diags_array(cs))
+            cost, lo, hi = cost * cs * self._sigma, lo / cs, hi / cs
+        self._cs = np.concatenate([self._cs, cs])
+        self.scaled = self.scaled or bool(np.any(cs != 1.0))
         self.h.addCols(k, cost, lo, hi, int(A_cols.nnz), A_cols.indptr[:-1].astype(np.int32),
                        A_cols.indices.astype(np.int32), A_cols.data.astype(float))
         first = self.num_col
@@ -558,6 +661,13 @@ class HighsModel:
         k = R.shape[0]
         lo = np.broadcast_to(np.asarray(lo, float), (k,)).copy()
         hi = np.broadcast_to(np.asarray(hi, float), (k,)).copy()
+        rs = np.ones(k)
+        if self.scaled:
+            R = sp.csr_array(R @ sp.diags_array(self._cs))
+            rs = _column_scales(R.T, np.ones(k, bool))  # a row's scale: its columns' centre
+            R = sp.csr_array(sp.diags_array(rs) @ R)
+            lo, hi = lo * rs, hi * rs
+        self._rs = np.concatenate([self._rs, rs])
         self.h.addRows(k, lo, hi, int(R.nnz), np.asarray(R.indptr[:-1], dtype=np.int32),
                        np.asarray(R.indices, dtype=np.int32), np.asarray(R.data, dtype=float))
         first = self.num_row
@@ -570,35 +680,61 @@ class HighsModel:
     @_adapter_time
     def set_objective(self, c: Any, sense: str | None = None, offset: float | None = None) -> None:
         """Replace every column cost (and optionally the sense and the constant offset)."""
-        c = np.ascontiguousarray(c, dtype=float).reshape(self.num_col)
-        self.h.changeColsCost(self.num_col, np.arange(self.num_col, dtype=np.int32), c)
+        c = np.ascontiguousarray(c, dtype=float).reshape(self.num_col) * self._cs
+        sigma = objective_scale(c) if self.options.scale else 1.0
+        self.scaled = self.scaled or sigma != 1.0
+        self.h.changeColsCost(self.num_col, np.arange(self.num_col, dtype=np.int32), c * sigma)
         if sense is not None and sense != self.sense:
             self.h.changeObjectiveSense(highspy.ObjSense.kMaximize if sense == "max"
                                         else highspy.ObjSense.kMinimize)
             self.sense = sense
         if offset is not None:
-            self.h.changeObjectiveOffset(float(offset))
             self.offset = float(offset)
+        if offset is not None or sigma != self._sigma:
+            self.h.changeObjectiveOffset(self.offset * sigma)
+        self._sigma = sigma
 
     @_adapter_time
     def set_integrality(self, cols: Any, integer: bool = True) -> None:
         """Make columns integer (or continuous): e.g. an LP re-solved as a MIP."""
         cols = np.asarray(cols, dtype=np.int32)
+        if integer:
+            self._unscale_columns(cols[self._cs[cols] != 1.0])
         self.h.changeColsIntegrality(len(cols), cols, np.full(len(cols), int(integer), np.uint8))
         self._integrality[cols] = int(integer)
         self.is_mip = bool(self._integrality.any())
 
+    def _unscale_columns(self, cols: np.ndarray) -> None:
+        """Give columns scale 1 again (before they become integer: x' = x must hold)."""
+        if not cols.size:
+            return
+        A = sp.csc_array(self._A)
+        f = self._cs[cols]  # x = f x'; the column's entries were multiplied by f
+        for j, fj in zip(cols.tolist(), f.tolist()):
+            lo, hi = A.indptr[j], A.indptr[j + 1]
+            for r, v in zip(A.indices[lo:hi].tolist(), A.data[lo:hi].tolist()):
+                self.h.changeCoeff(int(r), int(j), v / fj)
+            A.data[lo:hi] /= fj
+        self._A = A.asformat(self._A.format)
+        self._col_lo[cols] *= f
+        self._col_hi[cols] *= f
+        self.h.changeColsBounds(len(cols), cols, self._col_lo[cols].copy(),
+                                self._col_hi[cols].copy())
+        cost = np.asarray(self.h.getLp().col_cost_, dtype=float)[cols] / f
+        self.h.changeColsCost(len(cols), cols, np.ascontiguousarray(cost))
+        self._cs[cols] = 1.0
+
     @_adapter_time
     def set_start(self, x: Any) -> None:
         """A full start point for the next solve (a MIP keeps it as incumbent if feasible)."""
-        x = np.ascontiguousarray(x, dtype=float).reshape(self.num_col)
+        x = np.ascontiguousarray(x, dtype=float).reshape(self.num_col) / self._cs
         self.h.setSolution(self.num_col, np.arange(self.num_col, dtype=np.int32), x)
 
     @_adapter_time
     def set_row_bounds(self, rows: Any, lo: Any, hi: Any) -> None:
         rows = np.asarray(rows, dtype=np.int32)
-        lo = np.broadcast_to(np.asarray(lo, float), rows.shape).copy()
-        hi = np.broadcast_to(np.asarray(hi, float), rows.shape).copy()
+        lo = np.broadcast_to(np.asarray(lo, float), rows.shape) * self._rs[rows]
+        hi = np.broadcast_to(np.asarray(hi, float), rows.shape) * self._rs[rows]
         self.h.changeRowsBounds(len(rows), rows, lo, hi)
         self._row_lo[rows] = lo
         self._row_hi[rows] = hi
@@ -606,8 +742,8 @@ class HighsModel:
     @_adapter_time
     def set_col_bounds(self, cols: Any, lo: Any, hi: Any) -> None:
         cols = np.asarray(cols, dtype=np.int32)
-        lo = np.broadcast_to(np.asarray(lo, float), cols.shape).copy()
-        hi = np.broadcast_to(np.asarray(hi, float), cols.shape).copy()
+        lo = np.broadcast_to(np.asarray(lo, float), cols.shape) / self._cs[cols]
+        hi = np.broadcast_to(np.asarray(hi, float), cols.shape) / self._cs[cols]
         self.h.changeColsBounds(len(cols), cols, lo, hi)
         self._col_lo[cols] = lo
         self._col_hi[cols] = hi
@@ -618,7 +754,7 @@ class HighsModel:
         h.setOptionValue("output_flag", opt.log)
         h.setOptionValue("threads", int(opt.threads))
         h.setOptionValue("mip_rel_gap", float(opt.mip_rel_gap))
-        h.setOptionValue("mip_abs_gap", float(opt.mip_abs_gap))
+        h.setOptionValue("mip_abs_gap", float(opt.mip_abs_gap) * getattr(self, "_sigma", 1.0))
         h.setOptionValue("presolve", "on" if opt.presolve else "off")
         h.setOptionValue("time_limit", float(opt.time_limit) if opt.time_limit else INF)
         h.setOptionValue("solver", opt.lp_solver)
@@ -706,11 +842,13 @@ class HighsModel:
             has_primal = True
         elif has_primal or status is Status.OPTIMAL:
             sol, x, viol = self._point()
-            objective = float(info.objective_function_value)
+            objective = float(info.objective_function_value) / self._sigma
+            if x.size == self.num_col:
+                x = x * self._cs  # HiGHS's x' is S^-1 x
             if not self.is_mip and sol.dual_valid:
-                duals = np.asarray(sol.row_dual, dtype=float)
+                duals = np.asarray(sol.row_dual, dtype=float) * self._rs / self._sigma
         if self.is_mip:
-            db = float(info.mip_dual_bound)
+            db = float(info.mip_dual_bound) / self._sigma
             if math.isfinite(db):
                 bound = db
         elif status is Status.OPTIMAL and objective is not None:

@@ -62,7 +62,7 @@ def prefix_values(inst: P.LabelerSetInstance, order: np.ndarray,
     val = acc - inst.cost_weight * cum_cost
     ok = np.ones(M, dtype=bool)
     if inst.budget is not None:
-        ok &= cum_cost <= inst.budget + P.COST_TOL
+        ok &= ~P.over_budget(cum_cost, inst.budget)
     if inst.max_size is not None:
         ok &= np.arange(1, M + 1) <= inst.max_size
     return np.where(ok, val, -np.inf)
@@ -166,7 +166,7 @@ def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None
     val = acc - inst.cost_weight * cost
     ok = np.ones(len(masks), dtype=bool)
     if inst.budget is not None:
-        ok &= cost <= inst.budget + P.COST_TOL
+        ok &= ~P.over_budget(cost, inst.budget)
     if inst.max_size is not None:
         ok &= member.sum(axis=1) <= inst.max_size
     if not ok.any():

@@ -1,0 +1,238 @@
+"""Certificates at every scale of the data: the same instance with its objective-side data
+scaled by 10^k (k = -10 .. 6) gives the same solution and verdict, with objective and bound
+scaled by 10^k; a bound on the wrong side of the objective is a failure at any scale."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+import crowdopt
+from crowdopt.problems import cltap as CT
+from crowdopt.problems import labeler_set as LS
+from crowdopt.problems import olas_assign as OA
+from crowdopt.problems import olas_select as OS
+from crowdopt.problems import worker_select as WS
+from crowdopt.problems.olas_noise import LinearNoise, NoiseFunction
+from crowdopt.registry import get_problem
+from crowdopt.solvers.certify import REL_TOL, gap_ratio, make_certificate
+
+EXPONENTS = range(-10, 7)
+
+
+class ScaledNoise(NoiseFunction):
+    """eps(a, e) = out * linear(a, e / inner): the linear noise with its values multiplied by
+    `out` (olas-assign's objective) or its entropy axis stretched by `inner` (olas-select)."""
+
+    name = "scaled"
+    max_entropy = None
+
+    def __init__(self, out: float = 1.0, inner: float = 1.0) -> None:
+        self.out, self.inner = out, inner
+
+    def eps(self, a: Any, e: Any) -> np.ndarray:
+        return self.out * LinearNoise().eps(a, np.asarray(e, float) / self.inner)
+
+
+def olas_assign(f: float) -> OA.OlasAssignInstance:
+    # the dataclass itself: a noise above 1 (k > 0) is outside what the reader accepts
+    return OA.OlasAssignInstance(np.array([0.9, 0.7, 0.6, 0.8]), np.array([2, 3, 1, 2]),
+                                 np.array([0.1, 0.5, 0.3, 0.6, 0.2, 0.45]), ScaledNoise(out=f))
+
+
+def olas_select(f: float) -> OS.OlasSelectInstance:
+    return OS.make_instance([0.9, 0.7, 0.6], [2, 1, 2], f * np.array([0.1, 0.5, 0.3, 0.6, 0.2,
+                                                                       0.45, 0.35]),
+                            noise=ScaledNoise(inner=f), beta=0.2, budget=4)
+
+
+def worker_select(f: float) -> WS.WorkerSelectInstance:
+    return WS.make_instance(max_workers=3, scores_=f * np.array([0.8, -0.2, 1.3, 0.5, 0.9]),
+                            costs=[2, 1, 3, 1, 2], budget=5)
+
+
+def labeler_set(f: float) -> LS.LabelerSetInstance:
+    # objective pi(S) - lambda C(S): costs (and the budget) times f, lambda over f
+    return LS.make_instance([0.8, 0.7, 0.65, 0.6, 0.75], costs=f * np.array([3., 1, 2, 1, 2]),
+                            cost_weight=0.02 / f, budget=f * 6.0)
+
+
+def cltap(f: float) -> CT.CltapInstance:
+    base = CT.make_instance([[0.9, 0.85, 0.7], [0.8, 0.75, 0.6], [0.7, 0.65, 0.62]], t=3, b=6)
+    return dataclasses.replace(base, _phi=f * base.phi)
+
+
+PROBLEMS = {"olas-assign": (olas_assign, True), "olas-select": (olas_select, True),
+            "worker-select": (worker_select, True), "labeler-set": (labeler_set, False),
+            "cltap": (cltap, True)}
+
+
+def _key(spec: Any, inst: Any, sol: Any) -> Any:
+    """The solution up to the problem's symmetry (CL-TAP's tasks are interchangeable)."""
+    if isinstance(sol, CT.CltapSolution):
+        return sorted(sorted(w) for w in sol.workplans(inst.t))
+    return crowdopt.results.jsonable(spec.solution_to_dict(inst, sol))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", list(PROBLEMS))
+def test_same_solution_and_verdict_at_every_scale(problem):
+    make, objective_scales = PROBLEMS[problem]
+    spec = get_problem(problem)
+    ref = {m: crowdopt.solve(make(1.0), m) for m in ("fast", "exact")}
+    for m, r in ref.items():
+        assert r.certified and r.objective is not None, (m, r.certificate.failures)
+    assert ref["exact"].proven_optimal
+    for k in EXPONENTS:
+        f = 10.0 ** k
+        g = f if objective_scales else 1.0
+        inst = make(f)
+        for m, r0 in ref.items():
+            r = crowdopt.solve(inst, m)
+            what = f"{problem} {m} k={k}"
+            assert r.status == r0.status, what
+            assert _key(spec, inst, r.solution) == _key(spec, make(1.0), r0.solution), what
+            assert r.objective == pytest.approx(g * r0.objective, rel=1e-9, abs=0), what
+            c, c0 = r.certificate, r0.certificate
+            assert (c.certified, c.proven_optimal) == (c0.certified, c0.proven_optimal), what
+            if c0.bound is None:
+                assert c.bound is None, what
+            else:
+                assert c.bound == pytest.approx(g * c0.bound, rel=1e-7, abs=0), what
+
+
+@pytest.mark.parametrize("scale", [1e-10, 1e-8, 1.0, 1e6])
+def test_bound_below_the_objective_fails_at_any_scale(scale):
+    """A max problem's upper bound below a feasible objective (the CL-TAP case: a MILP that
+    returned bound 0 under an optimum of 6e-8) is a failure naming both, never gap 0."""
+    spec = get_problem("cltap")
+    ev = crowdopt.registry.Evaluation(objective=6.05e-8 / 1e-8 * scale, feasible=True)
+    cert = make_certificate(spec, method="certify", algorithm="cbp", status="feasible",
+                            evaluation=ev, bound=0.0, bound_source="milp-compact:milp-dual-bound",
+                            times={})
+    assert not cert.certified and not cert.proven_optimal and cert.gap < 0
+    assert "milp-compact:milp-dual-bound" in cert.failures[0] and "cbp" in cert.failures[0]
+    assert cert.tolerances["rel"] == REL_TOL
+    # a bound within the relative tolerance is the same number, at any scale
+    ok = make_certificate(spec, method="certify", algorithm="cbp", status="feasible",
+                          evaluation=ev, bound=ev.objective * (1 - REL_TOL / 10),
+                          bound_source="x", times={})
+    assert ok.proven_optimal and ok.gap == 0.0
+
+
+def test_gap_is_relative():
+    assert gap_ratio(1e-12, 1.0000001e-12)[0] == 0.0
+    assert gap_ratio(1e-12, 1.1e-12)[0] > 0
+    assert gap_ratio(1.1e-12, 1e-12)[0] < 0
+    assert gap_ratio(0.0, 0.0)[0] == 0.0
+    assert gap_ratio(0.0, 1e-20)[0] > 0  # no absolute tolerance swallows an objective
+
+
+NONFINITE = (float("nan"), float("inf"), float("-inf"))
+
+
+@pytest.mark.parametrize("value", NONFINITE)
+def test_no_certificate_on_a_non_finite_objective_or_bound(value):
+    spec = get_problem("worker-select")
+    ev = crowdopt.registry.Evaluation(objective=value, feasible=True)
+    cert = make_certificate(spec, method="fast", algorithm="x", status="feasible", evaluation=ev,
+                            bound=1.0, bound_source="b", times={})
+    assert not cert.certified and not cert.proven_optimal and cert.failures
+    ev = crowdopt.registry.Evaluation(objective=1.0, feasible=True)
+    cert = make_certificate(spec, method="fast", algorithm="x", status="feasible", evaluation=ev,
+                            bound=value, bound_source="b", times={})
+    assert not cert.proven_optimal
+    assert cert.upper is None or np.isfinite(cert.upper)
+    if value != float("inf"):  # +inf is a max problem's vacuous upper bound: dropped
+        assert not cert.certified and cert.failures
+
+
+def test_no_solution_is_never_certified():
+    spec = get_problem("olas-assign")
+    for status in ("error", "infeasible", "time_limit", "no_solution"):
+        cert = make_certificate(spec, method="exact", algorithm="x", status=status,
+                                evaluation=None, bound=None, bound_source=None, times={})
+        assert not cert.certified and not cert.proven_optimal and not cert.failures
+        assert "certified" not in cert.verdict.replace("NOT certified", "")
+
+
+@pytest.mark.slow
+def test_certify_proves_the_cltap_optimum_at_1e_minus_8():
+    """The reported case: phi times 1e-8; HiGHS's absolute tolerances used to swallow the
+    objective (bound 0.0 'proving' an optimum of 6e-8)."""
+    small, ref = crowdopt.certify(cltap(1e-8)), crowdopt.certify(cltap(1.0))
+    assert ref.proven_optimal and small.proven_optimal, small.failures
+    assert small.objective == pytest.approx(1e-8 * ref.objective, rel=1e-9, abs=0)
+    assert small.bound == pytest.approx(1e-8 * ref.bound, rel=1e-7, abs=0)
+
+
+# ----------------------------------------------------------------------------- non-finite
+def _leaves(doc: Any, path: tuple = ()) -> list[tuple]:
+    """Paths of every number (and every number inside a string) of an instance document."""
+    out = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += _leaves(v, (*path, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _leaves(v, (*path, i))
+    elif isinstance(doc, bool):
+        pass
+    elif isinstance(doc, int | float):
+        out.append(path)
+    return out
+
+
+def _put(doc: Any, path: tuple, value: Any) -> Any:
+    doc = json.loads(json.dumps(doc))
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return doc
+
+
+def _documents(problem: str) -> list[dict]:
+    """The problem's example and a variant with every optional numeric field set; olas noise
+    given as the logistic string form as well."""
+    doc = get_problem(problem).example().to_dict()
+    docs = [doc]
+    if problem.startswith("olas"):
+        docs.append({**doc, "noise": "logistic:2,-3,4"})
+    if problem == "worker-select":
+        docs.append({**{k: v for k, v in doc.items() if k not in ("w_hat", "n", "estimator")},
+                     "scores": [0.5, -0.2, 1.0], "max_workers": 2, "costs": [1, 2, 1],
+                     "budget": 3})
+    return docs
+
+
+def _check(doc: dict) -> None:
+    try:
+        inst = crowdopt.load(doc)
+    except crowdopt.InputError:
+        return
+    r = crowdopt.solve(inst, "fast")
+    c = r.certificate
+    if c is not None and (c.certified or c.proven_optimal):
+        assert all(v is None or np.isfinite(v) for v in (c.lower, c.upper)), c
+        assert c.objective is not None and np.isfinite(c.objective) and c.feasible, c
+
+
+@pytest.mark.parametrize("problem", list(PROBLEMS))
+def test_no_certificate_from_a_non_finite_value_anywhere(problem):
+    for doc in _documents(problem):
+        for path in _leaves(doc):
+            for bad in NONFINITE:
+                _check(_put(doc, path, bad))
+        for key, text in doc.items():  # numbers inside strings ('logistic:w0,we,wa')
+            if isinstance(text, str) and ":" in text:
+                head, nums = text.split(":", 1)
+                parts = nums.split(",")
+                for i in range(len(parts)):
+                    for bad in ("nan", "inf", "-inf", "1e999"):
+                        new = ",".join(bad if j == i else p for j, p in enumerate(parts))
+                        _check({**doc, key: f"{head}:{new}"})
