@@ -236,3 +236,11 @@ def test_no_certificate_from_a_non_finite_value_anywhere(problem):
                     for bad in ("nan", "inf", "-inf", "1e999"):
                         new = ",".join(bad if j == i else p for j, p in enumerate(parts))
                         _check({**doc, key: f"{head}:{new}"})
+
+
+def test_an_error_without_a_solution_is_not_called_certified():
+    inst = crowdopt.generate("worker-select", workers=744, max_workers=744, cost_max=100)
+    r = crowdopt.solve(inst, "fast")  # the cost DP refuses a table this large
+    assert r.status == "error" and not r.certified and not r.proven_optimal
+    line = dict(row.split(None, 1) for row in r.summary().splitlines())["certificate"]
+    assert "certified" not in line
