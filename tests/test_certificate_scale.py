@@ -244,3 +244,26 @@ def test_an_error_without_a_solution_is_not_called_certified():
     assert r.status == "error" and not r.certified and not r.proven_optimal
     line = dict(row.split(None, 1) for row in r.summary().splitlines())["certificate"]
     assert "certified" not in line
+
+
+# ----------------------------------------------------------------------------- certify's run
+def test_certify_stops_at_the_first_proof_and_says_what_it_skipped():
+    inst = olas_select(1.0)
+    cert = crowdopt.certify(inst)
+    assert cert.proven_optimal
+    order = cert.details["order"]
+    assert order.index("lp-prefix") < order.index("milp-compact")  # cheapest proof first
+    skipped = {s["algorithm"]: s["reason"] for s in cert.details["skipped"]}
+    assert "milp-literal" in skipped and "meets the objective" in skipped["milp-literal"]
+    ran = {r["algorithm"] for r in cert.details["runs"] if r["status"] != "skipped"}
+    assert not ran & set(skipped)
+
+
+def test_one_overall_time_limit_for_certify_and_compare():
+    inst = worker_select(1.0)
+    cert = crowdopt.certify(inst, total_time_limit=1e-6)
+    assert cert.details["time_limit_hit"] and cert.details["skipped"]
+    assert all("overall time limit" in s["reason"] for s in cert.details["skipped"])
+    assert not cert.proven_optimal and not cert.failures
+    comp = crowdopt.compare(inst, total_time_limit=1e-6, warmup=False)
+    assert {r.status for r in comp} == {"skipped"}

@@ -274,10 +274,49 @@ def _pick(spec: ProblemSpec, inst: Any, name: str) -> Method:
         return spec.method(name)
 
 
+class _Clock:
+    """One overall time budget for a run of several methods, and each method's share of it:
+    its own limit (`method_time_limit`, else the method's default) cut to what is left."""
+
+    MIN_S = 0.05  # less than this left: the next method is skipped, not started
+
+    def __init__(self, total: float | None, per_method: float | None) -> None:
+        self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
+
+    def left(self) -> float | None:
+        return None if self.total is None else self.total - (time.perf_counter() - self.t0)
+
+    def used_up(self) -> str | None:
+        left = self.left()
+        if left is not None and left < self.MIN_S:
+            return f"not run: the overall time limit ({self.total:g} s) was used up"
+        return None
+
+    def run(self, spec: ProblemSpec, inst: Any, m: Method, opts: RunOptions) -> Result:
+        reason = self.used_up()
+        if reason:
+            return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                          status=Status.SKIPPED, message=reason, instance=inst)
+        limit = self.per_method if self.per_method is not None else m.time_limit
+        left = self.left()
+        if left is not None:
+            limit = left if limit is None else min(limit, left)
+        return run_method(spec, inst, m, dataclasses.replace(opts, time_limit=limit))
+
+
+def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float | None]:
+    """(overall, per method) seconds, checked at the boundary."""
+    if time_limit is not None:
+        time_limit = real(time_limit, "time_limit", lo=0.0, lo_open=True)
+    if total_time_limit is not None:
+        total_time_limit = real(total_time_limit, "total_time_limit", lo=0.0, lo_open=True)
+    return total_time_limit, time_limit
+
+
 def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
-            warmup: bool = True) -> Comparison:
+            warmup: bool = True, total_time_limit: float | None = None) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -285,15 +324,18 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     instance: an instance object, as in `solve`.
     algorithms: only these algorithm names (default: every fast and exact method).
     time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    total_time_limit: seconds for the whole comparison (None: no overall limit); each method
+        gets at most what is left, and a method with nothing left is reported 'skipped'.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     warmup: pay one-off costs (imports, the first HiGHS solve, the instance's cached
-        matrices) before timing, reported apart as `warmup_s`.
+        matrices) before timing, reported apart as `warmup_s` (inside the overall limit).
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
     spec, inst = spec_and_instance(instance)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
+    opts = _options(None, threads, seed, mip_rel_gap, presolve)
+    clock = _Clock(*_limits(total_time_limit, time_limit))
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple)):
         raise InputError("algorithms", "a list of algorithm names", algorithms)
@@ -301,14 +343,14 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
         if algorithms else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
     warm = warm_up(spec, inst, methods) if warmup else 0.0
-    results = [run_method(spec, inst, m, opts) for m in methods]
+    results = [clock.run(spec, inst, m, opts) for m in methods]
     best, source = _best_bound(spec, results)
     if best is None and not algorithms:
         # every exact model skipped (too large) or failed: fall back to the bound methods
         bounds = [m for m in spec.methods if m.kind == "bound"]
-        if warmup and bounds:
+        if warmup and bounds and not clock.used_up():
             warm += warm_up(spec, inst, bounds)
-        results += [run_method(spec, inst, m, opts) for m in bounds]
+        results += [clock.run(spec, inst, m, opts) for m in bounds]
         best, source = _best_bound(spec, results)
     out = []
     for r in results:
@@ -321,17 +363,43 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
                       bound_source=source, warmup_s=warm)
 
 
+def proof_order(methods: list[Method]) -> list[Method]:
+    """Cheapest proof first: methods that always finish quickly (closed forms, LPs, DPs,
+    size-guarded enumerations: no default time limit) before MILPs, each group in the
+    catalogue's order."""
+    return sorted(methods, key=lambda m: m.time_limit is not None)
+
+
+def _closed_by(spec: ProblemSpec, objective: float | None, primal: str | None,
+               runs: list[Result], gap: float) -> str | None:
+    """Why no further proof is needed (the best bound meets the objective: gap 0, or a
+    relative gap within `gap`), else None."""
+    bound, source = _best_bound(spec, runs)
+    if objective is None or bound is None:
+        return None
+    g, rel, _ = gap_ratio(*lower_upper(spec.sense, objective, bound))
+    if g is None or g < 0 or not (g == 0.0 or rel <= gap):
+        return None
+    what = "gap 0" if g == 0.0 else f"relative gap {rel:.3g} <= --gap {gap:g}"
+    return f"not needed: the bound of {source} meets the objective of {primal} ({what})"
+
+
 def certify(instance: Any, solution: Any = None, *, time_limit: float | None = None,
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
-            presolve: bool | None = None) -> Certificate:
+            presolve: bool | None = None, total_time_limit: float | None = None,
+            gap: float = 0.0) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
     instance: an instance object, as in `solve`.
     solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
-        solution the fast paths and exact models find. The bound is the tightest one among the
-        exact and bound methods.
+        solution the fast paths (and exact models) find. The bound is the tightest one among
+        the exact and bound methods, run cheapest proof first (`proof_order`) until a bound
+        meets the objective; the methods left are listed in `details.skipped` with the reason.
     time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    total_time_limit: seconds for the whole certification (None: no overall limit); each
+        method gets at most what is left, a method with nothing left is skipped.
+    gap: stop once the relative gap is at most this (0 = only a proof stops early).
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -339,15 +407,34 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """
     spec, inst = spec_and_instance(instance)
     solution = _solution_of(spec, inst, solution)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
+    opts = _options(None, threads, seed, mip_rel_gap, presolve)
+    stop_gap = real(gap, "gap", lo=0.0)
+    clock = _Clock(*_limits(total_time_limit, time_limit))
     t0 = time.perf_counter()
     runs: list[Result] = []
+    given = spec.evaluate(inst, solution) if solution is not None else None
     if solution is None:
-        runs += [run_method(spec, inst, m, opts) for m in spec.methods if m.kind == "fast"]
-    runs += [run_method(spec, inst, m, opts) for m in spec.methods if m.kind in ("exact", "bound")]
+        runs += [clock.run(spec, inst, m, opts) for m in spec.methods if m.kind == "fast"]
+    stop: str | None = None
+    skipped: list[dict] = []
+    for m in proof_order([m for m in spec.methods if m.kind in ("exact", "bound")]):
+        if stop is None:
+            if given is not None:
+                objective, primal = (given.objective if given.feasible else None), "given"
+            else:
+                best = _best_primal(spec, runs)
+                objective = best.objective if best else None
+                primal = best.algorithm if best else None
+            stop = _closed_by(spec, objective, primal, runs, stop_gap) or clock.used_up()
+        if stop is not None:
+            skipped.append({"algorithm": m.algorithm, "reason": stop})
+            runs.append(Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                               status=Status.SKIPPED, message=stop, instance=inst))
+            continue
+        runs.append(clock.run(spec, inst, m, opts))
     bound, bound_source = _best_bound(spec, runs)
     if solution is not None:
-        evaluation = spec.evaluate(inst, solution)
+        evaluation = given
         primal_source = "given"
         status = Status.FEASIBLE
         algorithm = "given"
@@ -366,13 +453,18 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     if (any(r.status is Status.INFEASIBLE for r in runs) and evaluation is not None
             and evaluation.feasible):
         failures.append("a method reported infeasible but a feasible solution exists")
+    out_of_time = any(r.status is Status.TIME_LIMIT for r in runs) or any(
+        "overall time limit" in s["reason"] for s in skipped)
     return make_certificate(
         spec, method="certify", algorithm=algorithm, status=status, evaluation=evaluation,
         bound=bound, bound_source=bound_source,
-        times={"total_s": time.perf_counter() - t0, **{r.algorithm + "_s": r.time_s for r in runs}},
+        times={"total_s": time.perf_counter() - t0,
+               **{r.algorithm + "_s": r.time_s for r in runs if r.status is not Status.SKIPPED}},
         primal_source=primal_source, seed=seed, failures=failures,
-        details={"runs": [r.to_dict(solution=False) for r in runs],
-                 "time_limit_hit": any(r.status is Status.TIME_LIMIT for r in runs)},
+        details={"runs": [r.to_dict(solution=False) for r in runs], "skipped": skipped,
+                 "order": [r.algorithm for r in runs], "time_limit_hit": out_of_time,
+                 "total_time_limit_s": clock.total, "time_limit_s": clock.per_method,
+                 "stop_gap": stop_gap},
         problem_size=spec.size(inst),
         solution=spec.solution_to_dict(inst, solution) if solution is not None else None)
 

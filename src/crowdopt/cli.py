@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cliargs import add_batch_flags, apply_boundary_types, positive_float, positive_int
+from .cliargs import (
+    add_batch_flags,
+    apply_boundary_types,
+    nonneg_float,
+    positive_float,
+    positive_int,
+)
 from .errors import CrowdoptError, InputError
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 2, 3, 4, 5
@@ -123,11 +129,21 @@ SOLUTION_FORMATS = ("a bare solution ({\"selected\": [...]}, {\"assignment\": [.
                     "(`crowdopt compare -o FILE`: its best solution)")
 
 
-def _add_solver_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
-                   help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
-                   "methods, none for the others); a MILP stopped by it reports its incumbent "
-                   "and bound and exits 4")
+def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
+    if overall:  # compare, certify: several methods in one run
+        p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+                       help="wall-clock limit for the whole run, seconds (default: none); each "
+                       "method gets at most what is left, a method with nothing left is "
+                       "skipped; without a proof by then it exits 4")
+        p.add_argument("--method-time-limit", type=positive_float, default=None, metavar="S",
+                       help="wall-clock limit per method, seconds (default: 120 for MILP "
+                       "methods, none for the others); a MILP stopped by it reports its "
+                       "incumbent and bound")
+    else:
+        p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+                       help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
+                       "methods, none for the others); a MILP stopped by it reports its "
+                       "incumbent and bound and exits 4")
     p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -191,8 +207,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .api import compare, load
 
     inst = load(args.instance)
-    comp = compare(inst, time_limit=args.time_limit, threads=args.threads,
-                   seed=args.seed, algorithms=args.algorithms)
+    comp = compare(inst, time_limit=args.method_time_limit, threads=args.threads,
+                   seed=args.seed, algorithms=args.algorithms,
+                   total_time_limit=args.time_limit)
     if args.json or args.output:
         emit_json(comp.to_dict(), args.output, stdout=args.json)
     if not args.json:
@@ -206,8 +223,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
-                seed: int) -> dict:
-    """Certificate of one instance file (and optional solution file), JSON-ready."""
+                seed: int, method_time_limit: float | None = None, gap: float = 0.0) -> dict:
+    """Certificate of one instance file (and optional solution file), JSON-ready. time_limit:
+    the file's overall budget (--time-limit); method_time_limit: each method's."""
     from .api import certify, load
     from .instances import read_json
 
@@ -216,17 +234,18 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     sol = read_json(solution, "solution") if solution else None
     if sol is not None and not isinstance(sol, dict):
         raise InputError("solution", "a JSON object", type(sol).__name__)
-    cert = certify(inst, sol, time_limit=time_limit, threads=threads, seed=seed)
+    cert = certify(inst, sol, time_limit=method_time_limit, threads=threads, seed=seed,
+                   total_time_limit=time_limit, gap=gap)
     return cert.replace(instance=str(path)).to_dict()
 
 
 def _cert_exit(certs: list[dict]) -> int:
     if any(c["failures"] for c in certs):
         return EXIT_CERT
+    if any(c["details"].get("time_limit_hit") and c["gap"] != 0.0 for c in certs):
+        return EXIT_TIME_LIMIT  # also without a solution: stopped, not proven infeasible
     if any(c.get("feasible") is None for c in certs):
         return EXIT_INFEASIBLE
-    if any(c["details"].get("time_limit_hit") and c["gap"] != 0.0 for c in certs):
-        return EXIT_TIME_LIMIT
     return EXIT_OK
 
 
@@ -247,7 +266,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
             if getattr(args, flag):
                 raise InputError(f"--{flag}", "a folder of instances (one file is certified "
                                  "here, in this process)", args.instance)
-        certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads, args.seed)]
+        certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads,
+                             args.seed, args.method_time_limit, args.gap)]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json)
@@ -275,7 +295,9 @@ def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
 
     tasks = [Task("crowdopt.cli:certify_one", {"path": f, "solution": None,
                                               "time_limit": args.time_limit,
-                                              "threads": args.threads}, seed=args.seed)
+                                              "threads": args.threads,
+                                              "method_time_limit": args.method_time_limit,
+                                              "gap": args.gap}, seed=args.seed)
              for f in files]
     quiet = args.json or getattr(args, "quiet", False)
     # with -o FILE the task records are kept next to it (FILE.tasks.jsonl): a rerun resumes
@@ -382,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("instance", metavar="INSTANCE", help="instance JSON file, or - for stdin")
     p.add_argument("--algorithms", nargs="+", default=None, metavar="ALG",
                    help="only these algorithms (default: every fast and exact one)")
-    _add_solver_opts(p)
+    _add_solver_opts(p, overall=True)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("certify", help="lower and upper bounds, gap, ratio of a solution")
@@ -392,7 +414,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="parallel workers for a folder")
     add_batch_flags(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_solver_opts(p)
+    p.add_argument("--gap", type=nonneg_float, default=0.0, metavar="G",
+                   help="stop running bound methods once the relative gap is at most G "
+                   "(default 0: only a proof stops early); the methods not run are listed "
+                   "with the reason")
+    _add_solver_opts(p, overall=True)
     p.set_defaults(func=cmd_certify)
 
     groups = {}

@@ -199,10 +199,6 @@ def noise_from_spec(spec: Any, field: str = "noise") -> NoiseFunction:
 
 
 def _logistic(w0: float, we: float, wa: float, field: str) -> LogisticNoise:
-    bad = [name for name, v in (("w0", w0), ("we", we), ("wa", wa)) if not math.isfinite(v)]
-    if bad:  # a nan/inf inside 'logistic:w0,we,wa' would make every noise value nan
-        raise InputError(f"{field}.{bad[0]}", "a finite number", {"w0": w0, "we": we,
-                                                                  "wa": wa}[bad[0]])
     if we > 0 or wa < 0:
         raise InputError(field, "a monotone logistic model (we <= 0 <= wa)", f"we={we}, wa={wa}")
     return LogisticNoise(float(w0), float(we), float(wa))
