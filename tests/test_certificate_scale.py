@@ -267,3 +267,50 @@ def test_one_overall_time_limit_for_certify_and_compare():
     assert not cert.proven_optimal and not cert.failures
     comp = crowdopt.compare(inst, total_time_limit=1e-6, warmup=False)
     assert {r.status for r in comp} == {"skipped"}
+
+
+# ----------------------------------------------------------------------------- the adapter
+F = 1e7  # the reference model's objective is F times larger: well inside HiGHS's tolerances
+
+
+def _pair() -> list:
+    """The same LP loaded scaled (costs ~1e-7, rows with coefficients from 1e-8 to 1e3, a
+    column without an upper bound) and unscaled with its costs times F as the reference."""
+    import scipy.sparse as sp
+
+    from crowdopt.solvers.highs import INF, HighsModel, HighsOptions
+
+    rng = np.random.default_rng(3)
+    m, n = 6, 5
+    A = rng.uniform(1, 2, (m, n)) * 10.0 ** rng.integers(-8, 3, (m, n))
+    A[:, 0] = 1.0
+    c = rng.uniform(1, 2, n) * 1e-7
+    rhs = A[:, 1:].sum(1) * 0.3
+    return [HighsModel.from_arrays(c * f, sp.csc_array(A), np.full(m, -INF), rhs, np.zeros(n),
+                                   np.full(n, INF), sense="max", options=HighsOptions(scale=s))
+            for s, f in ((True, 1.0), (False, F))]
+
+
+def test_scaling_is_invisible_to_the_caller():
+    """Results come back in the caller's units, through every change of a live model, and
+    match the well-scaled reference (the unscaled model with costs 1e-7 stops early: its
+    reduced costs are within HiGHS's absolute dual tolerance)."""
+    import scipy.sparse as sp
+
+    scaled, ref = _pair()
+    assert scaled.scaled and not ref.scaled
+    for step in range(3):
+        a, b = scaled.solve(), ref.solve()
+        assert a.status == b.status == "optimal", step
+        assert a.objective * F == pytest.approx(b.objective, rel=1e-6), step
+        assert a.bound * F == pytest.approx(b.bound, rel=1e-6), step
+        if step == 0:  # strong duality at the unscaled duals (x >= 0, rows <= rhs only)
+            assert float(a.row_duals @ ref._row_hi) == pytest.approx(a.objective, rel=1e-6)
+        for hm, f in ((scaled, 1.0), (ref, F)):  # the same changes through the live models
+            if step == 0:
+                hm.add_columns([3e-7 * f], 0.0, 5.0, sp.csc_array(np.full((6, 1), 1e-4)))
+                hm.set_row_bounds([0], -np.inf, 1e-3)
+            else:
+                hm.set_integrality([1, 2], True)  # scaled columns become integer: unscaled
+                hm.set_col_bounds([3], 0.0, 2.0)
+                hm.set_objective(f * np.r_[np.full(hm.num_col - 1, 1e-7), 2e-7])
