@@ -44,10 +44,11 @@ import numpy as np
 from common import RESULTS, cached_versions, format_table, nondecreasing, timed
 
 from crowdopt.crowd import estimators as est
+from crowdopt.crowd import run_method
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, majority_vote
 from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method
 from crowdopt.crowd.datasets import list_datasets, load_table
-from crowdopt.crowd.methods import METHODS, UNSUPERVISED, run_method
+from crowdopt.crowd.methods import METHODS, UNSUPERVISED
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
 from crowdopt.datapath import data_root
 

@@ -21,10 +21,11 @@ import statistics
 
 from common import format_table, study_sets
 
+from crowdopt.crowd import run_method
 from crowdopt.crowd.aggregate import accuracy
 from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method, pick
 from crowdopt.crowd.datasets import load_table
-from crowdopt.crowd.methods import DEFAULT_METHOD, run_method
+from crowdopt.crowd.methods import DEFAULT_METHOD
 
 SEEDS = (0, 1, 2)
 ZS = (0.0, 1.0, 2.0, 3.0)

@@ -9,12 +9,13 @@ import math
 import numpy as np
 import pytest
 
+from crowdopt.crowd import run_method
 from crowdopt.crowd.aggregate import accuracy, dawid_skene, one_coin_em
 from crowdopt.crowd.agreement import wawa, zero_based_skill
 from crowdopt.crowd.competence import mace
 from crowdopt.crowd.difficulty import glad
 from crowdopt.crowd.messages import kos, kos_scores
-from crowdopt.crowd.methods import METHODS, run_method
+from crowdopt.crowd.methods import METHODS
 from crowdopt.crowd.rank_one import covariance, mmsr
 from crowdopt.crowd.tables import from_arrays, gold_from_arrays
 from crowdopt.errors import InputError

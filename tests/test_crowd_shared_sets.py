@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from crowdopt.crowd import run_method
 from crowdopt.crowd.aggregate import accuracy
 from crowdopt.crowd.datasets import list_datasets, load_table
-from crowdopt.crowd.methods import METHODS, run_method
+from crowdopt.crowd.methods import METHODS
 
 ITERATIVE = [m for m, i in METHODS.items() if i.iterative]
 BIG = {"trec2010_relevance", "adult_content", "trec2011_all", "trec2011", "hitspam_cf", "product",

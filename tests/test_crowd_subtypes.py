@@ -218,7 +218,7 @@ def test_worker_without_answers_has_no_skill():
 
 
 def test_model_options_through_the_registry():
-    from crowdopt.crowd.methods import run_method
+    from crowdopt.crowd import run_method
     tb = random_table(4, n_t=30, n_w=5)
     a = run_method(tb, "ebcc", subtypes=3, concentration=0.5, seed=2)
     b = ebcc(tb, subtypes=3, concentration=0.5, seed=2)

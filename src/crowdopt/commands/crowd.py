@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +20,11 @@ import numpy as np
 from ..cliargs import separator
 from ..errors import InputError
 
-AUTO = "auto"
-
 
 def register(cli) -> None:
     from ..crowd.auto import AUTO_Z
     from ..crowd.methods import DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED
+    from ..crowd.runner import AUTO
 
     p = cli.top.add_parser(
         "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "
@@ -100,14 +98,10 @@ def _add_model_opts(p: argparse.ArgumentParser) -> None:
                    help="mace: random restarts besides the majority-vote start (default 10)")
 
 
-def _model_options(args: argparse.Namespace, gold) -> dict:
-    opts = {"smoothing": args.smoothing, "priors": args.priors, "tol": args.tol,
+def _model_options(args: argparse.Namespace) -> dict:
+    """The model flags as `run_method` options (None: not given)."""
+    return {"smoothing": args.smoothing, "priors": args.priors, "tol": args.tol,
             "max_iter": args.max_iter, "init": args.init, "restarts": args.restarts}
-    if args.init == "gold":
-        if gold is None:
-            raise InputError("--init gold", "a gold table (--gold or dataset:NAME)", "none")
-        opts["gold"] = gold
-    return opts
 
 
 def _add_input_opts(p: argparse.ArgumentParser) -> None:
@@ -153,67 +147,27 @@ def load_inputs(args: argparse.Namespace):
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
-    from ..crowd import aggregate as agg
     from ..crowd.export import write_posteriors
-    from ..crowd.methods import run_method
-    from ..crowd.reliability import accuracy_vector, cross_fitted_weighted_vote, read_accuracies
+    from ..crowd.reliability import read_accuracies
+    from ..crowd.runner import AUTO, run_method
 
     table, gold, source = load_inputs(args)
-    if args.use_gold and gold is None:
-        raise InputError("--use-gold", "a gold table (--gold or dataset:NAME)", "none")
-    if args.use_gold and args.init == "gold":
-        raise InputError("--use-gold", "either --use-gold (clamp) or --init gold (start)",
-                         "both")
-    opts = _model_options(args, gold)
-    if args.use_gold:
-        opts["gold"] = gold
-    common = {"ties": args.ties, "seed": args.seed}
-    t0 = time.perf_counter()
-    method, choice = args.method, None
-    if method == AUTO:
-        from ..crowd.auto import choose_method
-
+    if args.method == AUTO:
         print("aggregate auto: fitting every method on 90% of the labels ...", file=sys.stderr)
-        choice = choose_method(table, seed=args.seed, options={
-            m: _applicable(m, opts) for m in _auto_candidates()})
-        method = choice.method
-        print(f"aggregate auto: {choice.reason()}", file=sys.stderr)
-    if method == "wmv":
-        if any(v is not None for k, v in opts.items() if k != "gold"):
-            run_method(table, "wmv", weights=[], **opts)  # the one-line refusal of the flag
-        if args.weights:
-            acc = accuracy_vector(table, read_accuracies(args.weights))
-            w = agg.weights_from_accuracy(acc, table.n_classes, args.weighting)
-            res = agg.weighted_majority_vote(table, w, **common)
-        elif gold is not None:
-            res = cross_fitted_weighted_vote(table, gold, scheme=args.weighting,
-                                             folds=args.folds, **common)
-        else:
-            raise InputError("--method wmv", "--weights FILE or gold to estimate weights from",
-                             "neither")
-    else:
-        if args.weights:
-            raise InputError("--weights", "--method wmv", method)
-        res = run_method(table, method, **(_applicable(method, opts) if choice else opts),
-                        **common)
-    elapsed = time.perf_counter() - t0
-    out = {"labels": source, "method": method, "n_tasks": table.n_tasks,
-           "n_workers": table.n_workers, "n_labels": table.n_labels,
-           "n_classes": table.n_classes, "classes": table.classes.tolist(),
-           "iterations": res.iterations, "converged": res.converged, "time_s": elapsed,
-           "seed": args.seed, "ties": args.ties, **_objective(res)}
+    # --weights holds accuracies; with another method than wmv the door refuses it unread
+    acc = (read_accuracies(args.weights) if args.method == "wmv" else args.weights
+           ) if args.weights else None
+    res = run_method(table, args.method, gold=gold, use_gold=args.use_gold, accuracies=acc,
+                     weighting=args.weighting, folds=args.folds, ties=args.ties,
+                     seed=args.seed, source=source, **_model_options(args))
+    choice = res.choice
     if choice is not None:
-        out["auto"] = choice.to_dict()
-    if gold is not None:
-        out.update(gold_tasks=gold.n, accuracy=agg.accuracy(res, gold),
-                   accuracy_tie_broken=agg.accuracy(res, gold, ties="labels"),
-                   gold_clamped=bool(args.use_gold), gold_init=args.init == "gold")
+        print(f"aggregate auto: {choice.reason()}", file=sys.stderr)
     if args.output:
         _write_labels(args.output, table, res)
-        out["output"] = args.output
     if args.posteriors:
         write_posteriors(args.posteriors, table, res.posteriors)
-        out["posteriors"] = args.posteriors
+    out = res.with_files(output=args.output, posteriors=args.posteriors).to_dict()
     if args.json:
         emit_json(out)
         return 0
@@ -236,34 +190,6 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _auto_candidates() -> tuple[str, ...]:
-    from ..crowd.auto import AUTO_CANDIDATES
-    return AUTO_CANDIDATES
-
-
-def _applicable(method: str, opts: dict) -> dict:
-    """The options of `opts` that `method` takes (auto passes the flags on where they apply)."""
-    from ..crowd.methods import METHODS
-
-    info = METHODS[method]
-    return {k: v for k, v in opts.items() if v is not None and
-            (k in info.options or (k == "gold" and info.uses_gold))}
-
-
-def _objective(res) -> dict:
-    """iterations/convergence extras: the objective the method increases, its final value,
-    whether its trace never decreased (relative rounding 1e-12), and the trace."""
-    import numpy as np
-
-    if not res.objective:
-        return {"objective": None}
-    o = np.asarray(res.objective, dtype=float)
-    d = np.diff(o)
-    mono = bool(np.all(d >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
-    return {"objective": {"name": res.objective_name, "final": float(o[-1]),
-                          "non_decreasing": mono, "trace": o.tolist()}}
-
-
 def _write_labels(path: str, table, res) -> None:
     conf = res.posteriors[np.arange(table.n_tasks), res.labels]
     with open(path, "w", newline="") as f:
@@ -277,12 +203,12 @@ def _write_labels(path: str, table, res) -> None:
 def cmd_estimate(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
     from ..crowd.export import gold_confusion, model_confusion, write_confusion
-    from ..crowd.methods import run_method
     from ..crowd.reliability import from_em, from_gold, write_reliability
+    from ..crowd.runner import objective_summary, run_method
 
     table, gold, source = load_inputs(args)
     method = args.method or ("gold" if gold is not None else "dawid-skene")
-    opts = _model_options(args, gold)
+    opts = _model_options(args)
     extra: dict = {}
     if method == "gold":
         if gold is None:
@@ -298,10 +224,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         # counts, closed form: reported like every other method's fit
         extra = {"iterations": 0, "converged": True, "objective": None}
     else:
-        res = run_method(table, method, seed=args.seed, **opts)
+        res = run_method(table, method, gold=gold, seed=args.seed, **opts)
         rel = from_em(table, res)
         conf, conf_source = model_confusion(table, res)
-        extra = {"iterations": res.iterations, "converged": res.converged, **_objective(res)}
+        extra = {"iterations": res.iterations, "converged": res.converged,
+                 **objective_summary(res)}
     rows = rel.to_rows()
     if args.output:
         write_reliability(rel, args.output)

@@ -2,8 +2,10 @@
 
 Functions (`dawid_skene`, `glad`, ...) take a `LabelTable` and return an `AggregationResult`;
 the estimator classes (`DawidSkene().fit_predict(df)`, ...) wrap them for pandas DataFrames in
-crowd-kit's style; `run_method(table, method)` runs any method by its CLI name, and
-`choose_method(table)` picks one without gold as `--method auto` does.
+crowd-kit's style; `run_method(table, method)` is the one door they, the CLI and campaigns go
+through: any method by its CLI name or 'auto', the weighted vote's weights, option checks, and
+an `AggregationReport` whose `to_dict()` is `crowdopt aggregate --json`. `choose_method(table)`
+picks a method without gold as `--method auto` does.
 """
 
 from .aggregate import (
@@ -34,9 +36,10 @@ from .estimators import (
     ZeroBasedSkill,
 )
 from .messages import kos
-from .methods import METHODS, run_method
+from .methods import METHODS
 from .rank_one import mmsr
 from .reliability import WorkerReliability, from_em, from_gold, read_accuracies
+from .runner import AggregationReport, run_method
 from .subtypes import ebcc
 from .tables import (
     Gold,
@@ -49,7 +52,7 @@ from .tables import (
     to_dataframe,
 )
 
-__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationResult", "AutoChoice",
+__all__ = ["EBCC", "GLAD", "KOS", "MACE", "METHODS", "MMSR", "AggregationReport", "AggregationResult", "AutoChoice",
            "DawidSkene", "Gold", "LabelTable", "MajorityVote", "OneCoinDawidSkene", "Wawa",
            "WeightedMajorityVote",
            "WorkerReliability", "ZeroBasedSkill", "accuracy", "choose_method", "dawid_skene", "ebcc",

@@ -37,7 +37,7 @@ from ..errors import InputError
 from ..validate import real, sequence
 from .aggregate import AggregationResult, check_seed, require_table
 from .export import confusion_from_posteriors
-from .methods import DEFAULT_METHOD, METHODS, UNSUPERVISED, run_method
+from .methods import DEFAULT_METHOD, METHODS, UNSUPERVISED, fit_method
 from .tables import LabelTable
 
 AUTO_CANDIDATES = UNSUPERVISED  # every method that needs nothing but the labels
@@ -161,7 +161,7 @@ def choose_method(table: LabelTable, *, candidates=AUTO_CANDIDATES, holdout: flo
             if m in skipped:
                 continue
             try:
-                res = run_method(train, m, seed=seed, **(options or {}).get(m, {}))
+                res = fit_method(train, m, seed=seed, **(options or {}).get(m, {}))
             except InputError as exc:
                 skipped[m] = str(exc)
                 continue

@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InputError
 from . import aggregate as agg
 from .export import model_confusion
-from .methods import run_method
+from .runner import run_method
 from .tables import LabelTable, _pandas, from_dataframe, gold_from_arrays
 
 __all__ = ["EBCC", "DawidSkene", "GLAD", "KOS", "MACE", "MMSR", "MajorityVote",
@@ -55,7 +55,7 @@ def as_table(data, *, duplicates: str = "error") -> LabelTable:
 
 
 # Function argument -> estimator parameter, for error messages (crowd-kit's names).
-_PARAMETER_NAMES = {"max_iter": "n_iter", "subtypes": "n_subtypes", "restarts": "n_restarts",
+_PARAMETER_NAMES = {"max_iter": "n_iter", "--init gold": "init", "subtypes": "n_subtypes", "restarts": "n_restarts",
                     "lr_steps": "lr_steps_to_reduce",
                     "lr_init / lr_factor": "lr_init / lr_reduce_factor",
                     "theta_prior / strategy_prior": "alpha / beta / strategy_prior"}
@@ -82,10 +82,10 @@ class _Aggregator:
         table = as_table(data, duplicates=self.duplicates)
         gold = self._gold(table, true_labels)
         opts = {"ties": self.ties, "seed": self.seed, **self._options()}
-        if gold is not None:
-            opts["gold"] = gold
+        if gold is not None:  # crowd-kit's rule: gold tasks are clamped (EM) unless gold starts it
+            opts.update(gold=gold, use_gold=opts.get("init") != "gold")
         try:
-            res = self._run(table, opts, gold)
+            res = self._run(table, opts)
         except InputError as exc:  # name the estimator's parameter, not the function's
             name = _PARAMETER_NAMES.get(exc.field)
             if name is None:
@@ -110,7 +110,8 @@ class _Aggregator:
     def _params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
-    def _run(self, table: LabelTable, opts: dict, gold) -> agg.AggregationResult:
+    def _run(self, table: LabelTable, opts: dict) -> agg.AggregationResult:
+        """The fit: the one aggregation door with this estimator's options."""
         return run_method(table, self._method, **opts)
 
     def _gold(self, table: LabelTable, true_labels):
@@ -232,10 +233,10 @@ class ZeroBasedSkill(_Aggregator):
     def _options(self) -> dict:
         return {"max_iter": self.n_iter, "tol": self.tol}
 
-    def _run(self, table, opts, gold):
-        from .agreement import zero_based_skill
-        return zero_based_skill(table, lr_init=self.lr_init, lr_steps=self.lr_steps_to_reduce,
-                                lr_factor=self.lr_reduce_factor, **opts)
+    def _run(self, table, opts):
+        return run_method(table, self._method, **opts, fit_options={
+            "lr_init": self.lr_init, "lr_steps": self.lr_steps_to_reduce,
+            "lr_factor": self.lr_reduce_factor})
 
 
 class _EMAggregator(_Aggregator):
@@ -252,8 +253,6 @@ class _EMAggregator(_Aggregator):
         return {"max_iter": self.n_iter, "tol": self.tol, "smoothing": self.smoothing,
                 "priors": self.priors, "init": self.init}
 
-    def _run(self, table, opts, gold):
-        return run_method(table, self._method, **opts)
 
 
 class DawidSkene(_EMAggregator):
@@ -290,12 +289,11 @@ class MACE(_EMAggregator):
         self.n_restarts, self.method = n_restarts, method
         self.alpha, self.beta, self.strategy_prior = alpha, beta, strategy_prior
 
-    def _run(self, table, opts, gold):
-        from .competence import mace
+    def _run(self, table, opts):
         opts = {k: v for k, v in opts.items() if k != "smoothing"}
-        return mace(table, variational=self.method == "vb", theta_prior=(self.alpha, self.beta),
-                    strategy_prior=self.strategy_prior, smoothing=self.smoothing,
-                    restarts=self.n_restarts, **opts)
+        return run_method(table, self._method, restarts=self.n_restarts, **opts, fit_options={
+            "variational": self.method == "vb", "theta_prior": (self.alpha, self.beta),
+            "strategy_prior": self.strategy_prior, "smoothing": self.smoothing})
 
 
 class GLAD(_EMAggregator):
@@ -352,11 +350,10 @@ class EBCC(_Aggregator):
         self.concentration, self.class_prior = concentration, class_prior
         self.confusion_prior = confusion_prior
 
-    def _run(self, table, opts, gold):
-        from .subtypes import ebcc
-        return ebcc(table, subtypes=self.n_subtypes, concentration=self.concentration,
-                    class_prior=self.class_prior, confusion_prior=self.confusion_prior,
-                    max_iter=self.n_iter, tol=self.tol, **opts)
+    def _options(self) -> dict:
+        return {"subtypes": self.n_subtypes, "concentration": self.concentration,
+                "class_prior": self.class_prior, "confusion_prior": self.confusion_prior,
+                "max_iter": self.n_iter, "tol": self.tol}
 
 
 class WeightedMajorityVote(_Aggregator):
@@ -375,24 +372,13 @@ class WeightedMajorityVote(_Aggregator):
         self.weights, self.accuracies = weights, accuracies
         self.weighting, self.folds = weighting, folds
 
-    def _run(self, table, opts, gold):
-        from .reliability import accuracy_vector, cross_fitted_weighted_vote
-        opts = {k: v for k, v in opts.items() if k != "gold"}
+    def _run(self, table, opts):
         if self.weights is not None and self.accuracies is not None:
             raise InputError("WeightedMajorityVote", "weights or accuracies", "both")
-        if self.weights is not None:
-            w = accuracy_vector(table, self.weights)
-            if not np.any(np.isfinite(w)):
-                raise InputError("weights", "a weight for at least one worker of the data",
-                                 "none matched")
-            w = np.where(np.isfinite(w), w, np.nanmean(w))
-            return agg.weighted_majority_vote(table, w, **opts)
-        if self.accuracies is not None:
-            acc = accuracy_vector(table, self.accuracies)
-            w = agg.weights_from_accuracy(acc, table.n_classes, self.weighting)
-            return agg.weighted_majority_vote(table, w, **opts)
-        if gold is None:
+        if self.weights is None and self.accuracies is None and opts.get("gold") is None:
             raise InputError("WeightedMajorityVote", "weights, accuracies or true_labels",
                              "none of them")
-        return cross_fitted_weighted_vote(table, gold, scheme=self.weighting, folds=self.folds,
-                                          **opts)
+        opts = {k: v for k, v in opts.items() if k != "use_gold"}  # gold gives accuracies
+        return run_method(table, self._method, weights=self.weights,
+                          accuracies=self.accuracies, weighting=self.weighting,
+                          folds=self.folds, **opts)

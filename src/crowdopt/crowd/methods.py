@@ -1,8 +1,9 @@
-"""The aggregation methods by name: one registry for the CLI, the estimator classes, `--method
+"""The aggregation methods by name: one catalogue for the CLI, the estimator classes, `--method
 auto` and the benchmarks.
 
-`run_method(table, method, **options)` runs one method with the options it takes; an option a
+`fit_method(table, method, **options)` fits one method with the options it takes; an option a
 method does not take is a one-line InputError (the CLI never silently ignores a flag).
+`crowdopt.crowd.run_method` (crowd/runner.py) is the door everything else goes through.
 """
 
 from __future__ import annotations
@@ -82,17 +83,17 @@ FLAGS = {"smoothing": "--smoothing", "priors": "--priors", "tol": "--tol",
 
 
 def method_info(name: str) -> MethodInfo:
+    """The catalogue entry of an aggregation method, or a one-line InputError."""
     if not isinstance(name, str) or name not in METHODS:
         raise InputError("method", f"one of {list(METHODS)}", name)
     return METHODS[name]
 
 
-def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
-    """Run aggregation `method` on `table` with `options` (None values are left at the
-    method's default). `gold` is passed to the methods that use it (uses_gold)."""
-    require_table(table)
+def check_options(method: str, options: dict) -> None:
+    """Refuse, in one line naming the flag, an option `method` does not take (`gold` is taken
+    by the methods that use gold); None values count as not given."""
     info = method_info(method)
-    kw = {k: v for k, v in options.items() if v is not None}
+    kw = [k for k, v in options.items() if v is not None]
     allowed = set(info.options) | ({"gold"} if info.uses_gold else set())
     # the flag the user typed first: gold also rides along with --init gold
     bad = sorted((k for k in kw if k not in allowed), key=lambda k: (k == "gold", k))
@@ -104,6 +105,25 @@ def run_method(table: LabelTable, method: str, **options) -> AggregationResult:
                              bad[0])
         raise InputError(FLAGS.get(bad[0], bad[0]), f"a method that uses it ({', '.join(users)})",
                          method)
+
+
+def taken_options(method: str, options: dict) -> dict:
+    """The options of `options` that `method` takes (auto passes the flags on where they
+    apply)."""
+    info = method_info(method)
+    return {k: v for k, v in options.items() if v is not None and
+            (k in info.options or (k == "gold" and info.uses_gold))}
+
+
+def fit_method(table: LabelTable, method: str, **options) -> AggregationResult:
+    """Fit aggregation `method` on `table` with `options` (None values are left at the
+    method's default; an option it does not take is refused). `gold` goes to the methods that
+    use it. This is the bare function call; `crowdopt.crowd.run_method` is the door that
+    also handles auto, the weighted vote's weights and the report."""
+    require_table(table)
+    check_options(method, options)
+    info = METHODS[method]
+    kw = {k: v for k, v in options.items() if v is not None}
     if info.name == "wmv" and "weights" not in kw:
         raise InputError("wmv", "worker weights", "none")
     if info.name == "wmv":
