@@ -53,3 +53,12 @@ def test_reproduce_fig2_part(tmp_path, capsys):
     assert main(["reproduce", "lsol", "--parts", "fig2", "--quiet", "-o", str(out)]) == 0
     text = (out / "report.md").read_text()
     assert "Fig. 2" in text and (out / "fig2_regret_table1.png").exists()
+
+
+def test_simulate_json_has_the_run_diagnostics(capsys):
+    assert main(["simulate", "lsol", "--runs", "2", "--T", "300", "--estimator", "em",
+                 "--quiet", "--json"]) == 0
+    mv = json.loads(capsys.readouterr().out)["results"]["mv"]
+    assert 0.5 < mv["final_pi"] <= 1 and 0 <= mv["final_is_opt"] <= 1
+    assert mv["explore_loss"] + mv["exploit_loss"] == pytest.approx(mv["u_star"]
+                                                                    - mv["avg_reward"])

@@ -75,6 +75,14 @@ def _summarize_runs(runs: list[dict]) -> dict:
                    avg_reward_realized=float(np.mean([r["avg_reward_realized"] for r in runs])),
                    u_star=float(np.mean([r["u_star"] for r in runs])),
                    wrong_exploit_steps=float(np.mean([r["wrong_exploit_steps"] for r in runs])))
+    if "final_pi" in runs[0]:  # per-run diagnostics, averaged
+        ex = [r["exploit_reward"] for r in runs if r["exploit_reward"] is not None]
+        out.update(final_pi=float(np.mean([r["final_pi"] for r in runs])),
+                   final_is_opt=float(np.mean([r["final_is_opt"] for r in runs])),
+                   kendall_tau=float(np.mean([r["kendall_tau"] for r in runs])),
+                   exploit_reward=float(np.mean(ex)) if ex else None,
+                   explore_loss=float(np.mean([r["explore_loss"] for r in runs])),
+                   exploit_loss=float(np.mean([r["exploit_loss"] for r in runs])))
     return out
 
 
@@ -127,6 +135,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"{name}: average reward {s['avg_reward']:.4f}, exploration steps "
               f"{s['explore_steps']:.1f}" + (f", oracle U(S*) {s['u_star']:.4f}"
                                              if "u_star" in s else ""))
+        if "final_pi" in s:
+            print(f"{name}: final set pi(S_T) {s['final_pi']:.4f}, ends with S* in "
+                  f"{s['final_is_opt']:.0%} of runs, Kendall tau {s['kendall_tau']:.3f}, "
+                  f"regret/T {s['explore_loss']:.4f} exploration + {s['exploit_loss']:.4f} "
+                  "estimation")
     if "report" in doc:
         print(f"wrote {doc['report']}")
     return EXIT_OK if not bad else EXIT_CERT
@@ -146,7 +159,9 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
     rep.figure(line_plot(series, xlabel="T", ylabel="regret (mean over runs)", logx=True),
                "regret", "Regret and cost regret vs T (log-scale T)")
     rows = [{"rule": n, "final R(T)": s["final_regret"], "avg reward": s["avg_reward"],
-             "explore steps": s["explore_steps"]} for n, s in doc["results"].items()]
+             "explore steps": s["explore_steps"], "final pi(S_T)": s.get("final_pi"),
+             "ends with S*": s.get("final_is_opt"), "Kendall tau": s.get("kendall_tau")}
+            for n, s in doc["results"].items()]
     rep.table("Summary", rows)
     return rep.write()
 
