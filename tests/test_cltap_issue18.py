@@ -128,7 +128,7 @@ def test_certify_names_the_tightest_bound():
     assert cert.bound == pytest.approx(best)
     assert cert.bound < closed_form_bound(inst)
     assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "pairing",
-                                               "config-lp"}
+                                               "config-lp", "head-cover"}
 
 
 def test_verdicts():

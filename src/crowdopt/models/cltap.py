@@ -147,11 +147,141 @@ def build_pricing(reward: np.ndarray, b: int, *, tight: bool = True) -> pyo.Conc
 
 def decode(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
     """task_of[j, k] = i where x[i, j, k] > 1/2 in a solved (possibly extended) compact model
-    (tasks i, annotators j and iterations k are the instance's 0-based indices)."""
+    (tasks i, annotators j and iterations k are the instance's 0-based indices); a head-cover
+    model (`build_heads`) by `decode_heads`."""
+    if m.name == "cltap_heads":
+        return decode_heads(inst, m, res)
     z = np.full((inst.a, inst.K), -1, dtype=np.int64)
     for (i, j, k), v in res.values(m.x).items():
         if v > 0.5:
             z[j, k] = i
+    return CltapSolution(z)
+
+
+def head_labels(inst: CltapInstance, theta: float) -> tuple[list[tuple[int, int]],
+                                                            list[tuple[int, int, int, int]]]:
+    """(heads, links) of the head-cover model: every positive label (j, k) that can head a task
+    reaching theta (its weight plus the best label of every later annotator), and every link
+    (j, k, j', k'), j < j', from a head below theta to a positive label of a later annotator."""
+    phi = inst.phi
+    pos = [[k for k in range(inst.K) if phi[j, k] > 0] for j in range(inst.a)]
+    best = [float(phi[j].max()) if inst.K else 0.0 for j in range(inst.a)]
+    later = np.concatenate([np.cumsum(best[::-1])[::-1][1:], [0.0]]) if inst.a else []
+    heads = [(j, k) for j in range(inst.a) for k in pos[j]
+             if phi[j, k] + later[j] >= theta * (1 - 1e-9)]
+    links = [(j, k, j2, k2) for j, k in heads if phi[j, k] < theta
+             for j2 in range(j + 1, inst.a) for k2 in pos[j2]]
+    return heads, links
+
+
+def build_heads(inst: CltapInstance, theta: float | None = None) -> pyo.ConcreteModel:
+    """Head-cover model [ours]: max eta = min_i c'(W_i) (11)-(17) without task symmetry.
+
+    Tasks are identical (eq. 11 is symmetric in i), so a task is named by its *head*, its label
+    of the lowest-numbered annotator; the compact model's t! task permutations disappear.
+    g[j,k] = 1: label (j,k) heads a task; y[j,k,j',k'] = 1: label (j',k'), j' > j, joins the task
+    headed by (j,k); u[j,k] = 1: iteration k of annotator j is inside her prefix; e = number of
+    empty tasks. Rows: sum g + e = t; `cover` eta <= c_h + theta (1 - g_h) with c_h the head's
+    truncated weight sum_(labels) min(phi, theta) (12); eta <= theta (1 - e); at most one label
+    of each later annotator per head (14); a label heads or joins at most one task and only
+    inside the prefix (15); prefix rule u[j,k] <= u[j,k-1] (16); sum u <= b (13). Runs of equal
+    weights of one annotator are ordered (heads first, then joined labels: swapping equal labels
+    changes nothing). Labels of the prefix in no task are added to any task their annotator has
+    not labelled (n_j <= K <= t leaves one), which only raises c'.
+
+    theta must be a valid upper bound (default: the tightest cheap bound, `cltap_bounds`): the
+    optimum is then min(OPT, theta) = OPT. With eta fixed at theta the rows read c_h >= theta g_h
+    and e = 0: the feasibility problem "every task reaches theta" of the search in
+    `solvers.cltap_exact` (same model, same rows).
+    """
+    if theta is None:
+        from ..solvers.cltap_exact import cheap_upper_bound
+
+        theta = cheap_upper_bound(inst)[0]
+    theta = float(theta)
+    phi = inst.phi
+    a, K = inst.a, inst.K
+    tr = np.minimum(phi, theta)
+    heads, links = head_labels(inst, theta)
+    m = pyo.ConcreteModel(name="cltap_heads")
+    m.H = pyo.Set(initialize=heads, dimen=2)
+    m.L = pyo.Set(initialize=links, dimen=4)
+    m.U = pyo.Set(initialize=[(j, k) for j in range(a) for k in range(K)], dimen=2)
+    m.g = pyo.Var(m.H, domain=pyo.Binary)
+    m.y = pyo.Var(m.L, domain=pyo.Binary)
+    m.u = pyo.Var(m.U, domain=pyo.Binary)
+    m.e = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, inst.t))
+    m.eta = pyo.Var(bounds=(0.0, theta))
+    m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize)
+    into: dict[tuple[int, int], list] = {h: [] for h in heads}
+    by_ann: dict[tuple[int, int, int], list] = {}
+    joins: dict[tuple[int, int], list] = {}
+    for lk in links:
+        j, k, j2, k2 = lk
+        into[j, k].append(lk)
+        by_ann.setdefault((j, k, j2), []).append(lk)
+        joins.setdefault((j2, k2), []).append(lk)
+    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + m.e == inst.t)
+    m.empty = pyo.Constraint(expr=m.eta + theta * m.e <= theta)
+    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: m.eta + theta * m.g[j, k] - float(
+        tr[j, k]) * m.g[j, k] - quicksum(float(tr[lk[2], lk[3]]) * m.y[lk] for lk in into[j, k])
+        <= theta)
+    m.one_per_annotator = pyo.Constraint(list(by_ann), rule=lambda m, j, k, j2: quicksum(
+        m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k])
+
+    def used(m, j, k):
+        return (m.g[j, k] if (j, k) in into else 0) + quicksum(
+            m.y[lk] for lk in joins.get((j, k), []))
+
+    m.label = pyo.Constraint(m.U, rule=lambda m, j, k: used(m, j, k) <= m.u[j, k]
+                             if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip)
+    m.prefix = pyo.Constraint(m.U, rule=lambda m, j, k: m.u[j, k] <= m.u[j, k - 1]
+                              if k > 0 else pyo.Constraint.Skip)
+    m.budget = pyo.Constraint(expr=quicksum(m.u[jk] for jk in m.U) <= int(inst.b))
+    same = [(j, k) for j in range(a) for k in range(1, K) if phi[j, k] == phi[j, k - 1] > 0]
+    m.heads_first = pyo.Constraint(
+        [jk for jk in same if jk in into], rule=lambda m, j, k: m.g[j, k] <= m.g[j, k - 1]
+        if (j, k - 1) in into else pyo.Constraint.Skip)
+    m.used_first = pyo.Constraint(same, rule=lambda m, j, k: used(m, j, k) <= used(m, j, k - 1))
+    return m
+
+
+def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
+    """Assignment of a solved head-cover model: one task per chosen head with its joined labels,
+    then the prefix's other labels, heaviest first, on the neediest task their annotator has not
+    labelled (raises c' only; keeps (14)-(16))."""
+    z = np.full((inst.a, inst.K), -1, dtype=np.int64)
+    task: dict[tuple[int, int], int] = {}
+    for h, v in res.values(m.g).items():
+        if v > 0.5:
+            task[h] = len(task)
+            z[h] = task[h]
+    for (j, k, j2, k2), v in res.values(m.y).items():
+        if v > 0.5:
+            z[j2, k2] = task[j, k]
+    n = np.zeros(inst.a, dtype=np.int64)
+    for (j, k), v in res.values(m.u).items():
+        if v > 0.5:
+            n[j] = max(n[j], k + 1)
+    return fill_prefixes(inst, CltapSolution(z), n)
+
+
+def fill_prefixes(inst: CltapInstance, sol: CltapSolution, n: np.ndarray) -> CltapSolution:
+    """Place the unassigned labels of the prefixes n (and of every assigned label's prefix),
+    heaviest first, each on the task with the lowest c' that its annotator has not labelled."""
+    z = sol.task_of.copy()
+    c = np.zeros(inst.t)
+    lab = np.zeros((inst.a, inst.t), dtype=bool)
+    for j, k in zip(*np.nonzero(z >= 0)):
+        c[z[j, k]] += inst.phi[j, k]
+        lab[j, z[j, k]] = True
+        n[j] = max(n[j], k + 1)
+    free = [(j, k) for j in range(inst.a) for k in range(int(n[j])) if z[j, k] < 0]
+    for j, k in sorted(free, key=lambda jk: -inst.phi[jk]):
+        i = int(np.argmin(np.where(lab[j], np.inf, c)))
+        z[j, k] = i
+        lab[j, i] = True
+        c[i] += inst.phi[j, k]
     return CltapSolution(z)
 
 

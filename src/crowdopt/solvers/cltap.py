@@ -28,6 +28,7 @@ from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
 from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
 from .cltap_construct import fast as fast_best_of
+from .cltap_exact import solve_head_cover  # noqa: F401 (a method of the catalogue entry)
 from .cltap_search import local_search
 
 # Size guard of milp-compact (t*a*K binaries), where benchmarks/bench_exact_overhead.py measured
@@ -108,6 +109,19 @@ def _milp_size(inst: P.CltapInstance) -> str | None:
     if n > MILP_MAX_BINARIES:
         return (f"compact MILP has {n} binaries (> {MILP_MAX_BINARIES}, beyond what HiGHS proves "
                 "in about a minute); use the bounds")
+    return None
+
+
+# Size guard of head-cover: links (label pairs of two annotators) of its model, a(a-1)/2 K^2.
+# t = 50, a = 3 (7,500 links) is proven in 1-25 s CPU (benchmarks/bench_cltap.py --frontier).
+HEAD_COVER_MAX_LINKS = 10_000
+
+
+def _head_cover_size(inst: P.CltapInstance) -> str | None:
+    n = inst.a * (inst.a - 1) // 2 * inst.K ** 2
+    if n > HEAD_COVER_MAX_LINKS:
+        return (f"head-cover model has up to {n} links (a(a-1)/2 K^2 > {HEAD_COVER_MAX_LINKS}); "
+                "use the bounds")
     return None
 
 
