@@ -11,14 +11,14 @@ from test_cltap_issue18 import tiny_instances
 from crowdopt.api import solve
 from crowdopt.models.cltap import build_heads, decode_heads
 from crowdopt.problems import cltap as P
-from crowdopt.registry import RunOptions, get_problem
+from crowdopt.registry import RunOptions
 from crowdopt.solvers.cltap import _head_cover_size, _milp_size, brute_force, solve_milp
 from crowdopt.solvers.cltap_exact import solve_head_cover
 from crowdopt.solvers.highs import HighsOptions, Status, solve_model
 
 
 def _feasible(inst, theta):
-    m = build_heads(inst, theta)
+    m = build_heads(inst, theta, need=theta)
     m.eta.fix(theta)
     res = solve_model(m, HighsOptions(confirm_infeasible=False))
     assert res.status in (Status.OPTIMAL, Status.INFEASIBLE)
@@ -102,9 +102,8 @@ def test_time_limit_returns_incumbent_and_valid_bound():
 
 
 def test_certified_through_the_registry():
-    spec = get_problem("cltap")
     inst = P.generate(0, t=6, a=3, trend="inc")
-    res = solve((spec, inst), "head-cover", time_limit=30.0)
+    res = solve(inst, "head-cover", time_limit=30.0)
     assert res.certificate.certified and res.certificate.proven_optimal
     big = P.generate(0, t=40, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
     assert _milp_size(big) is not None and _head_cover_size(big) is None

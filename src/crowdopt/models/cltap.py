@@ -158,23 +158,24 @@ def decode(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution
     return CltapSolution(z)
 
 
-def head_labels(inst: CltapInstance, theta: float) -> tuple[list[tuple[int, int]],
-                                                            list[tuple[int, int, int, int]]]:
+def head_labels(inst: CltapInstance, theta: float, need: float = 0.0
+                ) -> tuple[list[tuple[int, int]], list[tuple[int, int, int, int]]]:
     """(heads, links) of the head-cover model: every positive label (j, k) that can head a task
-    reaching theta (its weight plus the best label of every later annotator), and every link
+    reaching `need` (its weight plus the best label of every later annotator), and every link
     (j, k, j', k'), j < j', from a head below theta to a positive label of a later annotator."""
     phi = inst.phi
     pos = [[k for k in range(inst.K) if phi[j, k] > 0] for j in range(inst.a)]
     best = [float(phi[j].max()) if inst.K else 0.0 for j in range(inst.a)]
     later = np.concatenate([np.cumsum(best[::-1])[::-1][1:], [0.0]]) if inst.a else []
     heads = [(j, k) for j in range(inst.a) for k in pos[j]
-             if phi[j, k] + later[j] >= theta * (1 - 1e-9)]
+             if phi[j, k] + later[j] >= need * (1 - 1e-9)]
     links = [(j, k, j2, k2) for j, k in heads if phi[j, k] < theta
              for j2 in range(j + 1, inst.a) for k2 in pos[j2]]
     return heads, links
 
 
-def build_heads(inst: CltapInstance, theta: float | None = None) -> pyo.ConcreteModel:
+def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0.0
+                ) -> pyo.ConcreteModel:
     """Head-cover model [ours]: max eta = min_i c'(W_i) (11)-(17) without task symmetry.
 
     Tasks are identical (eq. 11 is symmetric in i), so a task is named by its *head*, its label
@@ -189,20 +190,20 @@ def build_heads(inst: CltapInstance, theta: float | None = None) -> pyo.Concrete
     changes nothing). Labels of the prefix in no task are added to any task their annotator has
     not labelled (n_j <= K <= t leaves one), which only raises c'.
 
-    theta must be a valid upper bound (default: the tightest cheap bound, `cltap_bounds`): the
-    optimum is then min(OPT, theta) = OPT. With eta fixed at theta the rows read c_h >= theta g_h
+    theta must be a valid upper bound (default: sum_j max_k phi_jk, one label per annotator;
+    the solvers pass the tightest cheap bound of `cltap_bounds`): the optimum is then
+    min(OPT, theta) = OPT. With eta fixed at theta the rows read c_h >= theta g_h
     and e = 0: the feasibility problem "every task reaches theta" of the search in
-    `solvers.cltap_exact` (same model, same rows).
+    `solvers.cltap_exact` (same model, same rows), which also passes need = theta: heads that
+    cannot reach `need` are left out (valid when eta >= need is required).
     """
     if theta is None:
-        from ..solvers.cltap_exact import cheap_upper_bound
-
-        theta = cheap_upper_bound(inst)[0]
+        theta = float(inst.phi.max(axis=1).sum()) if inst.K else 0.0
     theta = float(theta)
     phi = inst.phi
     a, K = inst.a, inst.K
     tr = np.minimum(phi, theta)
-    heads, links = head_labels(inst, theta)
+    heads, links = head_labels(inst, theta, need)
     m = pyo.ConcreteModel(name="cltap_heads")
     m.H = pyo.Set(initialize=heads, dimen=2)
     m.L = pyo.Set(initialize=links, dimen=4)

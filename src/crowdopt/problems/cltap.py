@@ -428,7 +428,7 @@ SPEC = ProblemSpec.from_module(
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
                applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
-        Method("head-cover", "exact", Lazy(_SOLVERS + "solve_head_cover"),
+        Method("head-cover", "exact", Lazy("crowdopt.solvers.cltap_exact:solve_head_cover"),
                "search on the bottleneck value: head-cover feasibility MILP per step (tasks "
                "named by their first annotator's label, no task symmetry), HiGHS; default "
                "limit 120 s, returns incumbent and the last refuted value",

@@ -28,7 +28,6 @@ from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
 from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
 from .cltap_construct import fast as fast_best_of
-from .cltap_exact import solve_head_cover  # noqa: F401 (a method of the catalogue entry)
 from .cltap_search import local_search
 
 # Size guard of milp-compact (t*a*K binaries), where benchmarks/bench_exact_overhead.py measured

@@ -84,7 +84,7 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
         near = ub - lb <= ASCENT_GAP * ub
         theta = lb + margin * (1.0 + lb) if (near or not steps) else 0.5 * (lb + ub)
         c0 = time.perf_counter()
-        m = build_heads(inst, theta)
+        m = build_heads(inst, theta, need=theta)
         m.eta.fix(theta)  # the feasibility problem: every task reaches theta
         build_s = time.perf_counter() - c0
         res = solve_model(m, HighsOptions(time_limit=left, threads=opts.threads,
