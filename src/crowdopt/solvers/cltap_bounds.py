@@ -51,20 +51,6 @@ def _row_kinds(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.all(d <= 0, axis=1), np.all(d >= 0, axis=1)
 
 
-def _hull(C: np.ndarray) -> list[tuple[float, int]]:
-    """(slope, length) of the upper concave hull of the points (n, C[n]), n = 0..K."""
-    hull = [0]
-    for n in range(1, len(C)):
-        while len(hull) >= 2:
-            n1, n2 = hull[-2], hull[-1]
-            if (C[n2] - C[n1]) * (n - n1) <= (C[n] - C[n1]) * (n2 - n1):
-                hull.pop()
-            else:
-                break
-        hull.append(n)
-    return [((C[q] - C[p]) / (q - p), q - p) for p, q in zip(hull, hull[1:])]
-
-
 def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | None = None
             ) -> tuple[float, np.ndarray]:
     """LP relaxation of max sum_j sum_{k < n_j} vals[j, k] s.t. sum_j n_j <= b, 0 <= n_j <= K.
@@ -75,6 +61,8 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
     segments are the single values; non-decreasing rows: one chord (0, 0)-(K, C_K). Returns the
     value and the (fractional) prefix length of every row in the LP optimum. vals >= 0.
     """
+    from .cltap_colgen import upper_hull_segments  # the one hull routine
+
     a, K = vals.shape
     dec, inc = kinds if kinds is not None else _row_kinds(vals)
     if dec.all() and b < a * K:  # the b largest positive values (linear-time selection)
@@ -105,7 +93,7 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
         lengths.append(np.full(int(only_inc.sum()), float(K)))
         owner.append(rows[only_inc])
     for j in rows[~dec & ~inc]:
-        segs = _hull(np.concatenate([[0.0], np.cumsum(vals[j])]))
+        segs = upper_hull_segments(np.concatenate([[0.0], np.cumsum(vals[j])]))
         slopes.append(np.array([s for s, _ in segs]))
         lengths.append(np.array([float(n) for _, n in segs]))
         owner.append(np.full(len(segs), j))

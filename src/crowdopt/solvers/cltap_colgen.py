@@ -31,7 +31,7 @@ INF = math.inf  # = highspy.kHighsInf; HiGHS is imported only where a model is s
 
 
 # ----------------------------------------------------------------------------- closed form
-def _upper_hull_segments(C: np.ndarray) -> list[tuple[float, int]]:
+def upper_hull_segments(C: np.ndarray) -> list[tuple[float, int]]:
     """(slope, length) of the upper concave hull of the points (n, C[n]), n = 0..K."""
     hull = [0]
     for n in range(1, len(C)):
@@ -51,7 +51,7 @@ def _closed_form(inst: CltapInstance) -> tuple[float, np.ndarray, np.ndarray]:
     segs: list[tuple[float, int, int]] = []
     C = np.concatenate([np.zeros((inst.a, 1)), np.cumsum(inst.phi, axis=1)], axis=1)
     for j in range(inst.a):
-        segs += [(slope, length, j) for slope, length in _upper_hull_segments(C[j])]
+        segs += [(slope, length, j) for slope, length in upper_hull_segments(C[j])]
     segs.sort(key=lambda s: -s[0])  # stable: an annotator's segments stay in hull order
     B, tot = float(inst.b), 0.0
     n_lo = np.zeros(inst.a, dtype=np.int64)
