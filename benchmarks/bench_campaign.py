@@ -1,104 +1,318 @@
-"""Live campaign throughput: answers per second of next+record through the Python API.
+"""Live campaign throughput and latency: answers/s per path, record cost per row, /status p99.
 
 Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R]
-Opt-KG on 800 items (theta ~ U(0,1), labels drawn once per item and round), budget 3200, the
-driver loop `next(n)` -> answers -> `record(answers)` with the file on disk (WAL,
-synchronous=NORMAL), a fresh campaign per run. Batching 'exact' (decisions equal the
-one-at-a-time replay; next(50) hands out fewer than 50 while the policy needs answers) and
-'fill' (full batches), batch sizes 1 and 50; interleaved repetitions, median kept. The time
-is the driver loop only (creating the file is not in it). One run with
-CROWDOPT_CAMPAIGN_SYNC=FULL (an fsync per commit) shows the price of power-loss durability.
-Writes benchmarks/results/campaign.json.
+
+1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
+   batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
+   - Python API, next(50) (and batching 'exact' next(50), next(1): decisions equal the replay);
+   - CLI, one `campaign next --n N --json` and one `campaign record ANSWERS.csv --json` process
+     per batch, N = 50, 500, 5000 (the process start-up is in the cost: that is the path);
+   - HTTP, `campaign serve` in its own process, C = 1, 4, 8 client processes each looping
+     POST /next {"n": 10} then POST /record (keep-alive connections), for a fixed time.
+   Wall-clock answers/s, and CPU seconds per 1,000 answers (all processes of the path).
+2. record cost per row: one `record` of R = 1k, 10k, 100k answers to R open queries, CPU time
+   of the call / R, and its ratio to the 1k row (flat = linear in the batch).
+3. GET /status (a 100-row page) latency while 4 HTTP writer processes run: p50 / p99 over the
+   requests of one reader. CPU time cannot be split per request: wall time, so on a loaded
+   machine the figure includes waiting for a core.
+Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json.
 """
 
 from __future__ import annotations
 
+import csv
+import http.client
+import json
+import multiprocessing as mp
 import os
+import resource
 import shutil
-import statistics
+import socket
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from common import emit, interleaved, parse_args, warm_up
+from common import emit, parse_args
 
 from crowdopt.campaign import Campaign
 
-K = 800
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get(
+    "PYTHONPATH", "")}
 
 
-def make_labels(seed: int, rounds: int = 64) -> tuple[list[str], np.ndarray]:
-    rng = np.random.default_rng(seed)
-    theta = rng.random(K)
-    return [f"item{i}" for i in range(K)], (rng.random((K, rounds)) < theta[:, None])
+def items(k: int) -> list[str]:
+    return [f"item{i}" for i in range(k)]
 
 
-def run(tmp: Path, name: str, batching: str, n: int, budget: int, labels, sync: str = "NORMAL"
-        ) -> dict:
-    ids, table = labels
-    db = tmp / f"{name}-{time.perf_counter_ns()}.db"
-    old = os.environ.get("CROWDOPT_CAMPAIGN_SYNC")
-    os.environ["CROWDOPT_CAMPAIGN_SYNC"] = sync
-    try:
-        camp = Campaign.create(db, policy="optkg", items=ids, budget=budget, seed=0,
-                               batching=batching)
-        index = camp.item_index
-        calls = answers = 0
-        t0 = time.perf_counter()
+def label(item: str, rnd: int) -> int:
+    """A fixed answer per (item, round): item i's theta is (i mod 97) / 97."""
+    i = int(item[4:])
+    return int(((i * 7919 + rnd * 104729) % 1000) / 1000 < (i % 97) / 97)
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def self_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+# ----------------------------------------------------------------------------- Python
+def python_path(tmp: Path, batching: str, n: int, budget: int, k: int) -> dict:
+    db = tmp / f"py-{batching}-{n}-{time.perf_counter_ns()}.db"
+    camp = Campaign.create(db, policy="optkg", items=items(k), budget=budget, seed=0,
+                           batching=batching)
+    answers = 0
+    t0, c0 = time.perf_counter(), self_cpu()
+    while qs := camp.next(n):
+        camp.record([(q.item, f"w{q.decision}", label(q.item, q.round)) for q in qs])
+        answers += len(qs)
+    secs, cpu = time.perf_counter() - t0, self_cpu() - c0
+    camp.close()
+    return {"path": "python", "config": f"{batching} next({n})", "answers": answers,
+            "seconds": secs, "cpu": cpu}
+
+
+# ----------------------------------------------------------------------------- CLI
+def cli(*argv: str) -> str:
+    r = subprocess.run([sys.executable, "-m", "crowdopt", *argv], capture_output=True,
+                       text=True, env=ENV, timeout=600)
+    if r.returncode not in (0,):
+        raise RuntimeError(f"crowdopt {' '.join(argv[:2])}: exit {r.returncode}: {r.stderr}")
+    return r.stdout
+
+
+def cli_path(tmp: Path, n: int, batches: int) -> dict:
+    k = max(2 * n, 1000)
+    db = tmp / f"cli-{n}-{time.perf_counter_ns()}.db"
+    Campaign.create(db, policy="optkg", items=items(k), budget=n * batches, seed=0,
+                    batching="fill").close()
+    ans = tmp / f"ans-{n}.csv"
+    answers = 0
+    t0, c0 = time.perf_counter(), children_cpu()
+    for _ in range(batches):
+        qs = json.loads(cli("campaign", "next", str(db), "--n", str(n), "--json"))["queries"]
+        with open(ans, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["item", "worker", "label"])
+            w.writerows([q["item"], f"w{q['decision']}", label(q["item"], q["round"])]
+                        for q in qs)
+        res = json.loads(cli("campaign", "record", str(db), str(ans), "--json"))
+        answers += res["stored"]
+    secs, cpu = time.perf_counter() - t0, children_cpu() - c0
+    return {"path": "cli", "config": f"batch {n}", "answers": answers, "seconds": secs,
+            "cpu": cpu}
+
+
+# ----------------------------------------------------------------------------- HTTP
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def served_campaign(db: Path, k: int) -> Path:
+    """An Opt-KG 'fill' campaign on k items with an open budget, its admin token in DB.token."""
+    camp = Campaign.create(db, policy="optkg", items=items(k), budget=10**7, seed=0,
+                           batching="fill")
+    Path(str(db) + ".token").write_text(camp.new_tokens["admin"] + "\n")
+    camp.close()
+    return db
+
+
+class Server:
+    """`crowdopt campaign serve DB` in its own process on a free port."""
+
+    def __init__(self, db: Path):
+        self.port = free_port()
+        self.proc = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve",
+                                      str(db), "--port", str(self.port)], env=ENV,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.token = Path(str(db) + ".token").read_text().strip()
+        deadline = time.monotonic() + 120
         while True:
-            qs = camp.next(n)
-            calls += 1
-            if not qs:
+            try:
+                if request(self.port, self.token, "GET", "/status?limit=1")[0] == 200:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {self.proc.stderr.read()}")
+            time.sleep(0.1)
+
+    def cpu(self) -> float:
+        """CPU seconds of the server process so far (Linux /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def request(port: int, token: str, method: str, path: str, body=None, conn=None):
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    data = None if body is None else json.dumps(body).encode()
+    conn.request(method, path, body=data, headers={"Authorization": f"Bearer {token}",
+                                                   "Content-Type": "application/json"})
+    r = conn.getresponse()
+    out = (r.status, json.loads(r.read()))
+    if own:
+        conn.close()
+    return out
+
+
+def http_client(port: int, token: str, n: int, until: float, me: int, q: mp.Queue) -> None:
+    """Loop next(n) -> record until `until` (time.time()); report answers and CPU."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    answers = busy = 0
+    c0 = self_cpu()
+    while time.time() < until:
+        code, doc = request(port, token, "POST", "/next", {"n": n}, conn)
+        if code == 503:
+            busy += 1
+            continue
+        if not doc.get("queries"):
+            break
+        rows = [{"item": x["item"], "worker": f"c{me}-{x['decision']}",
+                 "label": str(label(x["item"], x["round"]))} for x in doc["queries"]]
+        while True:
+            code, res = request(port, token, "POST", "/record", {"answers": rows}, conn)
+            if code != 503:
                 break
-            camp.record([(q.item, f"w{q.decision}", int(table[index[q.item], q.round]))
-                         for q in qs])
-            answers += len(qs)
-        secs = time.perf_counter() - t0
-        camp.close()
+            busy += 1
+        answers += res["stored"]
+    q.put({"answers": answers, "busy": busy, "cpu": self_cpu() - c0})
+
+
+def http_path(tmp: Path, clients: int, secs: float, n: int = 10) -> dict:
+    db = served_campaign(tmp / f"http-{clients}-{time.perf_counter_ns()}.db", 50_000)
+    srv = Server(db)
+    try:
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        start = time.time() + 0.5
+        until = start + secs
+        s0 = srv.cpu()
+        procs = [ctx.Process(target=_delayed, args=(start, srv.port, srv.token, n, until, c, q))
+                 for c in range(clients)]
+        for p in procs:
+            p.start()
+        got = [q.get(timeout=secs + 120) for _ in procs]
+        for p in procs:
+            p.join()
+        server_cpu = srv.cpu() - s0
     finally:
-        if old is None:
-            os.environ.pop("CROWDOPT_CAMPAIGN_SYNC", None)
-        else:
-            os.environ["CROWDOPT_CAMPAIGN_SYNC"] = old
-    return {"secs": secs, "answers": answers, "calls": calls}
+        srv.stop()
+    answers = sum(g["answers"] for g in got)
+    return {"path": "http", "config": f"{clients} clients, n={n}", "answers": answers,
+            "seconds": secs, "cpu": server_cpu + sum(g["cpu"] for g in got),
+            "server cpu s per 1k answers": 1000 * server_cpu / max(answers, 1),
+            "503": sum(g["busy"] for g in got)}
+
+
+def _delayed(start, port, token, n, until, me, q):
+    time.sleep(max(0.0, start - time.time()))
+    http_client(port, token, n, until, me, q)
+
+
+# ----------------------------------------------------------------------------- record cost
+def record_cost(tmp: Path, rows: int) -> dict:
+    db = tmp / f"rec-{rows}-{time.perf_counter_ns()}.db"
+    camp = Campaign.create(db, policy="optkg", items=items(rows), budget=rows, seed=0,
+                           batching="fill")
+    qs = []
+    while len(qs) < rows:
+        qs += camp.next(min(10_000, rows - len(qs)))
+    answers = [(q.item, f"w{q.decision}", label(q.item, q.round)) for q in qs]
+    c0 = self_cpu()
+    res = camp.record(answers)
+    cpu = self_cpu() - c0
+    camp.close()
+    assert res["stored"] == rows, res
+    return {"rows": rows, "cpu s": cpu, "us per row": 1e6 * cpu / rows}
+
+
+# ----------------------------------------------------------------------------- /status p99
+def status_latency(tmp: Path, secs: float, writers: int = 4) -> dict:
+    db = served_campaign(tmp / f"st-{time.perf_counter_ns()}.db", 20_000)
+    srv = Server(db)
+    try:
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        start = time.time() + 0.5
+        until = start + secs
+        procs = [ctx.Process(target=_delayed, args=(start, srv.port, srv.token, 10, until, c, q))
+                 for c in range(writers)]
+        for p in procs:
+            p.start()
+        time.sleep(max(0.0, start - time.time()) + 1.0)  # the writers are running
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
+        lat = []
+        while time.time() < until - 0.5:
+            t0 = time.perf_counter()
+            code, st = request(srv.port, srv.token, "GET", "/status", None, conn)
+            lat.append(time.perf_counter() - t0)
+            assert code == 200
+            time.sleep(0.02)
+        got = [q.get(timeout=secs + 120) for _ in procs]
+        for p in procs:
+            p.join()
+    finally:
+        srv.stop()
+    ms = np.array(lat) * 1000
+    return {"writers": writers, "requests": len(lat), "answers during": sum(
+        g["answers"] for g in got), "answers at end": st["answers"],
+        "p50 ms": float(np.percentile(ms, 50)), "p99 ms": float(np.percentile(ms, 99)),
+        "max ms": float(ms.max())}
 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0])
-    warm_up()
-    budget = 800 if args.quick else 3200
-    labels = make_labels(args.seed)
+    quick = args.quick
     tmp = Path(tempfile.mkdtemp(prefix="bench_campaign_"))
     try:
-        run(tmp, "warm", "exact", 50, 200, labels)  # first calls: imports, SQLite, caches
-        configs = {f"{b} n={n}": (b, n) for b in ("exact", "fill") for n in (1, 50)}
-        inner: dict[str, list[dict]] = {k: [] for k in configs}
-
-        def job(key):
-            def f():
-                inner[key].append(run(tmp, key.replace(" ", ""), *configs[key], budget, labels))
-            return f
-        interleaved({k: job(k) for k in configs}, args.repeat)
+        python_path(tmp, "fill", 50, 200, 100)  # first calls: imports, SQLite, caches
         rows = []
-        for key, (b, n) in configs.items():
-            r = inner[key]
-            secs = statistics.median(x["secs"] for x in r)
-            rows.append({"batching": b, "n": n, "sync": "NORMAL", "answers": r[0]["answers"],
-                         "next calls": r[0]["calls"], "seconds": secs,
-                         "answers/s": r[0]["answers"] / secs,
-                         "answers per next": r[0]["answers"] / max(1, r[0]["calls"] - 1)})
-        full = run(tmp, "full", "exact", 50, budget, labels, sync="FULL")
-        rows.append({"batching": "exact", "n": 50, "sync": "FULL", "answers": full["answers"],
-                     "next calls": full["calls"], "seconds": full["secs"],
-                     "answers/s": full["answers"] / full["secs"],
-                     "answers per next": full["answers"] / max(1, full["calls"] - 1)})
+        budget, k = (800, 200) if quick else (3200, 800)
+        for batching, n in (("fill", 50), ("exact", 50), ("exact", 1)):
+            runs = [python_path(tmp, batching, n, budget, k) for _ in range(args.repeat)]
+            rows.append(min(runs, key=lambda r: r["seconds"]))
+        for n in ((50, 500) if quick else (50, 500, 5000)):
+            rows.append(cli_path(tmp, n, 2 if quick else 3))
+        secs = 3.0 if quick else 10.0
+        for c in ((1, 4) if quick else (1, 4, 8)):
+            rows.append(http_path(tmp, c, secs))
+        for r in rows:
+            r["answers/s"] = r["answers"] / r["seconds"]
+            r["cpu s per 1k answers"] = 1000 * r["cpu"] / max(r["answers"], 1)
+        emit("campaign", rows, ["path", "config", "answers", "seconds", "answers/s",
+                                "cpu s per 1k answers", "server cpu s per 1k answers", "503"],
+             args,
+             note="Opt-KG; Python: best of --repeat runs; CLI: two processes per batch "
+                  "(start-up included); HTTP: one server process, client processes for "
+                  f"{secs:.0f} s; wall-clock figures depend on the machine's load")
+        sizes = (1000, 10_000) if quick else (1000, 10_000, 100_000)
+        rec = [record_cost(tmp, r) for r in sizes]
+        for r in rec:
+            r["ratio to 1k"] = r["us per row"] / rec[0]["us per row"]
+        emit("campaign_record", rec, ["rows", "cpu s", "us per row", "ratio to 1k"], args,
+             note="one record() of R answers to R open queries (Opt-KG, fill); CPU time")
+        st = [status_latency(tmp, 5.0 if quick else 15.0)]
+        emit("campaign_status", st, ["writers", "requests", "answers during", "p50 ms",
+                                     "p99 ms", "max ms"], args,
+             note="GET /status (100-row page) every 20 ms while 4 writer processes loop "
+                  "next(10)/record over HTTP; wall-clock latency")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    emit("campaign", rows, ["batching", "n", "sync", "answers", "next calls",
-                            "answers per next", "seconds", "answers/s"], args,
-         note=f"Opt-KG, {K} items, budget {budget}; next+record through the Python API, file "
-              "on disk; median of interleaved runs (the FULL row: one run)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """`crowdopt campaign serve`: a real server on 127.0.0.1 (free port) drives a whole campaign
-over HTTP; no token / a wrong token get 401; bad bodies get 422 with the one-line message."""
+over HTTP; no token / a wrong token get 401, a token of the wrong role 403; bad bodies get 422
+with the one-line message, oversized ones 413; webhooks reach a receiver on 127.0.0.1, signed
+and retried; the status page loads in headless Chromium with the figures of `status --json`."""
 
 from __future__ import annotations
 
@@ -58,6 +60,26 @@ def oversized(base: str, token: str, size: int) -> int:
     return code
 
 
+def start(db: Path, *extra: str):
+    """A `campaign serve` process on a free port; returns (process, base URL)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve", str(db),
+                             "--host", "127.0.0.1", "--port", str(port), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    tok = Path(str(db) + ".token").read_text().strip()
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, proc.communicate()[1]
+        try:
+            if call(base, "/status", token=tok)[0] == 200:
+                return proc, base
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def server(tmp_path):
     from crowdopt.cli import main
@@ -68,23 +90,8 @@ def server(tmp_path):
     items.write_text("item,max_labels\n" + "".join(f"{i},{c}\n" for i, c in caps_of(table).items()))
     assert main(["campaign", "init", str(db), "--policy", "optkg", "--items", str(items),
                  "--budget", "40", "--seed", "4", "--batching", "fill"]) == 0
-    token = Path(str(db) + ".token")  # written by init
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve", str(db),
-                             "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    tok = token.read_text().strip()
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, proc.communicate()[1]
-        try:
-            if call(base, "/status", token=tok)[0] == 200:
-                break
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.1)
+    tok = Path(str(db) + ".token").read_text().strip()  # written by init
+    proc, base = start(db)
     yield base, tok, table, db
     proc.terminate()
     proc.wait(timeout=30)
@@ -156,3 +163,173 @@ def test_http_auth_and_bad_bodies(server):
     res = Campaign.open(db).record([(item, "w", "0")])
     assert code == 200 and doc["results"] == res["results"]
     assert doc["results"][0]["status"] == "rejected"
+
+
+def cli(*argv: str) -> tuple[int, str]:
+    r = subprocess.run([sys.executable, "-m", "crowdopt", *argv], capture_output=True,
+                       text=True, timeout=120)
+    return r.returncode, r.stdout.strip()
+
+
+@pytest.mark.slow
+def test_tokens_roles_worker_tokens_and_rotation(server):
+    base, tok, _, db = server
+    read = Path(str(db) + ".read-token").read_text().strip()
+    assert call(base, "/status", token=read)[0] == 200
+    assert call(base, "/export", token=read)[0] == 200
+    assert call(base, "/next", {"n": 1}, read)[0] == 403  # read-only
+    assert call(base, "/record", {"answers": []}, read)[0] == 403
+    code, wtok = cli("campaign", "token", str(db), "--role", "worker", "--worker", "w1")
+    assert code == 0 and len(wtok) > 20
+    assert call(base, "/status", token=wtok)[0] == 403
+    code, doc = call(base, "/next", {"n": 2, "worker": "w2"}, wtok)
+    assert code == 422 and "this token's worker" in doc["error"]
+    code, doc = call(base, "/next", {"n": 2}, wtok)
+    assert code == 200 and doc["count"] == 2
+    rows = [{"item": q["item"], "worker": w, "label": "1"}
+            for q, w in zip(doc["queries"], ("w2", "w1"))]
+    code, res = call(base, "/record", {"answers": rows}, wtok)
+    assert [r["status"] for r in res["results"]] == ["rejected", "stored"]
+    assert "answers only as that worker" in res["results"][0]["reason"]
+    # rotation: the old read token stops working (within the server's 1 s refresh)
+    code, out = cli("campaign", "token", str(db), "--role", "read", "--json")
+    assert code == 0 and json.loads(out)["token_file"].endswith(".read-token")
+    new = Path(str(db) + ".read-token").read_text().strip()
+    assert new != read and Path(str(db) + ".read-token").stat().st_mode & 0o777 == 0o600
+    time.sleep(1.2)
+    assert call(base, "/status", token=read)[0] == 401
+    assert call(base, "/status", token=new)[0] == 200
+    # nothing of a token is in the file but its hash
+    assert all(t.encode() not in Path(db).read_bytes() for t in (tok, read, new, wtok))
+
+
+@pytest.mark.slow
+def test_status_and_export_are_paged(server):
+    base, tok, _, _ = server
+    code, st = call(base, "/status?offset=5&limit=3", token=tok)
+    assert code == 200 and len(st["labels"]) == 3 and st["page"]["labels_total"] == 25
+    code, full = call(base, "/status?limit=100", token=tok)
+    assert st["labels"] == full["labels"][5:8]
+    assert call(base, "/status?limit=-1", token=tok)[0] == 422
+    code, ex = call(base, "/export?limit=1", token=tok)
+    assert code == 200 and ex["limit"] == 1 and len(ex["answers"]) <= 1
+
+
+def test_serve_exit_codes_for_an_address_it_cannot_bind(tmp_path):
+    from crowdopt.cli import main
+
+    db = tmp_path / "b.db"
+    Campaign.create(db, policy="optkg", items=["a"], budget=1).close()
+    assert main(["campaign", "serve", str(db), "--host", "no-such-host.invalid"]) == 7
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["campaign", "serve", str(db), "--port", str(port)]) == 7
+
+
+class _Receiver:
+    """A webhook receiver on 127.0.0.1: refuses the first `fail` posts with 500."""
+
+    def __init__(self, fail: int):
+        import http.server
+        import threading
+
+        got, box = [], {"fail": fail}
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if box["fail"] > 0:
+                    box["fail"] -= 1
+                    self.send_response(500)
+                else:
+                    got.append((dict(self.headers), body))
+                    self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.got = got
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/hook"
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(tmp_path):
+    import hashlib
+    import hmac
+
+    from crowdopt.campaign.webhooks import Webhooks
+
+    rx = _Receiver(fail=2)
+    camp = Campaign.create(tmp_path / "w.db", policy="optkg", items=["a", "b"], budget=4,
+                           seed=0)
+    hooks = Webhooks([rx.url], b"key", "w.db", backoff=(0.05, 0.1, 0.2))
+    for _ in range(4):
+        qs = camp.next(1)
+        res = camp.record([(q.item, f"u{len(rx.got)}{q.id}", 1) for q in qs])
+        hooks.answers(camp, res)
+    hooks.flush()
+    hooks.close()
+    events = [json.loads(b) for _, b in rx.got]
+    kinds = [e["event"] for e in events]
+    assert kinds.count("answers") == 4 and kinds[-1] == "done"
+    assert [e["fraction"] for e in events if e["event"] == "budget"] == [0.25, 0.5, 0.75, 1.0]
+    for headers, body in rx.got:  # every delivery signed with the key
+        want = "sha256=" + hmac.new(b"key", body, hashlib.sha256).hexdigest()
+        assert headers["X-Crowdopt-Signature"] == want
+    assert len({e["delivery"] for e in events}) == len(events)
+    assert hooks.failed == 0  # the two refusals were retried
+
+
+def browser() -> str | None:
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def dump_dom(url: str) -> str:
+    exe = browser()
+    r = subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        "--virtual-time-budget=3000", url], capture_output=True, text=True,
+                       timeout=120)
+    return r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(browser() is None, reason="no headless browser: install Debian's chromium "
+                    "package (apt-get install chromium) to test the status page")
+def test_status_page_in_headless_chromium(server):
+    import re
+
+    base, tok, table, db = server
+    oracle = TableOracle(table, seed=4)
+    for _ in range(3):
+        code, doc = call(base, "/next", {"n": 4}, tok)
+        rows = [dict(zip(("item", "worker", "label"), oracle.answer(_Q(q))))
+                for q in doc["queries"]]
+        call(base, "/record", {"answers": rows}, tok)
+    read = Path(str(db) + ".read-token").read_text().strip()
+    dom = dump_dom(f"{base}/?token={read}")
+    code, st = cli("campaign", "status", str(db), "--json")
+    st = json.loads(st)
+
+    def shown(key: str) -> str:
+        m = re.search(rf'id="{key}"[^>]*>([^<]*)<', dom)
+        assert m, (key, dom[:500])
+        return m.group(1)
+
+    assert int(shown("spent")) == st["spent"] > 0
+    assert int(shown("left")) == st["left"] and int(shown("budget")) == st["budget"]
+    assert int(shown("labelled")) == st["labelled"]
+    assert int(shown("leased")) == st["open"]["leased"]
+    assert shown("estimate") == f"{st['mean_confidence']:.3f}"
+    assert "<svg" in dom and 'id="confidence-plot"' in dom and 'id="workers"' in dom
+    refused = dump_dom(f"{base}/")
+    assert "unauthorized" in refused and 'id="spent"' not in refused
+    assert "unauthorized" in dump_dom(f"{base}/?token={read}x")

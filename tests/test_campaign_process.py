@@ -124,3 +124,150 @@ def test_two_campaign_objects_in_one_process_interleave(tmp_path):
     assert len(seen) == len(set(seen)) == 80
     assert a.status()["labels"] == b.status()["labels"]
     assert a.status()["done"]
+
+
+HTTP_CLIENT = r"""
+import http.client, json, random, sys, time
+port_file, token, me, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+rng = random.Random(me)
+confirmed, sent = {}, 0
+
+
+def call(path, body):
+    # retry until the server answers (it is killed and restarted under us)
+    while True:
+        try:
+            port = int(open(port_file).read())
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            c.request("POST", path, json.dumps(body), {"Authorization": f"Bearer {token}"})
+            r = c.getresponse()
+            doc = json.loads(r.read())
+            c.close()
+            if r.status == 503:
+                time.sleep(0.05)
+                continue
+            return r.status, doc
+        except (OSError, ValueError, http.client.HTTPException):
+            time.sleep(0.05)
+
+
+while time.time() < until:
+    code, doc = call("/next", {"n": rng.randint(1, 6), "lease": 0.3})
+    if not doc.get("queries"):
+        time.sleep(0.02)
+        continue
+    # a slow crowd now and then: the lease runs out and the query goes to someone else
+    time.sleep(0.6 if rng.random() < 0.25 else rng.random() * 0.02)
+    rows = [{"item": q["item"], "worker": f"c{me}-{q['query']}", "label": str(rng.randint(0, 1))}
+            for q in doc["queries"]]
+    code, res = call("/record", {"answers": rows})
+    assert code == 200, (code, res)
+    for row, r in zip(rows, res["results"]):
+        confirmed[(row["item"], row["worker"])] = r["status"]
+print(json.dumps({"confirmed": [[k[0], k[1], v] for k, v in confirmed.items()]}))
+"""
+
+
+@pytest.mark.slow
+def test_kill_9_of_server_and_cli_under_4_clients_with_expiring_leases(tmp_path):
+    """The fault run: 4 HTTP clients whose leases expire (late answers), a CLI client, the
+    server and the CLI killed with SIGKILL at random instants. Every confirmed answer is in
+    the file exactly once: stored == confirmed stored + late, no duplicate, no valid row
+    refused."""
+    import signal
+    import socket
+
+    db = tmp_path / "f.db"
+    camp = Campaign.create(db, policy="optkg", items=[f"i{k}" for k in range(300)],
+                           budget=100_000, seed=1, batching="fill")
+    token = camp.new_tokens["admin"]
+    camp.close()
+    port_file = tmp_path / "port"
+    rng = random.Random(5)
+
+    def serve():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        p = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve", str(db),
+                              "--port", str(port)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        port_file.write_text(str(port))
+        return p
+
+    script = tmp_path / "client.py"
+    script.write_text(HTTP_CLIENT)
+    srv = serve()
+    until = time.time() + 20
+    clients = [subprocess.Popen([sys.executable, str(script), str(port_file), token, str(me),
+                                 str(until)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for me in range(4)]
+    cli_confirmed: dict = {}
+    kills = {"server": 0, "cli": 0}
+    batch = 0
+    box = {"srv": srv}
+
+    def killer():  # the server dies mid-request, twice, and is restarted
+        for at in (until - 12, until - 6):
+            time.sleep(max(0.0, at - time.time()))
+            box["srv"].send_signal(signal.SIGKILL)
+            box["srv"].wait()
+            kills["server"] += 1
+            box["srv"] = serve()
+
+    import threading
+
+    k = threading.Thread(target=killer)
+    k.start()
+    while time.time() < until - 1:
+        # the CLI path: next, then record, killed now and then and simply run again
+        nxt = subprocess.run([sys.executable, "-m", "crowdopt", "campaign", "next", str(db),
+                              "--n", "3", "--lease", "0.3", "--json"], capture_output=True,
+                             text=True)
+        if nxt.returncode != 0:
+            continue  # a busy file (exit 6): nothing was handed out
+        qs = json.loads(nxt.stdout)["queries"]
+        if not qs:
+            continue
+        batch += 1
+        ans = tmp_path / f"cli{batch}.csv"
+        ans.write_text("item,worker,label\n" + "".join(
+            f"{q['item']},cli-{q['query']},1\n" for q in qs))
+        while True:
+            p = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "record",
+                                  str(db), str(ans), "--json"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+            if rng.random() < 0.3:
+                time.sleep(rng.random() * 0.8)
+                p.send_signal(signal.SIGKILL)
+                kills["cli"] += 1
+            out, _ = p.communicate()
+            if p.returncode == 0:
+                for r in json.loads(out)["results"]:
+                    cli_confirmed[(r["item"], r["worker"])] = r["status"]
+                break
+            assert p.returncode in (-9, 6), out  # killed or busy: run it again
+    k.join()
+    confirmed = dict(cli_confirmed)
+    for c in clients:
+        out, err = c.communicate(timeout=120)
+        assert c.returncode == 0, err[-2000:]
+        confirmed.update({(i, w): s for i, w, s in json.loads(out)["confirmed"]})
+    box["srv"].send_signal(signal.SIGKILL)
+    box["srv"].wait()
+    statuses = list(confirmed.values())
+    assert "rejected" not in statuses  # no valid row refused
+    assert kills["server"] >= 1 and statuses.count("late") >= 1
+    camp = Campaign.open(db)  # rebuilt from the log: every decision checked
+    stored = camp.answers()
+    keys = [(i, w) for i, w, _ in stored]
+    assert len(keys) == len(set(keys))  # no answer twice
+    assert set(keys) == set(confirmed)  # every confirmed answer, nothing else
+    st = camp.status()
+    assert st["answers"] == len(confirmed) == statuses.count("stored") + statuses.count(
+        "late") + statuses.count("duplicate")  # a duplicate: a re-send after a lost reply
+    assert st["late"] >= statuses.count("late")
+    print(f"fault run: {kills['server']} server and {kills['cli']} CLI kills; {st['answers']} "
+          f"answers stored = {statuses.count('stored')} confirmed stored + "
+          f"{statuses.count('late')} late + {statuses.count('duplicate')} re-sent; "
+          "0 duplicated, 0 refused")

@@ -128,7 +128,27 @@ class _Mem:
         self.closed_any: set[int] = set()  # items with an answered any-worker query
         self.late: list[tuple[int, int, int, int]] = []  # (seq, item, worker, label) not applied
         self.n_late = 0
-        self.n_answers = 0
+        self.log = AnswerLog()  # every answer in event order (status reads it, not the file)
+
+
+class AnswerLog:
+    """The answers as growing numpy columns (item, worker, label, late, time), appended as
+    they are committed or caught up, so a status costs no scan of the answers table."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.cols = np.zeros((5, 1024))
+
+    def add(self, item: int, worker: int, label: int, late: bool, at: float) -> None:
+        if self.n == self.cols.shape[1]:
+            self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
+        self.cols[:, self.n] = (item, worker, label, late, at)
+        self.n += 1
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        c = self.cols[:, :self.n]
+        i = c[:3].astype(np.int64)
+        return i[0], i[1], i[2], c[3] > 0, c[4]
 
 
 class Campaign:
@@ -422,8 +442,8 @@ class Campaign:
                     (decs[0][0],)):
                 qs.setdefault(k, []).append((qid, item, worker))
         ans = self.conn.execute(
-            "SELECT seq, query, item, worker, label FROM answers WHERE seq > ? ORDER BY seq",
-            (mem.seq,)).fetchall()
+            "SELECT seq, query, item, worker, label, recorded_at FROM answers WHERE seq > ? "
+            "ORDER BY seq", (mem.seq,)).fetchall()
         events = sorted([(d[1], 0, d) for d in decs] + [(a[0], 1, a) for a in ans])
         for _, kind, ev in events:
             if kind == 0:
@@ -433,11 +453,11 @@ class Campaign:
                                 json.loads(data) if data else {})
                 self._add_decision(mem, k, seq, p, [r[0] for r in rows])
             else:
-                seq, qid, item, worker, label = ev
+                seq, qid, item, worker, label, at = ev
                 if qid is None:
-                    self._add_late(mem, seq, item, worker, label)
+                    self._add_late(mem, seq, item, worker, label, at)
                 else:
-                    self._add_answer(mem, qid, item, worker, label)
+                    self._add_answer(mem, qid, item, worker, label, at)
         mem.seq = cur
         mem.S = None  # other processes' events: rebuild the what-if copy when needed
         self._advance(mem)
@@ -463,7 +483,8 @@ class Campaign:
             dv.check(mem.A.propose(), p, k)
             mem.A.hold(p)
 
-    def _add_answer(self, mem: _Mem, qid: int, item: int, worker: int, label: int) -> None:
+    def _add_answer(self, mem: _Mem, qid: int, item: int, worker: int, label: int,
+                    at: float) -> None:
         k, pos = mem.q[qid]
         d = mem.decs[k - 1]
         d.labels[pos] = label
@@ -475,16 +496,17 @@ class Campaign:
             mem.open_pair.pop((item, worker), None)
         mem.answered[(item, worker)] = label
         mem.known += 1
-        mem.n_answers += 1
+        mem.log.add(item, worker, label, False, at)
         if self.batching == "fill" and d.complete():
             mem.A.apply(d.p, d.labels)
             mem.applied += 1  # fill: decisions applied (in answer order), not a prefix
 
-    def _add_late(self, mem: _Mem, seq: int, item: int, worker: int, label: int) -> None:
+    def _add_late(self, mem: _Mem, seq: int, item: int, worker: int, label: int,
+                  at: float) -> None:
         """A late answer: kept, and observed by the policy at its place in the log."""
         mem.answered[(item, worker)] = label
         mem.n_late += 1
-        mem.n_answers += 1
+        mem.log.add(item, worker, label, True, at)
         mem.S = None
         if self.batching == "fill":
             mem.A.late(item, label)
@@ -785,9 +807,9 @@ class Campaign:
             for t, s_ in zip(todo, seqs):
                 qid, item, w, label, _ = t
                 if qid is None:
-                    self._add_late(mem, s_, item, w, label)
+                    self._add_late(mem, s_, item, w, label, now)
                 else:
-                    self._add_answer(mem, qid, item, w, label)
+                    self._add_answer(mem, qid, item, w, label, now)
             mem.seq = seq
             self._advance(mem)
         counts = {k: sum(r["status"] == k for r in results)

@@ -116,12 +116,16 @@ class Tokens:
         self.roles: dict[str, tuple[str, str | None]] = {}
         self.at = -1.0
 
+    def stale(self) -> bool:
+        return time.monotonic() - self.at > 1.0
+
+    def refresh(self) -> None:
+        """Re-read the hashes (a database read: call it off the event loop)."""
+        with self.lock:
+            self.roles = self.camp.token_roles()
+        self.at = time.monotonic()
+
     def role(self, token: str) -> tuple[str, str | None] | None:
-        now = time.monotonic()
-        if now - self.at > 1.0:
-            with self.lock:
-                self.roles = self.camp.token_roles()
-            self.at = now
         # a lookup by SHA-256: timing reveals nothing usable about a token (a preimage)
         return self.roles.get(store.token_hash(token))
 
@@ -163,7 +167,9 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
             tok = got[7:] if got.startswith("Bearer ") else None
             if tok is None and html:
                 tok = request.query_params.get("token")
-            role = None if tok is None else await run_in_threadpool(tokens.role, tok)
+            if tokens.stale():
+                await run_in_threadpool(tokens.refresh)
+            role = None if tok is None else tokens.role(tok)
             if role is None:
                 return error(401, "unauthorized: send 'Authorization: Bearer TOKEN' (DB.token, "
                              "DB.read-token or a token from `campaign token`)",

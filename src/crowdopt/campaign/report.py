@@ -62,18 +62,16 @@ def _exhausted(camp, mem) -> bool:
     return size == 0 or size > camp.budget - mem.n_queries or S.propose() is None
 
 
-def _rates(conn, now: float, window: float = 600.0) -> tuple[float | None, float | None]:
+def _rates(times: np.ndarray, now: float, window: float = 600.0
+           ) -> tuple[float | None, float | None]:
     """Answers per minute over the last `window` seconds (or since the first answer when
     sooner), and the time of the last answer."""
-    first, last = conn.execute("SELECT min(recorded_at), max(recorded_at) FROM answers"
-                               ).fetchone()
-    if first is None:
+    if not times.size:
         return None, None
-    since = max(first, now - window)
-    (n,) = conn.execute("SELECT count(*) FROM answers WHERE recorded_at >= ?", (since,)
-                        ).fetchone()
+    since = max(float(times.min()), now - window)
+    n = int(np.count_nonzero(times >= since))
     span = max(now - since, 1.0)
-    return 60.0 * n / span, last
+    return 60.0 * n / span, float(times.max())
 
 
 def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
@@ -92,10 +90,8 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
     page the per-item labels, the workers and the expired leases (the totals and summaries
     always cover everything)."""
     conn = camp.conn
-    ans = np.array(conn.execute("SELECT item, worker, label, query IS NULL FROM answers "
-                                "ORDER BY seq").fetchall(), dtype=np.int64).reshape(-1, 4)
-    a_item, a_worker, a_label, a_late = ans[:, 0], ans[:, 1], ans[:, 2], ans[:, 3]
-    n_ans = len(ans)
+    a_item, a_worker, a_label, a_late, a_time = mem.log.columns()
+    n_ans = len(a_item)
     n_late = int(a_late.sum())
     rows = conn.execute("SELECT q.id, q.item, q.worker, q.handed, q.lease_until, q.leased_to "
                         "FROM queries q WHERE q.open = 1 ORDER BY q.id").fetchall()
@@ -142,7 +138,7 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
     done = (not n_leased and not expired and not waiting and n_ans - n_late == issued
             and (issued + n_late >= camp.budget or _exhausted(camp, mem)))
     left = camp.budget - issued - n_late
-    rate, last = _rates(conn, now)
+    rate, last = _rates(a_time, now)
     outstanding = n_leased + len(expired) + waiting
     eta = None
     if not done and rate:
