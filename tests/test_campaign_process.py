@@ -127,8 +127,8 @@ def test_two_campaign_objects_in_one_process_interleave(tmp_path):
 
 
 HTTP_CLIENT = r"""
-import http.client, json, random, sys, time
-port_file, token, me, until = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+import http.client, json, os, random, sys, time
+port_file, token, me, stop = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 rng = random.Random(me)
 confirmed, sent = {}, 0
 
@@ -151,7 +151,7 @@ def call(path, body):
             time.sleep(0.05)
 
 
-while time.time() < until:
+while not os.path.exists(stop):
     code, doc = call("/next", {"n": rng.randint(1, 6), "lease": 0.3})
     if not doc.get("queries"):
         time.sleep(0.02)
@@ -198,28 +198,41 @@ def test_kill_9_of_server_and_cli_under_4_clients_with_expiring_leases(tmp_path)
     script = tmp_path / "client.py"
     script.write_text(HTTP_CLIENT)
     srv = serve()
-    until = time.time() + 20
+    stop = tmp_path / "stop"
     clients = [subprocess.Popen([sys.executable, str(script), str(port_file), token, str(me),
-                                 str(until)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 str(stop)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True) for me in range(4)]
     cli_confirmed: dict = {}
     kills = {"server": 0, "cli": 0}
-    batch = 0
-    box = {"srv": srv}
+    batch = attempts = 0
+    box = {"srv": srv, "done": False}
+
+    def up() -> None:  # until the (re)started server answers
+        while True:
+            try:
+                port = int(port_file.read_text())
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return
+            except (OSError, ValueError):
+                time.sleep(0.1)
 
     def killer():  # the server dies mid-request, twice, and is restarted
-        for at in (until - 12, until - 6):
-            time.sleep(max(0.0, at - time.time()))
+        for _ in range(2):
+            up()
+            time.sleep(3 + rng.random() * 2)
             box["srv"].send_signal(signal.SIGKILL)
             box["srv"].wait()
             kills["server"] += 1
             box["srv"] = serve()
+        up()
+        time.sleep(4)
+        box["done"] = True
 
     import threading
 
     k = threading.Thread(target=killer)
     k.start()
-    while time.time() < until - 1:
+    while not box["done"]:
         # the CLI path: next, then record, killed now and then and simply run again
         nxt = subprocess.run([sys.executable, "-m", "crowdopt", "campaign", "next", str(db),
                               "--n", "3", "--lease", "0.3", "--json"], capture_output=True,
@@ -237,17 +250,19 @@ def test_kill_9_of_server_and_cli_under_4_clients_with_expiring_leases(tmp_path)
             p = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "record",
                                   str(db), str(ans), "--json"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-            if rng.random() < 0.3:
-                time.sleep(rng.random() * 0.8)
+            attempts += 1
+            if attempts % 2:  # every other run of `record` dies at a random instant
+                time.sleep(rng.random() * 1.5)
                 p.send_signal(signal.SIGKILL)
-                kills["cli"] += 1
             out, _ = p.communicate()
+            kills["cli"] += p.returncode == -9
             if p.returncode == 0:
                 for r in json.loads(out)["results"]:
                     cli_confirmed[(r["item"], r["worker"])] = r["status"]
                 break
             assert p.returncode in (-9, 6), out  # killed or busy: run it again
     k.join()
+    stop.touch()
     confirmed = dict(cli_confirmed)
     for c in clients:
         out, err = c.communicate(timeout=120)

@@ -378,6 +378,12 @@ class Campaign:
                              "a read-only file", note=f"{self.path}: status and export work, "
                              "next and record do not")
         try:
+            if write:
+                # catch up in a read snapshot first (a fresh process replays the whole log
+                # here): the write lock is then held only for the events since
+                self.conn.execute("BEGIN")
+                self._catch_up()
+                self.conn.execute("COMMIT")
             self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             mem = self._catch_up()
             yield mem
