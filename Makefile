@@ -37,7 +37,7 @@ demo: $(STAMP)
 	$(BIN)/crowdopt demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples tools
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
