@@ -61,6 +61,7 @@ def fmt(v: Any, digits: int = 6) -> str:
 
 
 def format_table(rows: list[dict], columns: list[str]) -> str:
+    """Rows as an aligned plain-text table of the given columns."""
     cells = [[fmt(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
     line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
@@ -153,6 +154,7 @@ def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    """`crowdopt generate`: a random instance file of a problem (or its parameters)."""
     from .instances import dump_instance
     from .registry import get_problem
 
@@ -191,6 +193,7 @@ def _exit_for(results: list, proven: bool = False) -> int:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    """`crowdopt solve`: one method on an instance file, certified."""
     from .api import load, solve
 
     inst = load(args.instance)
@@ -204,6 +207,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """`crowdopt compare`: every fast path and exact model side by side."""
     from .api import compare, load
 
     inst = load(args.instance)
@@ -250,6 +254,7 @@ def _cert_exit(certs: list[dict]) -> int:
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    """`crowdopt certify`: the certificate of an instance file or of every file in a folder."""
     target = Path(args.instance)
     if args.instance != "-" and target.is_dir():
         files = sorted(str(p) for p in target.glob("*.json"))
@@ -320,6 +325,7 @@ def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """`crowdopt demo`: each problem's example, fast path against exact model."""
     from .api import solve, warm_up
     from .registry import get_problem, problem_names
     from .solvers.certify import gap_ratio, lower_upper
@@ -355,6 +361,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
+    """The `crowdopt` argument parser, with every command plugin registered."""
     from .registry import problem_names
     from .version import __version__
 
@@ -447,6 +454,7 @@ def _missing_target(gp: argparse.ArgumentParser):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the CLI on `argv`; returns the exit code (bad input: 2, one line on stderr)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

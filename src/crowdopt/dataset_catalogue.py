@@ -52,6 +52,7 @@ class CatalogueEntry:
 
     @property
     def size(self) -> int:
+        """Total bytes of the set's files."""
         return sum(f.size for f in self.files)
 
 

@@ -45,6 +45,7 @@ class ProgressBar:
                          dynamic_ncols=True, unit=unit, unit_scale=unit == "B")
 
     def update(self, n: int = 1, postfix: str | None = None) -> None:
+        """Advance by `n` steps, optionally with a postfix text."""
         self.n += n
         if postfix is not None:
             self._postfix = postfix
@@ -65,6 +66,7 @@ class ProgressBar:
               file=sys.stderr, flush=True)
 
     def close(self) -> None:
+        """Finish the bar."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None

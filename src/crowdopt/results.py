@@ -84,6 +84,7 @@ def fmt(v: Any, digits: int = 6) -> str:
 
 
 def fmt_time(seconds: float | None) -> str:
+    """Seconds as a short human reading (us, ms, s)."""
     if seconds is None:
         return "-"
     if seconds < 1e-3:
@@ -172,9 +173,11 @@ class Certificate(_ByKey):
         return jsonable(out)
 
     def to_json(self, indent: int | None = 1) -> str:
+        """The certificate as JSON text (`crowdopt certify --json`)."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def replace(self, **changes: Any) -> Certificate:
+        """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
     @property
@@ -271,6 +274,7 @@ class Result:
     # ------------------------------------------------------------------ derived
     @property
     def proven_optimal(self) -> bool:
+        """Whether the certificate proves the solution optimal."""
         return bool(self.certificate is not None and self.certificate.proven_optimal)
 
     @property
@@ -285,10 +289,12 @@ class Result:
 
     @property
     def ratio(self) -> float | None:
+        """The certificate's ratio lower/upper, if any."""
         return self.certificate.ratio if self.certificate is not None else None
 
     @property
     def sense(self) -> str | None:
+        """The problem's sense ('min' or 'max'), if certified."""
         return self.certificate.sense if self.certificate is not None else None
 
     def solution_dict(self) -> dict | None:
@@ -305,6 +311,7 @@ class Result:
         return self.instance.spec.size(self.instance)
 
     def replace(self, **changes: Any) -> Result:
+        """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------------ output
@@ -330,6 +337,7 @@ class Result:
         return jsonable(out)
 
     def to_json(self, indent: int | None = 1, solution: bool = True) -> str:
+        """The result as JSON text (`crowdopt solve --json`)."""
         return json.dumps(self.to_dict(solution), indent=indent, allow_nan=False)
 
     def __str__(self) -> str:
@@ -401,6 +409,7 @@ class Comparison(Sequence):
         return iter(self.results)
 
     def by_algorithm(self) -> dict[str, Result]:
+        """The results by algorithm name."""
         return {r.algorithm: r for r in self.results}
 
     @property
@@ -434,9 +443,11 @@ class Comparison(Sequence):
                          "results": [r.to_dict(solution=False) for r in self.results]})
 
     def to_json(self, indent: int | None = 1) -> str:
+        """The comparison as JSON text (`crowdopt compare --json`)."""
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def table(self) -> str:
+        """The comparison as a plain-text table."""
         rows = [[r.method, r.algorithm, str(r.status), fmt(r.objective), fmt(r.bound),
                  fmt(r.gap), fmt(r.ratio), fmt(r.time_s)] for r in self.results]
         head = ["method", "algorithm", "status", "objective", "bound", "gap", "ratio", "time_s"]

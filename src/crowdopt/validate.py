@@ -24,12 +24,14 @@ from .errors import InputError
 
 
 def require_mapping(obj: Any, field: str) -> Mapping:
+    """The object if it is a JSON object (mapping), else a one-line InputError."""
     if not isinstance(obj, Mapping):
         raise InputError(field, "a JSON object", type(obj).__name__)
     return obj
 
 
 def require_key(obj: Mapping, key: str, field: str = "") -> Any:
+    """obj[key], or a one-line InputError saying the field is required."""
     if key not in obj:
         raise InputError(_join(field, key), "a value (the field is required)", "nothing")
     return obj[key]
@@ -162,6 +164,7 @@ def as_list(x: Any) -> Any:
 
 
 def sequence(x: Any, field: str, *, min_len: int = 0, length: int | None = None) -> Sequence:
+    """x as a list (not a string or mapping) of the required length."""
     x = as_list(x)
     if isinstance(x, str | bytes | Mapping) or not isinstance(x, Sequence):
         raise InputError(field, "a list", type(x).__name__)
@@ -184,6 +187,7 @@ def real_array(x: Any, field: str, *, lo: float | None = None, hi: float | None 
 
 def probability_array(x: Any, field: str, *, length: int | None = None,
                       min_len: int = 0) -> np.ndarray:
+    """A list of probabilities in [0, 1] as a float array."""
     seq = sequence(x, field, length=length, min_len=min_len)
     out = np.empty(len(seq), dtype=float)
     for k, v in enumerate(seq):
@@ -193,6 +197,7 @@ def probability_array(x: Any, field: str, *, length: int | None = None,
 
 def int_array(x: Any, field: str, *, lo: int | None = None, hi: int | None = None,
               length: int | None = None, min_len: int = 0) -> np.ndarray:
+    """A list of integers within [lo, hi] as an int64 array."""
     seq = sequence(x, field, length=length, min_len=min_len)
     out = np.empty(len(seq), dtype=np.int64)
     for k, v in enumerate(seq):
@@ -202,6 +207,7 @@ def int_array(x: Any, field: str, *, lo: int | None = None, hi: int | None = Non
 
 def real_matrix(x: Any, field: str, *, lo: float | None = None, hi: float | None = None,
                 shape: tuple[int | None, int | None] = (None, None)) -> np.ndarray:
+    """A list of equal-length lists of reals within [lo, hi] as a 2-d array."""
     rows = sequence(x, field, length=shape[0])
     if not rows:
         return np.zeros((0, shape[1] or 0))
@@ -215,6 +221,7 @@ def real_matrix(x: Any, field: str, *, lo: float | None = None, hi: float | None
 
 
 def choice(x: Any, field: str, options: Sequence[str]) -> str:
+    """x if it is one of `options`, else a one-line InputError listing them."""
     if not isinstance(x, str) or x not in options:
         raise InputError(field, "one of " + ", ".join(repr(o) for o in options), x)
     return x

@@ -88,6 +88,7 @@ class Query:
     iteration: int | None = None  # CL-TAP: the worker's iteration (0-based) for this label
 
     def to_dict(self) -> dict:
+        """The query as JSON (what `campaign next --json` prints)."""
         d = {"query": self.id, "item": self.item, "worker": self.worker,
              "decision": self.decision, "round": self.round, "lease_until": self.lease_until}
         if self.iteration is not None:
@@ -315,6 +316,7 @@ class Campaign:
             raise
 
     def close(self) -> None:
+        """Close the campaign's SQLite connection."""
         self.conn.close()
 
     def __enter__(self) -> Campaign:

@@ -65,6 +65,7 @@ class Driver:
         self.pending = 0
 
     def clone(self) -> Driver:  # pragma: no cover - every driver overrides
+        """An independent copy for what-if proposals."""
         raise NotImplementedError
 
     def determined(self) -> bool:
@@ -76,9 +77,11 @@ class Driver:
         return 1
 
     def pend(self, p: Proposal) -> None:
+        """Note proposal `p` as handed out, its answers pending."""
         self.pending += 1
 
     def hold(self, p: Proposal) -> None:
+        """Keep proposal `p` from being proposed again while pending."""
         pass
 
     def follow(self, p: Proposal) -> Proposal | None:
@@ -120,6 +123,7 @@ class IndexDriver(Driver):
                 pol.exclude(i)
 
     def clone(self) -> IndexDriver:
+        """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.pol = self.pol.clone()
         new.count = list(self.count)
@@ -132,6 +136,7 @@ class IndexDriver(Driver):
         return self.pol.arg.top_key() is None
 
     def determined(self) -> bool:
+        """True when the next proposal depends on no pending answer."""
         if self.pending == 0:
             return True
         if not self.speculative:
@@ -142,6 +147,7 @@ class IndexDriver(Driver):
         return k > self.bound
 
     def propose(self) -> Proposal | None:
+        """The policy's next decision, or None when it has none left."""
         if self._empty():
             return None
         i = int(self.pol.next())
@@ -153,6 +159,7 @@ class IndexDriver(Driver):
         return c is not None and self.count[i] >= c
 
     def apply(self, p: Proposal, labels: list[int]) -> None:
+        """Feed the answers of proposal `p` to the policy."""
         i = p.item
         self.pol.observe(i, 1 if labels[0] == 1 else -1)
         if self.fill:
@@ -162,6 +169,7 @@ class IndexDriver(Driver):
             self.pol.exclude(i)
 
     def hold(self, p: Proposal) -> None:
+        """Take the pending item out of the what-if copy."""
         self.pol.exclude(p.item)
 
     def late(self, item: int, label: int) -> None:
@@ -173,6 +181,7 @@ class IndexDriver(Driver):
             self.bound = max(self.bound, *self.pol.outcome_keys(item))
 
     def pend(self, p: Proposal) -> None:
+        """Note proposal `p` as handed out, its answers pending."""
         self.pending += 1
         if self.speculative:
             if not self._capped(p.item):
@@ -199,26 +208,31 @@ class PairDriver(Driver):
         self.pol = pol
 
     def clone(self) -> PairDriver:
+        """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.pol = self.pol.clone()
         return new
 
     def propose(self) -> Proposal | None:
+        """The policy's next (item, worker) pair, or None when none is left."""
         if self.pol.keys.max() == _GONE:
             return None
         i, j = self.pol.next()
         return Proposal("pair", int(i), (int(j),))
 
     def apply(self, p: Proposal, labels: list[int]) -> None:
+        """Feed the answer of proposal `p` to the policy."""
         act = (p.item, p.workers[0])
         self.pol.observe(act, 1 if labels[0] == 1 else -1)
         if not self.fill:
             self.pol.exclude(act)
 
     def hold(self, p: Proposal) -> None:
+        """Take the pending pair out of the what-if copy."""
         self.pol.exclude((p.item, p.workers[0]))
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Current class index per item and the posterior of that label."""
         from ..policies import beta_posterior as bp
 
         pos = self.pol.estimate()
@@ -248,6 +262,7 @@ class LsolDriver(Driver):
         self._next: Action | None = None
 
     def clone(self) -> LsolDriver:
+        """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.learner = copy.deepcopy(self.learner)
         new.outputs = dict(self.outputs)
@@ -261,16 +276,19 @@ class LsolDriver(Driver):
         return self._next
 
     def determined(self) -> bool:
+        """True when the next arrival's labeler set is known."""
         a = self._action()
         if a is None or not self.dirty:
             return True
         return a.kind == "explore_new" and self.learner.filter is None
 
     def size(self) -> int:
+        """Queries of the next proposal (the labeler set's size)."""
         a = self._action()
         return 0 if a is None else len(a.labelers)
 
     def propose(self) -> Proposal | None:
+        """The next arrival and its labeler set, or None past the items."""
         a = self._action()
         if a is None:
             return None
@@ -295,6 +313,7 @@ class LsolDriver(Driver):
                       p.item + 1)
 
     def apply(self, p: Proposal, labels: list[int]) -> None:
+        """Feed the answers of proposal `p` to the learner."""
         self._next = None
         lab = np.asarray(labels, dtype=np.int64)
         if p.kind == "exploit":  # the replay's exploitation step: vote of the queried set
@@ -307,6 +326,7 @@ class LsolDriver(Driver):
             self.outputs[p.item] = int(self.learner.observe(self._act(p), lab))
 
     def pend(self, p: Proposal) -> None:
+        """Note proposal `p` as handed out, its answers pending."""
         self.pending += 1
         if p.kind != "exploit":
             # advance the tester count (label-independent) with a placeholder observation;
@@ -335,14 +355,17 @@ class PlanDriver(Driver):
         self.score = np.zeros(n_items)
 
     def clone(self) -> PlanDriver:
+        """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.score = self.score.copy()
         return new
 
     def determined(self) -> bool:
+        """Always True: the plan is fixed in advance."""
         return True
 
     def propose(self) -> Proposal | None:
+        """The plan's next (annotator, task), or None at its end."""
         if self.pos >= len(self.plan):
             return None
         j, k, task = self.plan[self.pos]
@@ -350,10 +373,12 @@ class PlanDriver(Driver):
         return Proposal("plan", task, (j,), {"iteration": k})
 
     def apply(self, p: Proposal, labels: list[int]) -> None:
+        """Add the answer of proposal `p` to its task's logit-weighted score."""
         s = self.logits[p.workers[0], p.data["iteration"]]
         self.score[p.item] += s if labels[0] == 1 else -s
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """Current class index per item and the posterior of that label."""
         mu = 1.0 / (1.0 + np.exp(-self.score))  # posterior P(positive), prior 1/2
         pos = mu >= 0.5
         return pos.astype(np.int64), np.where(pos, mu, 1.0 - mu)
@@ -405,6 +430,7 @@ def build(policy: str, params: dict, seed: int, budget: int, n_items: int, n_wor
 
 
 def check(p: Proposal | None, want: Proposal, k: int) -> None:
+    """Refuse a replayed decision that differs from the logged one (`Diverged`)."""
     if p is None or p.item != want.item or p.workers != want.workers or p.kind != want.kind:
         got = None if p is None else (p.kind, p.item, p.workers)
         raise Diverged(f"campaign log: decision {k} is {(want.kind, want.item, want.workers)} "

@@ -63,6 +63,7 @@ def _label_studio(header: list[str], rows: list[list[Any]], what: str, meta: dic
 
 def render(fmt: str, header: list[str], rows: list[list[Any]], *, what: str,
            meta: dict | None = None) -> str:
+    """Rows as the text of an export format (csv, jsonl or Label Studio JSON)."""
     meta = meta or {}
     if fmt == "csv":
         buf = io.StringIO()

@@ -117,6 +117,7 @@ class Tokens:
         self.at = -1.0
 
     def stale(self) -> bool:
+        """Whether the roles were read over a second ago."""
         return time.monotonic() - self.at > 1.0
 
     def refresh(self) -> None:
@@ -126,6 +127,7 @@ class Tokens:
         self.at = time.monotonic()
 
     def role(self, token: str) -> tuple[str, str | None] | None:
+        """The (role, worker) of a bearer token, or None (call `refresh` when `stale`)."""
         # a lookup by SHA-256: timing reveals nothing usable about a token (a preimage)
         return self.roles.get(store.token_hash(token))
 

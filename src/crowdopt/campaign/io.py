@@ -303,6 +303,7 @@ def answer_rows(rows: Any) -> list[tuple[str, str | None, str | None, str | None
 
 # ----------------------------------------------------------------------------- parameters
 def parse_classes(labels: Any, policy: str) -> list[str]:
+    """The class values of --labels (two for the binary policies, 2+ for lsol)."""
     if labels is None:
         labels = ["0", "1"]
     elif isinstance(labels, str):

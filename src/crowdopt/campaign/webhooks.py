@@ -32,6 +32,7 @@ THRESHOLDS = (0.25, 0.5, 0.75, 1.0)
 
 
 def check_urls(urls: list[str]) -> None:
+    """Refuse a webhook address that is not an http(s)://host/path URL."""
     for u in urls:
         p = urllib.parse.urlsplit(u)
         if p.scheme not in ("http", "https") or not p.netloc:
@@ -60,6 +61,7 @@ def load_secret(path: str | os.PathLike) -> bytes:
 
 
 def sign(secret: bytes, body: bytes) -> str:
+    """The HMAC-SHA256 signature header value of a webhook body."""
     return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
@@ -79,6 +81,7 @@ class Webhooks:
 
     # ---------------------------------------------------------------- events
     def emit(self, event: str, data: dict) -> None:
+        """Queue an event for every webhook (signed, sent in the background)."""
         doc = {"event": event, "campaign": self.campaign, "time": time.time(),
                "delivery": secrets.token_hex(8), **data}
         self.q.put(doc)
@@ -148,4 +151,5 @@ class Webhooks:
             time.sleep(0.02)
 
     def close(self) -> None:
+        """Stop the sender after the queued events."""
         self.q.put(None)

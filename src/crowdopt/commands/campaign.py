@@ -54,6 +54,7 @@ def write_secret(path: Path, text: str, *, replace: bool = False) -> None:
 
 
 def secrets_suffix() -> str:
+    """A short random hex suffix for temporary file names."""
     import secrets
 
     return secrets.token_hex(4)
@@ -65,6 +66,7 @@ def _iso(t: float) -> str:
 
 # ----------------------------------------------------------------------------- init
 def cmd_init(args: argparse.Namespace) -> int:
+    """`crowdopt campaign init`: create a campaign file."""
     from ..campaign import Campaign
     from ..cli import emit_json
 
@@ -112,6 +114,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- next
 def cmd_next(args: argparse.Namespace) -> int:
+    """`crowdopt campaign next`: hand out the next queries, leased."""
     from ..cli import emit_json, format_table
 
     with _open(args.db) as camp:
@@ -146,6 +149,7 @@ def cmd_next(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- record
 def cmd_record(args: argparse.Namespace) -> int:
+    """`crowdopt campaign record`: record answers, an outcome per row."""
     from ..campaign import io as cio
     from ..cli import emit_json
 
@@ -171,6 +175,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- status
 def cmd_status(args: argparse.Namespace) -> int:
+    """`crowdopt campaign status`: budget, labels with confidence, reliabilities."""
     from ..cli import emit_json, format_table
 
     with _open(args.db, readonly=True) as camp:  # a reader never waits for a writer
@@ -219,6 +224,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
+    """`crowdopt campaign export`: write the answers or the labels."""
     from ..campaign.export import export_rows, write_export
 
     with _open(args.db, readonly=True) as camp:
@@ -233,6 +239,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- token
 def cmd_token(args: argparse.Namespace) -> int:
+    """`crowdopt campaign token`: make or rotate a bearer token."""
     from ..cli import emit_json
 
     with _open(args.db) as camp:
@@ -258,6 +265,7 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- serve
 def cmd_serve(args: argparse.Namespace) -> int:
+    """`crowdopt campaign serve`: the HTTP service and status page."""
     from ..campaign.http import serve
 
     if (args.certfile is None) != (args.keyfile is None):
@@ -275,6 +283,7 @@ def _positive_int(text: str) -> int:
 
 
 def register(cli) -> None:
+    """Add `crowdopt campaign` and its subcommands to the CLI."""
     from ..cli import _Parser
     from ..cliargs import new_file, port, seconds
     from ..policies.lsol import ESTIMATORS

@@ -16,6 +16,7 @@ from ..cliargs import add_batch_flags
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """`crowdopt reproduce cltap`: paper 003's Table 3 and error curves."""
     from ..experiments.cltap_repro import reproduce
 
     out_dir = args.output or f"cltap-{args.scale}"
@@ -47,6 +48,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def register(cli) -> None:
+    """Add `crowdopt reproduce cltap` to the CLI."""
     p = cli.reproduce.add_parser(
         "cltap", help="paper 003: Table 3 and classification error vs baselines",
         description="Reproduce paper 003 (CL-TAP): Table 3 small instances (CBP vs the proven "

@@ -22,6 +22,7 @@ from ..errors import InputError
 
 
 def register(cli) -> None:
+    """Add `crowdopt aggregate` and `crowdopt estimate` to the CLI."""
     from ..crowd.auto import AUTO_Z
     from ..crowd.methods import DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED
     from ..crowd.runner import AUTO
@@ -146,6 +147,7 @@ def load_inputs(args: argparse.Namespace):
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
+    """`crowdopt aggregate`: one label per task through `crowd.run_method`."""
     from ..cli import emit_json, format_table
     from ..crowd.export import write_posteriors
     from ..crowd.reliability import read_accuracies
@@ -201,6 +203,7 @@ def _write_labels(path: str, table, res) -> None:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
+    """`crowdopt estimate`: per-worker reliability from gold or a model."""
     from ..cli import emit_json, format_table
     from ..crowd.export import gold_confusion, model_confusion, write_confusion
     from ..crowd.reliability import from_em, from_gold, write_reliability

@@ -61,6 +61,7 @@ def _emit(sets: list[dict]) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """`crowdopt datasets list`: every catalogued set and whether it is here."""
     from ..cli import format_table
     from ..dataset_catalogue import catalogue
 
@@ -83,6 +84,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    """`crowdopt datasets info`: one set's description, citation, licence, files."""
     d = _doc(args.name, files=True)
     if args.json:
         _emit([d])
@@ -105,6 +107,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
+    """`crowdopt datasets fetch`: download sets, verified by their hashes."""
     from ..datapath import download_dir, fetch_set, find_set, mirror_url
     from ..dataset_catalogue import entry
 
@@ -133,6 +136,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def cmd_path(args: argparse.Namespace) -> int:
+    """`crowdopt datasets path`: the folder holding a set's files."""
     from ..datapath import set_folder
     from ..dataset_catalogue import entry
 
@@ -179,6 +183,7 @@ def verify_set(name: str) -> dict[str, Any]:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """`crowdopt datasets verify`: hash the local files against the catalogue."""
     from ..dataset_catalogue import catalogue
 
     names = _names(args.names, not args.names)
@@ -212,6 +217,7 @@ def _json_flag(p: argparse.ArgumentParser) -> None:
 
 
 def register(cli) -> None:
+    """Add `crowdopt datasets` and its subcommands to the CLI."""
     from ..cliargs import positive_float
 
     g = cli.top.add_parser(

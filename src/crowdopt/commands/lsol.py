@@ -87,6 +87,7 @@ def _summarize_runs(runs: list[dict]) -> dict:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """`crowdopt simulate lsol`: LS_OL on simulated labelers."""
     from ..cli import emit_json, format_table
     from ..experiments.executor import run_tasks
 
@@ -167,6 +168,7 @@ def _sim_report(out_dir: Path, doc: dict) -> Path:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """`crowdopt replay lsol`: LS_OL on a real label table."""
     from ..cli import coverage, emit_json, format_table, warn_coverage
     from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
@@ -244,6 +246,7 @@ def _pick(b: dict, run: dict) -> dict:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """`crowdopt reproduce lsol`: paper 001 Sec. 6 and the real-data replay."""
     from ..cli import emit_json
     from ..experiments.lsol_repro import reproduce
 
@@ -273,6 +276,7 @@ ESTIMATOR_HELP = ("quality estimate: first (the paper: agreement of each tester'
 
 
 def register(cli: Any) -> None:
+    """Add the LS_OL simulate, replay and reproduce commands to the CLI."""
     from ..policies.lsol import DEFAULT_ESTIMATOR, ESTIMATORS, REPLAY_ESTIMATOR
     from ..sim.lsol_sim import POPULATIONS
 

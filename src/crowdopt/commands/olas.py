@@ -30,6 +30,7 @@ def _progress_on(args: argparse.Namespace) -> bool:
 
 # ----------------------------------------------------------------------------- olas estimate-noise
 def cmd_estimate_noise(args: argparse.Namespace) -> int:
+    """`crowdopt olas estimate-noise`: fit the logistic noise model."""
     from ..sim.olas_estimate import estimate_noise, read_features, read_golden
     from ..validate import integer
 
@@ -60,6 +61,7 @@ def cmd_estimate_noise(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- olas tune-beta
 def cmd_tune_beta(args: argparse.Namespace) -> int:
+    """`crowdopt olas tune-beta`: pick beta by an offline replay."""
     from ..problems.olas_noise import noise_from_spec
     from ..sim.olas_estimate import (
         estimate_noise,
@@ -110,6 +112,7 @@ SIM_DEFAULTS = {"budget": None, "labelers": 5, "capacity": 3, "entropy_normalize
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """`crowdopt simulate olas`: the active-learning loop, simulated labelers."""
     from ..experiments.executor import Task, run_tasks
     from ..sim.olas_loop import check_strategies, make_config, summarize_replications
     from ..sim.uci import load_dataset, preset_settings
@@ -190,6 +193,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- reproduce olas
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """`crowdopt reproduce olas`: paper 000 Tables 3-4."""
     from ..experiments.olas_repro import reproduce
 
     grid: dict[str, Any] = {"beta": args.beta, "alpha": args.alpha, "noise_mode": args.noise_mode,
@@ -221,6 +225,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- registration
 def register(cli: Any) -> None:
+    """Add the OLAS tools and the simulate and reproduce commands to the CLI."""
     from ..sim.olas_loop import CLASSIFIERS, NOISE_MODES, STRATEGIES
     from ..sim.uci import PRESETS
 

@@ -75,6 +75,7 @@ def _budget_list(text: str, K: int) -> list[int]:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """`crowdopt simulate optkg`: Opt-KG budget allocation on synthetic data."""
     from ..cli import emit_json, format_table
     from ..experiments.executor import Task, run_tasks
     from ..sim.optkg_sim import mean_curves
@@ -121,6 +122,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    """`crowdopt replay optkg`: Opt-KG or a baseline on a binary label table."""
     from ..cli import coverage, coverage_text, emit_json, format_table, warn_coverage
     from ..sim.optkg_replay import load_table, replay
 
@@ -163,6 +165,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """`crowdopt reproduce optkg`: paper 002's report and plots."""
     from ..cli import emit_json
     from ..experiments.optkg_repro import reproduce
 
@@ -190,6 +193,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def register(cli) -> None:
+    """Add the Opt-KG simulate, replay and reproduce commands to the CLI."""
     p = cli.simulate.add_parser("optkg", help="Opt-KG budget allocation on synthetic data "
                                 "(paper 002, Sec. 8.1)",
                                 description="Accuracy vs budget of allocation policies. "

@@ -8,6 +8,7 @@ from typing import Any
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    """`crowdopt schema`: the JSON schema of a command's --json output."""
     import json
 
     from ..errors import InputError
@@ -26,6 +27,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def register(cli: Any) -> None:
+    """Add `crowdopt schema` to the CLI."""
     p = cli.top.add_parser(
         "schema", help="print the JSON Schema of a document the CLI writes",
         description="JSON Schemas (draft 2020-12) of every --json document (certificate, "

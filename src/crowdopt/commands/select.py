@@ -154,6 +154,7 @@ def _unscored(n: np.ndarray, need: int, estimator: str) -> dict:
 
 
 def cmd_select(args: argparse.Namespace) -> int:
+    """`crowdopt select`: the best workers under a size (and cost) budget."""
     from ..cli import coverage_text, emit_json, fmt, format_table, warn_coverage
     from ..crowd.datasets import load_labels_and_gold
     from ..validate import integer
@@ -219,6 +220,7 @@ def _int_or_text(v: str) -> Any:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    """`crowdopt reproduce selection`: paper 004 Figs. 1 and 4(b)."""
     from ..cli import emit_json
     from ..experiments.selection_repro import reproduce
 
@@ -234,6 +236,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def register(cli: Any) -> None:
+    """Add `crowdopt select` and `crowdopt reproduce selection` to the CLI."""
     from ..cli import positive_float
 
     p = cli.top.add_parser(

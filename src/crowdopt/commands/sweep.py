@@ -17,6 +17,7 @@ from ..cliargs import add_batch_flags, check_batch_args
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    """`crowdopt sweep`: run a TOML sweep configuration."""
     import sys
 
     from ..cli import emit_json, format_table
@@ -60,6 +61,7 @@ def _command(args: argparse.Namespace, out_dir: Path) -> str:
 
 
 def register(cli) -> None:
+    """Add `crowdopt sweep` to the CLI."""
     p = cli.top.add_parser(
         "sweep", help="run a parameter grid x seeds (problem fast vs exact, or a simulation)",
         description="Run a sweep configuration (TOML; see examples/README.md): every grid point "

@@ -66,6 +66,7 @@ class AutoChoice:
     default: str = DEFAULT_METHOD
 
     def reason(self) -> str:
+        """One line: what auto picked and why."""
         on = (f"on {self.held_out_labels} hidden label{'s' * (self.held_out_labels != 1)} "
               f"({self.holdout:.0%}, {self.repeats} draw(s), seed {self.seed})")
         if self.method != self.baseline:
@@ -85,6 +86,7 @@ class AutoChoice:
                 f"errors (closest: {near} {g:+.4f} {err}) {on}")
 
     def to_dict(self) -> dict:
+        """The choice as JSON (the `auto` part of `aggregate --json`)."""
         return {"picked": self.method, "criterion": CRITERION, "reason": self.reason(),
                 "scores": self.scores, "default": self.default, "baseline": self.baseline,
                 "z": self.z,

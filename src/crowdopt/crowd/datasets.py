@@ -229,6 +229,7 @@ def list_datasets(*, with_gold: bool | None = None) -> list[str]:
 
 
 def describe_dataset(name: str) -> str:
+    """The catalogue's one-line description of a data set."""
     return _spec(name).description
 
 

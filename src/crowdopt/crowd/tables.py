@@ -65,18 +65,22 @@ class LabelTable:
 
     @property
     def n_tasks(self) -> int:
+        """Number of tasks."""
         return len(self.task_ids)
 
     @property
     def n_workers(self) -> int:
+        """Number of workers."""
         return len(self.worker_ids)
 
     @property
     def n_classes(self) -> int:
+        """Number of classes."""
         return len(self.classes)
 
     @property
     def n_labels(self) -> int:
+        """Number of label rows."""
         return len(self.task)
 
     def __repr__(self) -> str:
@@ -92,9 +96,11 @@ class LabelTable:
         return flat.reshape(self.n_tasks, self.n_classes)
 
     def labels_per_task(self) -> np.ndarray:
+        """Label count of every task."""
         return np.bincount(self.task, minlength=self.n_tasks)
 
     def labels_per_worker(self) -> np.ndarray:
+        """Label count of every worker."""
         return np.bincount(self.worker, minlength=self.n_workers)
 
     def duplicate_count(self) -> int:
@@ -177,6 +183,7 @@ class Gold:
 
     @property
     def n(self) -> int:
+        """Number of gold tasks."""
         return len(self.task)
 
     def truth(self, n_tasks: int) -> np.ndarray:

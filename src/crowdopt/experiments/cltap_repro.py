@@ -255,6 +255,7 @@ def _data_available() -> bool:
 
 
 def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
+    """The tasks of the CL-TAP reproduction at a scale (smoke or paper)."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
     tasks: list[Task] = []
     for trend in ("dec", "inc"):
@@ -336,6 +337,7 @@ def _large_row(trend: str, t: int, a: int, hz: float, rs: list[dict]) -> dict:
 
 
 def summarize(records: list[dict]) -> dict[str, list[dict]]:
+    """The reproduction's tables from its task records."""
     ok = [r for r in records if r.get("result") is not None]
     small, large, base = [], [], []
     for trend in ("dec", "inc"):

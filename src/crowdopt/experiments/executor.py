@@ -70,11 +70,13 @@ class Task:
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
     def record(self) -> dict:
+        """The task's JSON record (key, function, parameters, seed)."""
         return {"key": self.task_key(), "fn": self.fn, "params": _jsonable(self.params),
                 "seed": int(self.seed)}
 
 
 def resolve(fn: str) -> Callable[..., Any]:
+    """The function named 'module:name'."""
     mod, _, name = fn.partition(":")
     return getattr(importlib.import_module(mod), name)
 

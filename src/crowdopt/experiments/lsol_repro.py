@@ -52,6 +52,7 @@ def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int 
                 p_low: float = 0.0, p_high: float = 1.0, T: int = 2000,
                 population: str = "uniform_good", estimators: list[str] | None = None
                 ) -> list[Task]:
+    """The tasks of the LS_OL reproduction at a scale, for the parts asked."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
     parts = parts or list(PARTS)
     for p in parts:
@@ -192,6 +193,7 @@ def table2_checks(rows: list[dict], est: str) -> list[dict]:
 
 
 def replay_rows(records: list[dict]) -> list[dict]:
+    """One row per data set, estimator and price of the real-data replays."""
     rows = []
     for ds in DATASETS:
         for est in ESTIMATORS:

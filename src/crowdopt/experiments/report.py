@@ -26,6 +26,7 @@ def _cell(v: Any, digits: int = 4) -> str:
 
 
 def markdown_table(rows: list[dict], columns: list[str] | None = None, digits: int = 4) -> str:
+    """Rows as a markdown table (numbers to `digits` significant digits)."""
     if not rows:
         return "_(no rows)_\n"
     columns = columns or list(rows[0])
@@ -48,10 +49,12 @@ class Report:
         self.started = time.time()
 
     def text(self, md: str) -> None:
+        """Append a markdown paragraph."""
         self.parts.append(md.rstrip() + "\n")
 
     def table(self, title: str, rows: list[dict], columns: list[str] | None = None,
               note: str = "", digits: int = 4) -> None:
+        """Append a titled markdown table of `rows`."""
         self.parts.append(f"### {title}\n\n" + markdown_table(rows, columns, digits)
                           + (f"\n{note}\n" if note else ""))
 
@@ -70,6 +73,7 @@ class Report:
         return path
 
     def write(self) -> Path:
+        """Write the report (report.md, with version and date) and return its path."""
         from ..version import __version__
 
         head = [f"# {self.title}\n",

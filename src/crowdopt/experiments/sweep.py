@@ -369,6 +369,7 @@ def _number(v: Any) -> float | None:
 
 
 def column(metric: str, agg: str) -> str:
+    """The summary column name of a metric and its aggregate, e.g. 'mean(gap)'."""
     return f"{agg}({metric})"
 
 
@@ -414,6 +415,7 @@ class SweepRun:
 
     @property
     def errors(self) -> list[dict]:
+        """The records of the tasks that failed."""
         return [r for r in self.records if r.get("error") is not None]
 
 
@@ -439,6 +441,7 @@ def run_sweep(cfg: SweepConfig, out_dir: str | Path, *, jobs: int = 1, scheduler
 def write_outputs(cfg: SweepConfig, out: Path, records: list[dict], rows: list[dict],
                   columns: list[str], *, command: str = "", wall_s: float = 0.0, jobs: int = 1,
                   scheduler: Any = None) -> dict[str, Path]:
+    """Write a sweep's results.jsonl, summary.csv and summary.md into `out`."""
     from ..version import __version__
     from .report import markdown_table
 

@@ -49,6 +49,7 @@ class TieArgmax:
         return sum(len(b) for b in self.buckets.values())
 
     def set(self, i: int, key: int) -> None:
+        """Give id `i` the key `key`."""
         old = self.key[i]
         if old == key:
             return
@@ -67,6 +68,7 @@ class TieArgmax:
             heapq.heappush(self.first.setdefault(key, []), i)
 
     def remove(self, i: int) -> None:
+        """Take id `i` out of the argmax."""
         old = self.key[i]
         if old is not None:
             self._drop(i, old)
@@ -172,6 +174,7 @@ class BetaIndexPolicy:
         return [self._cache[p] for p in pairs]
 
     def next(self) -> int:
+        """The item with the largest index (ties by the tie rule)."""
         i = self.arg.top()
         if i is None:
             raise InputError("budget", "at most as many labels as can be bought", self.t + 1,
@@ -179,6 +182,7 @@ class BetaIndexPolicy:
         return i
 
     def observe(self, i: int, label) -> None:
+        """Update item `i`'s Beta posterior with a label."""
         if _sign(label) > 0:
             self.a[i] += 1.0
         else:
@@ -188,6 +192,7 @@ class BetaIndexPolicy:
             self.arg.set(i, self._keys(self.a[i:i + 1], self.b[i:i + 1])[0])
 
     def exclude(self, i: int) -> None:
+        """Never choose item `i` again."""
         self.arg.remove(i)
 
     def include(self, i: int) -> None:
@@ -219,6 +224,7 @@ class BetaIndexPolicy:
         return self.a >= self.b
 
     def posterior(self) -> np.ndarray:
+        """P(positive) of every item under its Beta posterior."""
         return bp.prob_positive(self.a, self.b)
 
 
@@ -235,6 +241,7 @@ class FiniteGittinsPolicy(BetaIndexPolicy):
         self.available = np.ones(K, dtype=bool)
 
     def next(self) -> int:
+        """The available item with the largest finite-horizon index."""
         n = self.T - self.t
         if n < 1:
             raise InputError("budget", f"at most {self.T} labels", self.t + 1)
@@ -255,9 +262,11 @@ class FiniteGittinsPolicy(BetaIndexPolicy):
         return v
 
     def exclude(self, i: int) -> None:
+        """Never choose item `i` again."""
         self.available[i] = False
 
     def include(self, i: int) -> None:
+        """Make item `i` available again."""
         self.available[i] = True
 
 
@@ -377,6 +386,7 @@ class WorkerPolicy:
         return p
 
     def next(self) -> tuple[int, int]:
+        """The (item, worker) pair with the largest index."""
         top = self.keys.max()
         if top == _GONE:
             raise InputError("budget", "at most as many labels as pairs available", self.t + 1)
@@ -386,6 +396,7 @@ class WorkerPolicy:
         return int(self.pi[p]), int(self.pj[p])
 
     def observe(self, action, label) -> None:
+        """Update the item's and the worker's posteriors with a label."""
         i, j = (int(x) for x in action)
         self._pair(action)
         z = _sign(label)
@@ -396,14 +407,17 @@ class WorkerPolicy:
             self._rescore(np.concatenate([self.item_pairs[i], self.worker_pairs[j]]))
 
     def exclude(self, action) -> None:
+        """Never choose this (item, worker) pair again."""
         p = self._pair(action)
         self.active[p] = False
         self.keys[p] = _GONE
 
     def estimate(self) -> np.ndarray:
+        """The current positive/negative decision of every item."""
         return self.a >= self.b
 
     def reliability(self) -> np.ndarray:
+        """Posterior mean reliability of every worker."""
         return self.c / (self.c + self.d)
 
     def clone(self) -> WorkerPolicy:
@@ -459,12 +473,14 @@ class DirichletPolicy:
         return k
 
     def next(self) -> int:
+        """The item with the largest index (ties by the tie rule)."""
         i = self.arg.top()
         if i is None:
             raise InputError("budget", "an instance left to label", 0)
         return i
 
     def observe(self, i: int, label) -> None:
+        """Update item `i`'s Dirichlet posterior with a label."""
         c = int(label)
         if not 0 <= c < self.C:
             raise InputError("label", f"a class index in [0, {self.C})", label)
@@ -474,6 +490,7 @@ class DirichletPolicy:
             self.arg.set(i, self._key(i))
 
     def exclude(self, i: int) -> None:
+        """Never choose item `i` again."""
         self.arg.remove(i)
 
     def estimate(self) -> np.ndarray:
@@ -532,6 +549,7 @@ class ContextualPolicy:
         return 0.5 * (lo + hi)
 
     def prob_positive(self) -> np.ndarray:
+        """P(positive) of every item under the Gaussian posterior."""
         return special.ndtr(self.m / np.sqrt(np.diag(self.G)))
 
     def _gains(self, cand: np.ndarray, y: int) -> np.ndarray:
@@ -546,6 +564,7 @@ class ContextualPolicy:
         return bp.h(special.ndtr(m_new / np.sqrt(np.maximum(s2_new, 1e-300)))).sum(1) - base
 
     def scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """(available items, their scores)."""
         cand = np.flatnonzero(self.available)
         gp, gm = self._gains(cand, 1), self._gains(cand, -1)
         if self.rule == "optkg":
@@ -555,6 +574,7 @@ class ContextualPolicy:
         return cand, p * gp + (1.0 - p) * gm
 
     def next(self) -> int:
+        """The available item with the largest score."""
         cand, s = self.scores()
         if cand.size == 0:
             raise InputError("budget", "an instance left to label", 0)
@@ -564,6 +584,7 @@ class ContextualPolicy:
         return int(tied[self.rng.integers(tied.size)])
 
     def observe(self, i: int, label) -> None:
+        """Update the posterior with a label on item `i`."""
         y = _sign(label)
         x = self.X[i]
         Sx = self.Sigma @ x
@@ -579,9 +600,11 @@ class ContextualPolicy:
         self.t += 1
 
     def exclude(self, i: int) -> None:
+        """Never choose item `i` again."""
         self.available[i] = False
 
     def estimate(self) -> np.ndarray:
+        """The current positive/negative decision of every item."""
         return self.m >= 0.0
 
 

@@ -202,6 +202,7 @@ def prob_positive_exact(a: int, b: int) -> Fraction:
 
 
 def h_exact(x: Fraction) -> Fraction:
+    """h(x) = max(x, 1 - x) in exact arithmetic."""
     return max(x, 1 - x)
 
 
@@ -220,6 +221,7 @@ def tie_keys(scores) -> np.ndarray:
 
 
 def tie_key(score: float) -> int:
+    """The integer key under which two scores within TIE_TOL tie."""
     return int(round(float(score) / TIE_TOL))
 
 

@@ -62,6 +62,7 @@ class Schedule:
     z: float = 0.0
 
     def f(self, t: float) -> float:
+        """f(t) of the schedule's kind (0 for t <= 1)."""
         if t <= 1:
             return 0.0
         lt = math.log(t)
@@ -70,9 +71,11 @@ class Schedule:
         return lt * (t ** self.z if self.z else 1.0)
 
     def d1(self, t: float) -> float:
+        """D1(t) = G1 f(t), the first exploration threshold."""
         return self.G1 * self.f(t)
 
     def d2(self, t: float) -> float:
+        """D2(t) = G2 f(t), the second exploration threshold."""
         return self.G2 * self.f(t)
 
     def first_time(self, G: float, n: float, t0: int) -> float:

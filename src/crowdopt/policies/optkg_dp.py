@@ -40,6 +40,7 @@ class DPResult:
 
     @property
     def accuracy(self) -> float | Fraction:
+        """Expected accuracy: the optimal value per item."""
         return self.value / self.K
 
 
@@ -402,6 +403,7 @@ def _continue_value(lams: np.ndarray, R: list, P: list, depth: int, delta: float
 
 
 def gittins_values(states: Sequence[tuple], **kw) -> list[float]:
+    """The Gittins index of every (a, b) state."""
     return [gittins_index(a, b, **kw) for a, b in states]
 
 

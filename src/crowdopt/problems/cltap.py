@@ -29,6 +29,7 @@ P_MAX = 0.999  # digest A3: p is clipped to [1 - p_max, p_max] (w(0.999) = 6.89)
 
 
 def logit(p: Any) -> np.ndarray:
+    """log(p / (1 - p)), elementwise."""
     p = np.asarray(p, dtype=float)
     return np.log(p) - np.log1p(-p)
 
@@ -64,10 +65,12 @@ class CltapInstance(ProblemInstance):
 
     @property
     def a(self) -> int:
+        """Number of annotators."""
         return int(self.p.shape[0])
 
     @property
     def K(self) -> int:
+        """Number of iterations (labels an annotator can give)."""
         return int(self.p.shape[1])
 
     @property
@@ -79,6 +82,7 @@ class CltapInstance(ProblemInstance):
 
     @property
     def logits(self) -> np.ndarray:
+        """logit(p) of every annotator and iteration."""
         return logit(self.p)
 
     @property
@@ -100,10 +104,12 @@ class CltapSolution:
 
     @property
     def labels(self) -> int:
+        """Number of labels assigned."""
         return int((self.task_of >= 0).sum())
 
 
 def empty_solution(inst: CltapInstance) -> CltapSolution:
+    """The solution that assigns no label (every slot -1)."""
     return CltapSolution(np.full((inst.a, inst.K), -1, dtype=np.int64))
 
 
@@ -133,6 +139,7 @@ def make_instance(p: Any, t: Any, b: Any, p_max: Any = P_MAX, meta: dict | None 
 
 
 def from_dict(d: dict) -> CltapInstance:
+    """The instance of an instance file's fields, validated."""
     known = {"t", "b", "p", "p_max", "meta", "name"}
     only_known_fields(d, known, "cltap")
     for key in ("t", "b", "p"):
@@ -145,6 +152,7 @@ def from_dict(d: dict) -> CltapInstance:
 
 
 def to_dict(inst: CltapInstance) -> dict:
+    """The instance file's fields of an instance."""
     return {"t": inst.t, "b": inst.b, "p_max": inst.p_max, "p": inst.p.tolist(),
             "meta": inst.meta}
 
@@ -274,6 +282,7 @@ def solution_from_dict(inst: CltapInstance, d: dict) -> CltapSolution:
 
 
 def solution_to_dict(inst: CltapInstance, sol: CltapSolution) -> dict:
+    """The JSON form of a solution (trailing empty slots dropped)."""
     rows = []
     for j in range(inst.a):
         row = [int(v) for v in sol.task_of[j]]
@@ -393,6 +402,7 @@ def example2() -> CltapInstance:
 
 
 def size(inst: CltapInstance) -> str:
+    """The instance's size line."""
     return f"t={inst.t} a={inst.a} K={inst.K} b={inst.b}"
 
 

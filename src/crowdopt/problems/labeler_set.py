@@ -69,10 +69,12 @@ class LabelerSetInstance(ProblemInstance):
 
     @property
     def n_labelers(self) -> int:
+        """Number of labelers."""
         return len(self.qualities)
 
     @property
     def cost_vector(self) -> np.ndarray:
+        """Costs of the labelers (zeros without costs)."""
         return self.costs if self.costs is not None else np.zeros(self.n_labelers)
 
     @property
@@ -127,6 +129,7 @@ _FIELDS = {"qualities", "costs", "cost_weight", "budget", "max_size", "rule", "w
 
 
 def from_dict(d: dict) -> LabelerSetInstance:
+    """The instance of an instance file's fields, validated."""
     only_known_fields(d, _FIELDS, "labeler-set")
     if "qualities" not in d:
         raise InputError("qualities", "a list (the field is required)", "nothing")
@@ -136,6 +139,7 @@ def from_dict(d: dict) -> LabelerSetInstance:
 
 
 def to_dict(inst: LabelerSetInstance) -> dict:
+    """The instance file's fields of an instance."""
     out: dict[str, Any] = {"rule": inst.rule, "qualities": inst.qualities.tolist()}
     if inst.costs is not None:
         out["costs"] = inst.costs.tolist()
@@ -196,6 +200,7 @@ def solution_from_dict(inst: LabelerSetInstance, d: dict) -> LabelerSetSolution:
 
 
 def solution_to_dict(inst: LabelerSetInstance, sol: LabelerSetSolution) -> dict:
+    """The JSON form of a solution, with the labeler ids where given."""
     s = [int(i) for i in sol.selected]
     if inst.labeler_ids:
         return {"selected": [inst.labeler_ids[i] for i in s]}
@@ -258,6 +263,7 @@ def example() -> LabelerSetInstance:
 
 
 def size(inst: LabelerSetInstance) -> str:
+    """The instance's size line."""
     extra = []
     if inst.costs is not None:
         extra.append("costs")

@@ -56,14 +56,17 @@ class OlasPool(ProblemInstance):
 
     @property
     def n_labelers(self) -> int:
+        """Number of labelers M."""
         return len(self.accuracies)
 
     @property
     def n_points(self) -> int:
+        """Number of points."""
         return len(self.entropies)
 
     @property
     def total_capacity(self) -> int:
+        """Sum of the capacities."""
         return int(self.capacities.sum())
 
     def _cached(self, key: str, make: Any) -> np.ndarray:
@@ -105,6 +108,7 @@ class OlasAssignInstance(OlasPool):
 
     @property
     def feasible(self) -> bool:
+        """Whether every point fits: N <= sum of the capacities."""
         return self.n_points <= self.total_capacity
 
 
@@ -126,6 +130,7 @@ def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any =
 
 
 def from_dict(d: dict) -> OlasAssignInstance:
+    """The instance of an instance file's fields, validated."""
     known = {"accuracies", "capacities", "entropies", "noise", "labeler_ids", "point_ids", "name"}
     only_known_fields(d, known, "olas-assign")
     for key in ("accuracies", "capacities", "entropies"):
@@ -136,6 +141,7 @@ def from_dict(d: dict) -> OlasAssignInstance:
 
 
 def to_dict(inst: OlasAssignInstance) -> dict:
+    """The instance file's fields of an instance."""
     return inst.pool_dict()
 
 
@@ -174,6 +180,7 @@ def solution_from_dict(inst: OlasAssignInstance, d: dict) -> OlasAssignSolution:
 
 
 def solution_to_dict(inst: OlasAssignInstance, sol: OlasAssignSolution) -> dict:
+    """The JSON form of a solution, with the labeler ids where given."""
     z = [int(i) for i in sol.assignment]
     if inst.labeler_ids:
         return {"assignment": [inst.labeler_ids[i] if i >= 0 else None for i in z]}
@@ -236,6 +243,7 @@ def example() -> OlasAssignInstance:
 
 
 def size(inst: OlasAssignInstance) -> str:
+    """The instance's size line."""
     return f"N={inst.n_points} M={inst.n_labelers}"
 
 

@@ -28,6 +28,7 @@ class NoiseFunction:
     max_entropy: float | None = 1.0  # NM1/NM2 are defined for e in [0, 1] only
 
     def eps(self, a: Any, e: Any) -> np.ndarray:
+        """The noise eps(a, e) of accuracy a and entropy e (broadcast)."""
         raise NotImplementedError
 
     def __call__(self, a: Any, e: Any) -> np.ndarray:
@@ -38,6 +39,7 @@ class NoiseFunction:
         return self.eps(np.asarray(a, float)[:, None], np.asarray(e, float)[None, :])
 
     def to_spec(self) -> Any:
+        """The JSON form that `noise_from_spec` reads back."""
         raise NotImplementedError
 
 
@@ -48,9 +50,11 @@ class LinearNoise(NoiseFunction):
     name = "linear"
 
     def eps(self, a: Any, e: Any) -> np.ndarray:
+        """eps = e (1 - a)."""
         return np.asarray(e, float) * (1.0 - np.asarray(a, float))
 
     def to_spec(self) -> str:
+        """The JSON form: 'linear'."""
         return "linear"
 
 
@@ -66,6 +70,7 @@ class SuperellipseNoise(NoiseFunction):
     name = "superellipse"
 
     def eps(self, a: Any, e: Any) -> np.ndarray:
+        """Noise Model 2, the superellipse (digest 000 section 2.5)."""
         a, e = np.broadcast_arrays(np.asarray(a, float), np.asarray(e, float))
         out = np.empty(a.shape, dtype=float)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -89,6 +94,7 @@ class SuperellipseNoise(NoiseFunction):
         return np.clip(out, 0.0, 1.0)
 
     def to_spec(self) -> str:
+        """The JSON form: 'superellipse'."""
         return "superellipse"
 
 
@@ -103,11 +109,13 @@ class LogisticNoise(NoiseFunction):
     max_entropy = None  # any e >= 0
 
     def eps(self, a: Any, e: Any) -> np.ndarray:
+        """eps = sigmoid(w0 + we e + wa a)."""
         z = self.w0 + self.we * np.asarray(e, float) + self.wa * np.asarray(a, float)
         # 1 - sigmoid(z) = sigmoid(-z), computed stably
         return np.exp(-np.logaddexp(0.0, z))
 
     def to_spec(self) -> dict:
+        """The JSON form: the logistic weights."""
         return {"type": "logistic", "w0": self.w0, "we": self.we, "wa": self.wa}
 
 
@@ -124,6 +132,7 @@ class CallableNoise(NoiseFunction):
             check_monotone(self, e_max=max_entropy)
 
     def eps(self, a: Any, e: Any) -> np.ndarray:
+        """The user's function (elementwise when it does not take arrays)."""
         a, e = np.broadcast_arrays(np.asarray(a, float), np.asarray(e, float))
         try:
             out = np.asarray(self.fn(a, e), dtype=float)
@@ -139,6 +148,7 @@ class CallableNoise(NoiseFunction):
         return out
 
     def to_spec(self) -> Any:
+        """Refused: a Python function has no JSON form."""
         raise InputError("noise", "a serializable noise model (linear, superellipse, logistic)",
                          "a Python callable")
 

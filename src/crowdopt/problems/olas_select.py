@@ -148,6 +148,7 @@ _FIELDS = ("accuracies", "capacities", "entropies", "noise", "beta", "budget", "
 
 
 def from_dict(d: dict) -> OlasSelectInstance:
+    """The instance of an instance file's fields, validated."""
     only_known_fields(d, _FIELDS, "olas-select")
     for key in ("accuracies", "capacities", "entropies", "beta"):
         if key not in d:
@@ -157,6 +158,7 @@ def from_dict(d: dict) -> OlasSelectInstance:
 
 
 def to_dict(inst: OlasSelectInstance) -> dict:
+    """The instance file's fields of an instance."""
     out: dict[str, Any] = {"beta": inst.beta, **inst.pool_dict()}
     if inst.budget is not None:
         out["budget"] = inst.budget
@@ -248,6 +250,7 @@ def solution_from_dict(inst: OlasSelectInstance, d: dict) -> OlasSelectSolution:
 
 
 def solution_to_dict(inst: OlasSelectInstance, sol: OlasSelectSolution) -> dict:
+    """The JSON form of a solution, with the point and labeler ids where given."""
     sel = [int(j) for j in sol.selected]
     lab = [int(i) for i in sol.assignment]
     return {
@@ -279,6 +282,7 @@ def example() -> OlasSelectInstance:
 
 
 def size(inst: OlasSelectInstance) -> str:
+    """The instance's size line."""
     b = "" if inst.budget is None else f" B={inst.budget}"
     return f"u={inst.n_points} M={inst.n_labelers} beta={inst.beta:g}{b}"
 

@@ -77,6 +77,7 @@ class WorkerSelectInstance(ProblemInstance):
 
     @property
     def n_workers(self) -> int:
+        """Number of workers."""
         return len(self.scores)
 
     @property
@@ -86,6 +87,7 @@ class WorkerSelectInstance(ProblemInstance):
 
     @property
     def has_costs(self) -> bool:
+        """Whether the instance has costs and a budget."""
         return self.costs is not None
 
 
@@ -136,6 +138,7 @@ _FIELDS = {"scores", "w_hat", "n", "estimator", "classes", "max_workers", "costs
 
 
 def from_dict(d: dict) -> WorkerSelectInstance:
+    """The instance of an instance file's fields, validated."""
     only_known_fields(d, _FIELDS, "worker-select")
     if "max_workers" not in d:
         raise InputError("max_workers", "an integer K >= 1 (the field is required)", "nothing")
@@ -146,6 +149,7 @@ def from_dict(d: dict) -> WorkerSelectInstance:
 
 
 def to_dict(inst: WorkerSelectInstance) -> dict:
+    """The instance file's fields of an instance."""
     out: dict[str, Any] = {"classes": inst.classes, "max_workers": inst.max_workers}
     if inst.w_hat is not None:
         out["estimator"] = inst.estimator
@@ -239,6 +243,7 @@ def solution_from_dict(inst: WorkerSelectInstance, d: dict) -> WorkerSelectSolut
 
 
 def solution_to_dict(inst: WorkerSelectInstance, sol: WorkerSelectSolution) -> dict:
+    """The JSON form of a solution, with the worker ids where given."""
     sel = [int(i) for i in sol.selected]
     out: dict[str, Any] = {"size": len(sel)}
     out["selected"] = [inst.worker_ids[i] for i in sel] if inst.worker_ids else sel
@@ -287,6 +292,7 @@ def example() -> WorkerSelectInstance:
 
 
 def size(inst: WorkerSelectInstance) -> str:
+    """The instance's size line."""
     s = f"M={inst.n_workers} K={inst.max_workers}"
     if inst.costs is not None:
         s += f" C={inst.budget}"

@@ -93,6 +93,7 @@ def _block_correct(rng: np.random.Generator, p: np.ndarray, w: np.ndarray | None
 
 def make_learner(M: int, rule: str, estimator: str, G1: float, G2: float, schedule: str,
                  costs: np.ndarray, use_filter: bool, seed: int, **kw: Any) -> LSOL:
+    """An LS_OL learner with its schedule and optional disagreement filter."""
     flt = DisagreementFilter() if use_filter else None
     return LSOL(M, rule=rule, estimator=estimator, schedule=Schedule(G1, G2, schedule),
                 costs=costs, filter=flt, seed=seed, **kw)

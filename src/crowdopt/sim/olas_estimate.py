@@ -47,9 +47,11 @@ class GoldenTable:
 
     @property
     def correct(self) -> np.ndarray:
+        """Whether each given label equals the true one."""
         return np.array([g == t for g, t in zip(self.given, self.true)], dtype=bool)
 
     def samples(self) -> list[str]:
+        """The sample ids, in first-seen order."""
         return list(dict.fromkeys(self.sample))
 
     def labelers(self) -> tuple[list[str], np.ndarray]:
@@ -60,9 +62,11 @@ class GoldenTable:
         return list(acc), np.array(list(acc.values()))
 
     def true_labels(self) -> dict[str, str]:
+        """sample -> true label."""
         return dict(zip(self.sample, self.true))
 
     def given_labels(self) -> dict[tuple[str, str], str]:
+        """(sample, labeler) -> given label."""
         return {(s, lab): g for s, lab, g in zip(self.sample, self.labeler, self.given)}
 
 
@@ -148,6 +152,7 @@ def _number(v: Any, field: str, lo: float | None, hi: float | None) -> float:
 
 
 def read_golden(path: str | Path) -> GoldenTable:
+    """The golden table of a CSV file."""
     header, body = _read_csv(path, "--golden")
     return golden_from_rows([dict(zip(header, row)) for row in body])
 
@@ -185,6 +190,7 @@ class NoiseFit:
     converged: bool
 
     def to_dict(self) -> dict:
+        """The fit as JSON (noise model, weights, fit statistics)."""
         return {"noise": self.noise.to_spec(), "w0": self.noise.w0, "we": self.noise.we,
                 "wa": self.noise.wa, "monotone": self.monotone, "clipped": self.clipped,
                 "warnings": self.warnings, "n": self.n, "n_correct": self.n_correct,
@@ -269,6 +275,7 @@ class GoldenData:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes."""
         return len(self.classes)
 
 

@@ -57,16 +57,20 @@ class LoopConfig:
 
     @property
     def total_capacity(self) -> int:
+        """Labels per cycle when every labeler is used: labelers x capacity."""
         return self.labelers * self.capacity
 
     @property
     def per_cycle(self) -> int:
+        """Points labeled per cycle (the budget, else the total capacity)."""
         return self.total_capacity if self.budget is None else self.budget
 
     def noise_function(self) -> NoiseFunction:
+        """The noise model of the configuration."""
         return noise_from_spec(self.noise)
 
     def to_dict(self) -> dict:
+        """The configuration as JSON."""
         d = asdict(self)
         d["noise"] = self.noise_function().to_spec() if not isinstance(self.noise, str) else self.noise
         return d
@@ -100,6 +104,7 @@ def make_config(**kw: Any) -> LoopConfig:
 
 
 def check_strategies(strategies: Any) -> list[str]:
+    """The strategy names asked for (a list or comma-separated), validated."""
     if isinstance(strategies, str):
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
     out = list(dict.fromkeys(

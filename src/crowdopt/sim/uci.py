@@ -60,6 +60,7 @@ class Dataset:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes."""
         return len(self.classes)
 
 

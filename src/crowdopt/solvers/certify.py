@@ -35,10 +35,12 @@ def tolerance(a: float, b: float, rel: float = REL_TOL) -> float:
 
 
 def close(a: float, b: float, rel: float = REL_TOL) -> bool:
+    """Whether a and b agree within the certificates' relative tolerance."""
     return abs(a - b) <= tolerance(a, b, rel)
 
 
 def finite(v: Any) -> bool:
+    """Whether v is a finite number (not None, inf or NaN)."""
     return v is not None and math.isfinite(v)
 
 
@@ -65,6 +67,7 @@ _VERSIONS: dict[str, str] | None = None
 
 
 def cached_versions() -> dict[str, str]:
+    """The package and solver versions, computed once per process."""
     global _VERSIONS
     if _VERSIONS is None:
         _VERSIONS = versions()

@@ -96,6 +96,7 @@ class HighsOptions:
         return os.environ.get("CROWDOPT_VERBOSE", "") not in ("", "0")
 
     def replace(self, **kw: Any) -> HighsOptions:
+        """A copy with some settings changed."""
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
         data.update(kw)
         return HighsOptions(**data)
@@ -140,6 +141,7 @@ class HighsResult:
 
     @property
     def has_solution(self) -> bool:
+        """Whether the solve returned a point."""
         return self.x is not None
 
     def value(self, var: Any) -> float:
@@ -165,6 +167,7 @@ class HighsResult:
         return float(sum(self.row_duals[r] for r in rows))
 
     def duals(self, component: Any) -> dict:
+        """The row duals of a Pyomo constraint component, by index."""
         return {idx: self.dual(c) for idx, c in component.items()}
 
     def summary(self) -> dict:
@@ -274,10 +277,12 @@ class HighsCapture:
 
     @property
     def highs_s(self) -> float:
+        """Seconds spent inside HiGHS calls."""
         return sum(t for log in self.calls for _, _, t in log)
 
     @property
     def own_adapter_s(self) -> float:
+        """Adapter seconds outside compile, HiGHS and copies."""
         return max(self.adapter_s - self.compile_s - self.highs_s - self.copy_s, 0.0)
 
     def replay_calls(self) -> list[list[tuple[str, tuple]]]:
@@ -732,6 +737,7 @@ class HighsModel:
 
     @_adapter_time
     def set_row_bounds(self, rows: Any, lo: Any, hi: Any) -> None:
+        """Change the bounds of some rows of the live model."""
         rows = np.asarray(rows, dtype=np.int32)
         lo = np.broadcast_to(np.asarray(lo, float), rows.shape) * self._rs[rows]
         hi = np.broadcast_to(np.asarray(hi, float), rows.shape) * self._rs[rows]
@@ -741,6 +747,7 @@ class HighsModel:
 
     @_adapter_time
     def set_col_bounds(self, cols: Any, lo: Any, hi: Any) -> None:
+        """Change the bounds of some columns of the live model."""
         cols = np.asarray(cols, dtype=np.int32)
         lo = np.broadcast_to(np.asarray(lo, float), cols.shape) / self._cs[cols]
         hi = np.broadcast_to(np.asarray(hi, float), cols.shape) / self._cs[cols]

@@ -72,6 +72,7 @@ def top_k(x: np.ndarray, k: int) -> np.ndarray:
 
 
 def dp_cells(inst: P.WorkerSelectInstance) -> int:
+    """The integer-cost DP's table size (workers x sizes x spend)."""
     return inst.n_workers * (inst.cap + 1) * (int(inst.budget) + 1)
 
 
