@@ -141,12 +141,14 @@ class AnswerLog:
         self.cols = np.zeros((5, 1024))
 
     def add(self, item: int, worker: int, label: int, late: bool, at: float) -> None:
+        """Append one answer (item, worker, label, late, time)."""
         if self.n == self.cols.shape[1]:
             self.cols = np.concatenate([self.cols, np.zeros_like(self.cols)], axis=1)
         self.cols[:, self.n] = (item, worker, label, late, at)
         self.n += 1
 
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The columns (item, worker, label, late, time) of the answers so far."""
         c = self.cols[:, :self.n]
         i = c[:3].astype(np.int64)
         return i[0], i[1], i[2], c[3] > 0, c[4]
