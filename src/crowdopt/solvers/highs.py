@@ -270,6 +270,7 @@ class HighsCapture:
     """
 
     calls: list[list[tuple[str, tuple, float]]] = field(default_factory=list)
+    clock: Any = time.perf_counter  # time.process_time: CPU seconds (a loaded machine)
     adapter_s: float = 0.0
     compile_s: float = 0.0
     copy_s: float = 0.0  # copying the recorded arguments (excluded from the adapter's share)
@@ -327,10 +328,11 @@ _CAPTURE: HighsCapture | None = None
 
 
 @contextlib.contextmanager
-def capture() -> Iterator[HighsCapture]:
-    """Record every highspy call of the HighsModels made inside the block (not re-entrant)."""
+def capture(clock: Any = None) -> Iterator[HighsCapture]:
+    """Record every highspy call of the HighsModels made inside the block (not re-entrant);
+    `clock` times the split (default wall time; `time.process_time` for CPU time)."""
     global _CAPTURE
-    prev, _CAPTURE = _CAPTURE, HighsCapture()
+    prev, _CAPTURE = _CAPTURE, HighsCapture(clock=clock or time.perf_counter)
     try:
         yield _CAPTURE
     finally:
@@ -355,12 +357,13 @@ class _Recorded:
         log = self._log
 
         def call(*args: Any) -> Any:
-            t0 = time.perf_counter()
+            clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
+            t0 = clock()
             out = f(*args)
-            t1 = time.perf_counter()
+            t1 = clock()
             log.append((name, tuple(_copy_arg(a) for a in args), t1 - t0))
             if _CAPTURE is not None:  # the copies are the capture's cost, not the adapter's
-                _CAPTURE.copy_s += time.perf_counter() - t1
+                _CAPTURE.copy_s += clock() - t1
             return out
 
         return call
@@ -374,12 +377,12 @@ def _adapter_time(fn: Any) -> Any:
         if cap is None or cap._depth:
             return fn(*args, **kw)
         cap._depth += 1
-        t0 = time.perf_counter()
+        t0 = cap.clock()
         try:
             return fn(*args, **kw)
         finally:
             cap._depth -= 1
-            cap.adapter_s += time.perf_counter() - t0
+            cap.adapter_s += cap.clock() - t0
     return wrapper
 
 
@@ -409,7 +412,8 @@ def compile_pyomo(model: Any) -> CompiledModel:
     """Compile a linear Pyomo model (one active objective or none) into arrays."""
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-    t0 = time.perf_counter()
+    clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
+    t0 = clock()
     # columns in declaration order (each Var component in index order, unused ones dropped):
     # an order array emitters reproduce, whatever the objective mentions first
     info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None,
@@ -444,7 +448,7 @@ def compile_pyomo(model: Any) -> CompiledModel:
     col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
     col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
     integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
-    compile_s = time.perf_counter() - t0
+    compile_s = clock() - t0
     if _CAPTURE is not None:
         _CAPTURE.compile_s += compile_s
     return CompiledModel(c, A, row_lo, row_hi, col_lo, col_hi, integ, sense, offset, list(cols),
@@ -575,10 +579,11 @@ class HighsModel:
         self._row_lo, self._row_hi = row_lo, row_hi
         self._col_lo, self._col_hi = col_lo, col_hi
         _ensure_threads(self.options.threads)
-        t_new = time.perf_counter()
+        clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
+        t_new = clock()
         self.h = new_highs(self.options.log)
         if _CAPTURE is not None:
-            self.h = _Recorded(self.h, [("__init__", (), time.perf_counter() - t_new)])
+            self.h = _Recorded(self.h, [("__init__", (), clock() - t_new)])
             _CAPTURE.calls.append(self.h._log)
         self._apply_options(self.options)
         # the flat-array passModel: no HighsLp object, no Python list of integrality enums
