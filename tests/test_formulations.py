@@ -208,3 +208,44 @@ def test_solve_model_of_build_model_answers_as_solve(problem):
 @pytest.mark.parametrize("problem", sorted(problem_names()))
 def test_solve_model_of_build_model_answers_as_solve_on_50_instances(problem):
     assert _same_answers(problem, 50, seed=2026) >= 50
+
+
+# ---------------------------------------------------------------------------- CL-TAP master
+@pytest.mark.slow
+@PROPERTY
+@given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 4), st.integers(1, 3))
+def test_colgen_master_arrays_equal_the_pyomo_master(seed, t, a, K):
+    """Column generation's live aggregated master (columns added warm, as arrays) is the
+    compiled `build_aggregated_master` of the same workplans: same entries by (variable,
+    constraint) key, rows left empty in the arrays absent from Pyomo; same RMP value."""
+    from crowdopt.models.cltap import build_aggregated_master
+    from crowdopt.solvers.cltap_colgen import _Master, column_generation
+    from crowdopt.solvers.highs import HighsOptions, solve_model
+
+    inst = crowdopt.generate("cltap", seed, t=t, a=a, K=min(K, t))
+    cols = column_generation(inst, aggregated=True, time_limit=5).workplans
+    master = _Master(inst, True, "highspy", HighsOptions(lp_solver="simplex"))
+    master.add([(None, w) for w in cols])
+    f = compile_pyomo(build_aggregated_master(inst, master.columns))
+    names = ([("budget", None)] + [("pair", (j, k)) for j in range(inst.a) for k in range(inst.K)]
+             + [("convex", None)]
+             + [("prefix", (j, k)) for j in range(inst.a) for k in range(1, inst.K)])
+    hm = master.model
+    A = hm._A.tocsr()
+    assert len(names) == A.shape[0]
+    nonempty = [r for r in range(A.shape[0]) if A.indptr[r + 1] > A.indptr[r]]
+    rows = [key(c) for c in f.row_constraints]
+    assert [names[r] for r in nonempty] == rows
+    col_of = {key(v): j for j, v in enumerate(f.columns)}
+    perm = [col_of[("nu", h)] for h in range(hm.num_col)]
+    B = f.A.tocsr()[:, perm]
+    D = (A[nonempty] - B).tocsr()
+    D.eliminate_zeros()
+    assert D.nnz == 0
+    np.testing.assert_array_equal(hm._row_hi[nonempty], f.row_hi)
+    np.testing.assert_array_equal(hm._row_lo[nonempty], f.row_lo)
+    lp = np.asarray(hm.h.getLp().col_cost_)
+    np.testing.assert_array_equal(lp, f.c[perm])
+    value, _ = master.solve()
+    assert solve_model(build_aggregated_master(inst, master.columns)).objective == \
+        pytest.approx(value, abs=1e-9)

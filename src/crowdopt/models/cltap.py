@@ -128,6 +128,47 @@ def build_extended(inst: CltapInstance, columns: Sequence[Workplan], *, relax: b
     return m
 
 
+def build_aggregated_master(inst: CltapInstance,
+                            columns: Sequence[Workplan]) -> pyo.ConcreteModel:
+    """The task-aggregated restricted master of (18)-(23) (digest 2.5), LP: nu[h] >= 0 the
+    number of tasks (divided by t) given workplan h. max sum_h c'(W_h) nu_h s.t. `budget`:
+    sum_h t |W_h| nu_h <= b; `pair[j,k]`: sum_{h uses (j,k)} t nu_h <= 1; `convex`:
+    sum_h nu_h <= 1; `prefix[j,k]` (k >= 1): uses of (j,k) - uses of (j,k-1) <= 0. Column
+    generation re-solves the same matrix as a live HiGHS model, adding columns warm
+    (`solvers.cltap_colgen`); a test compares both entry for entry."""
+    t, a, K = inst.t, inst.a, inst.K
+    cost = [workplan_cost(inst, w) for w in columns]
+    n = len(columns)
+    m = pyo.ConcreteModel(name="cltap_aggregated_master")
+    m.H = pyo.RangeSet(0, n - 1)
+    m.nu = pyo.Var(m.H, domain=pyo.NonNegativeReals)
+    m.obj = pyo.Objective(expr=quicksum(cost[h] * m.nu[h] for h in range(n) if cost[h]),
+                          sense=pyo.maximize)
+    using: dict[tuple[int, int], list[int]] = {}
+    for h, w in enumerate(columns):
+        for j, k in w:
+            using.setdefault((j, k), []).append(h)
+    m.budget = pyo.Constraint(rule=lambda m: quicksum(
+        float(t * len(columns[h])) * m.nu[h] for h in range(n) if columns[h]) <= int(inst.b)
+        if any(columns) else pyo.Constraint.Skip)
+    m.pair = pyo.Constraint([(j, k) for j in range(a) for k in range(K)],
+                            rule=lambda m, j, k: quicksum(float(t) * m.nu[h]
+                                                          for h in using[j, k]) <= 1
+                            if (j, k) in using else pyo.Constraint.Skip)
+    if n:
+        m.convex = pyo.Constraint(expr=quicksum(m.nu[h] for h in range(n)) <= 1)
+
+    def prefix(m: pyo.ConcreteModel, j: int, k: int) -> Any:
+        if (j, k) not in using and (j, k - 1) not in using:
+            return pyo.Constraint.Skip
+        return (quicksum(m.nu[h] for h in using.get((j, k), []))
+                - quicksum(m.nu[h] for h in using.get((j, k - 1), [])) <= 0)
+
+    if K > 1:
+        m.prefix = pyo.Constraint([(j, k) for j in range(a) for k in range(1, K)], rule=prefix)
+    return m
+
+
 def build_pricing(reward: np.ndarray, b: int, *, tight: bool = True) -> pyo.ConcreteModel:
     """(25) max sum r_jk w_jk, (26') sum (k+1) w_jk <= b (or (26) sum w <= b), (27) one
     iteration per annotator, (28) w binary. reward r_jk = alpha_i phi_jk - pi_jk (digest 2.4)."""

@@ -224,7 +224,9 @@ class _Master:
     nu per workplan), as arrays in a live HiGHS model (or rebuilt through Pyomo each round).
 
     Rows (faithful): [0, t) (19); t (20); t+1+jK+k (21); then t rows (22); then (23) for k >= 1.
-    Rows (aggregated): 0 budget; 1+jK+k pair; 1+aK convex; then prefix rows.
+    Rows (aggregated): 0 budget; 1+jK+k pair; 1+aK convex; then prefix rows. The Pyomo models
+    of the same matrices: `models.cltap.build_extended` (faithful) and
+    `build_aggregated_master` (aggregated; tests/test_formulations.py compares the entries).
     """
 
     def __init__(self, inst: CltapInstance, aggregated: bool, engine: str,
