@@ -45,26 +45,33 @@ class Settings:
     integral_lp: bool = False
 
 
-@dataclass
-class Emitted:
-    """A formulation's matrix emitted from numpy: min/max c x + offset, row_lo <= A x <= row_hi,
-    col_lo <= x <= col_hi, integrality (1 = integer). `columns()`/`rows()` give each column's
-    (variable name, index) and each row's (constraint name, index), as the compiled Pyomo model
-    names them (made on demand: tests only). `decode(x)` is the typed solution of a point and
-    `extras` what the formulation's passes need (e.g. worker selection's |S| coefficients)."""
+@dataclass(kw_only=True)
+class MatrixForm:
+    """A linear model as arrays: min/max c x + offset s.t. row_lo <= A x <= row_hi,
+    col_lo <= x <= col_hi, integrality (1 = integer column); A sparse, column-wise."""
 
     c: np.ndarray
-    A: Any  # scipy sparse, column-wise (CSC, canonical)
+    A: Any
     row_lo: np.ndarray
     row_hi: np.ndarray
     col_lo: np.ndarray
     col_hi: np.ndarray
     integrality: np.ndarray
     sense: str
+    offset: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Emitted(MatrixForm):
+    """A formulation's matrix emitted from numpy (CSC, canonical). `columns()`/`rows()` give
+    each column's (variable name, index) and each row's (constraint name, index), as the
+    compiled Pyomo model names them (made on demand: tests only). `decode(x)` is the typed
+    solution of a point and `extras` what the formulation's passes need (e.g. worker
+    selection's |S| coefficients)."""
+
     columns: Callable[[], list]
     rows: Callable[[], list]
     decode: Callable[[np.ndarray], Any]
-    offset: float = 0.0
     extras: dict = field(default_factory=dict)
 
 

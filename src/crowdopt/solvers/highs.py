@@ -39,6 +39,7 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from ..models.formulation import MatrixForm
 from ..status import Status
 
 INF = highspy.kHighsInf
@@ -386,21 +387,12 @@ def _adapter_time(fn: Any) -> Any:
     return wrapper
 
 
-@dataclass
-class CompiledModel:
+@dataclass(kw_only=True)
+class CompiledModel(MatrixForm):
     """A linear Pyomo model as arrays (Pyomo's `LinearStandardFormCompiler`, mixed form):
     columns in declaration order (`columns`: the Pyomo variables), A column-wise (CSC),
     `rows`: id(constraint) -> its row indices, `row_constraints`: the constraint of each row."""
 
-    c: np.ndarray
-    A: sp.csc_array
-    row_lo: np.ndarray
-    row_hi: np.ndarray
-    col_lo: np.ndarray
-    col_hi: np.ndarray
-    integrality: np.ndarray
-    sense: str
-    offset: float
     columns: list
     rows: dict[int, list[int]]
     row_constraints: list
@@ -451,8 +443,9 @@ def compile_pyomo(model: Any) -> CompiledModel:
     compile_s = clock() - t0
     if _CAPTURE is not None:
         _CAPTURE.compile_s += compile_s
-    return CompiledModel(c, A, row_lo, row_hi, col_lo, col_hi, integ, sense, offset, list(cols),
-                         rows, cons, compile_s)
+    return CompiledModel(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
+                         integrality=integ, sense=sense, offset=offset, columns=list(cols),
+                         rows=rows, row_constraints=cons, compile_s=compile_s)
 
 
 # ---------------------------------------------------------------------- scaling
