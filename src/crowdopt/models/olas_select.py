@@ -190,7 +190,7 @@ def build_model10_prefix_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     for ci in c:
         cum.append(cum[-1] + ci)
     m = pyo.ConcreteModel(name="olas_model10_prefix_lp")
-    m.s = pyo.Var(point_keys(inst), domain=pyo.Binary)
+    m.s = pyo.Var(pk, domain=pyo.Binary)  # ids in entropy order: every row is a prefix
     m.obj = pyo.Objective(expr=quicksum(e[j] * m.s[pk[j]] for j in range(u)), sense=pyo.maximize)
     # row i covers the prefix {j : kappa_j <= i}; keep only rows that add points
     ends = [int(v) for v in np.searchsorted(k, np.arange(M + 1), side="right")]
@@ -229,11 +229,12 @@ def _csc(rows: list[np.ndarray], n: int) -> sp.csc_array:
 
 
 def emit_prefix_lp(inst: OlasSelectInstance) -> Emitted:
-    """`build_model10_prefix_lp` as arrays: column j = s[point j] (pool order, as Pyomo compiles
-    it), cost e_j, binary; one row sum_{j: kappa_j <= i} s_j <= C_i per kept labeler rank i,
-    then the budget row. O(M u) nonzeros, no Pyomo object."""
-    e = np.asarray(inst.entropies, dtype=float)
+    """`build_model10_prefix_lp` as arrays: column j = s of the j-th point by entropy (m.s is
+    declared in that order), cost e_j, binary; one row sum_{j < end_i} s_j <= C_i per kept
+    labeler rank i (end_i = #{j : kappa_j <= i}), then the budget row. Every row is a prefix
+    of the columns (one arange each); O(M u) nonzeros, no Pyomo object."""
     op = inst.point_order()
+    e = np.asarray(inst.entropies, dtype=float)[op]
     c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
     k = kappa(inst)  # along the entropy order, non-decreasing
     M, u = len(c), len(e)
@@ -241,16 +242,16 @@ def emit_prefix_lp(inst: OlasSelectInstance) -> Emitted:
     ends = np.searchsorted(k, np.arange(M + 1), side="right")
     prev = np.concatenate([[0], ends[:-1]])
     keep = np.flatnonzero((ends > 0) & ((np.arange(M + 1) == 0) | (ends > prev)))
-    rows = [np.sort(op[:int(ends[i])]) for i in keep]
+    rows = [np.arange(int(ends[i])) for i in keep]
     row_hi = list(cum[keep])
     budget = inst.budget is not None and u > 0
     if budget:
         rows.append(np.arange(u))
         row_hi.append(float(inst.budget))
-    pk = point_keys(inst)
+    _, pk = _rank_keys(inst)
 
     def decode(x: np.ndarray) -> OlasSelectSolution:
-        return assign_theorem1(inst, np.flatnonzero(x > 0.5).astype(np.int64))
+        return assign_theorem1(inst, op[x > 0.5].astype(np.int64))
 
     return Emitted(
         c=e, A=_csc(rows, u), row_lo=np.full(len(rows), -np.inf), row_hi=np.array(row_hi),
@@ -337,8 +338,12 @@ def _canonical(ctx: Any, sol: OlasSelectSolution, x: np.ndarray) -> OlasSelectSo
     cols = ctx.extras["pair_columns"](canon.assignment, canon.selected)
     if len(cols) and cols.min() < 0:
         return sol
-    x1 = np.array(x, dtype=float)
-    x1[ctx.extras["pair_cols"]] = 0.0
+    pair_cols = ctx.extras["pair_cols"]
+    if len(pair_cols) == len(x):  # every column a pair (the model as built)
+        x1 = np.zeros(len(x))
+    else:
+        x1 = np.array(x, dtype=float)
+        x1[pair_cols] = 0.0
     x1[cols] = 1.0
     ok = (ctx.model._violation(x1) <= 1e-9
           and float(ctx.c @ x1) >= float(ctx.c @ x) - 1e-9 * max(1.0, abs(float(ctx.c @ x))))

@@ -65,7 +65,11 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     m.I = pyo.Set(initialize=W, ordered=True)
     m.Kset = pyo.RangeSet(1, B)
     m.y = pyo.Var(m.Kset, domain=pyo.Binary)
-    m.z = pyo.Var(m.I, m.Kset, domain=pyo.Binary)
+    # z[worker_id, k] over the pairs in cardinality-major order (k, then workers): the
+    # column and row order the registered emitter uses (HiGHS's simplex is order-sensitive)
+    m.IK = pyo.Set(initialize=[(w, k) for k in range(1, B + 1) for w in W], dimen=2,
+                   ordered=True)
+    m.z = pyo.Var(m.IK, domain=pyo.Binary)
     m.value = pyo.Expression(expr=quicksum(
         x[i] * root[k] * m.z[W[i], k] for k in range(1, B + 1) for i in range(M) if x[i] != 0.0))
     m.size = pyo.Expression(expr=quicksum(k * m.y[k] for k in range(1, B + 1)))
@@ -73,7 +77,7 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     m.one_size = pyo.Constraint(expr=quicksum(m.y[k] for k in range(1, B + 1)) == 1)
     m.card = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
         m.z[w, k] for w in W) == k * m.y[k])
-    m.link = pyo.Constraint(m.I, m.Kset, rule=lambda m, w, k: m.z[w, k] <= m.y[k])
+    m.link = pyo.Constraint(m.IK, rule=lambda m, w, k: m.z[w, k] <= m.y[k])
     if inst.costs is not None:
         c = [int(v) for v in inst.costs]
         C = int(inst.budget)
@@ -126,8 +130,8 @@ def decode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, res: Any) -> Worker
 # ---------------------------------------------------------------------------- array emitter
 def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
     """`build_formulation_a` as arrays, in Pyomo's column order: y_k (k = 1..B), then z[i, k]
-    at B + i B + (k-1) (worker-major, as m.z is indexed); rows one_size, card[k] (sum_i z_ik -
-    k y_k = 0), link[i, k] (z_ik - y_k <= 0) worker-major, then with costs budget_row[k]
+    at B + (k-1) M + i (m.z is declared cardinality-major); rows one_size, card[k] (sum_i z_ik -
+    k y_k = 0), link[i, k] (z_ik - y_k <= 0) at 1 + B + (k-1) M + i, then with costs budget_row[k]
     (sum_i c_i z_ik - C y_k <= 0). About 4 nonzeros (5 with costs) a binary, int32 indices:
     no Pyomo object is made (6M binaries fit in memory; as Pyomo objects they would not)."""
     x = np.asarray(inst.scores, dtype=float)
@@ -140,29 +144,29 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
     cost0 = link0 + nz  # first cost row
     m_rows = cost0 + (B if costs else 0)
     C = float(inst.budget) if costs else 0.0
-    # y_k: [one_size, card_k, link (0..M-1, k), cost_k if C != 0]
+    # y_k: [one_size, card_k, link (k, 0..M-1), cost_k if C != 0]
     ycost = costs and C != 0.0
     ny = M + 2 + (1 if ycost else 0)
     y_idx = np.empty((B, ny), dtype=np.int32)
     y_val = np.empty((B, ny), dtype=float)
     y_idx[:, 0], y_val[:, 0] = 0, 1.0
     y_idx[:, 1], y_val[:, 1] = k, -k
-    y_idx[:, 2:M + 2] = link0 + np.arange(M)[None, :] * B + (k[:, None] - 1)
+    y_idx[:, 2:M + 2] = link0 + (k[:, None] - 1) * M + np.arange(M)[None, :]
     y_val[:, 2:M + 2] = -1.0
     if ycost:
         y_idx[:, -1], y_val[:, -1] = cost0 + k - 1, -C
-    # z_ik (worker-major): [card_k, link (i, k), cost_k if c_i != 0]
-    ii = np.repeat(np.arange(M), B)
-    kk = np.tile(k, M)
-    z_rows = [kk, link0 + ii * B + (kk - 1)]
+    # z_ik at B + (k-1) M + i: [card_k, link (k, i), cost_k if c_i != 0]
+    kk = np.repeat(k, M)
+    ii = np.tile(np.arange(M), B)
+    z_rows = [kk, link0 + (kk - 1) * M + ii]
     z_vals = [np.ones(nz), np.ones(nz)]
     z_count = np.full(nz, 2, dtype=np.int64)
     if costs:
         c = np.asarray(inst.costs, dtype=float)
-        keep = np.repeat(c != 0, B)
+        keep = np.tile(c != 0, B)
         z_count += keep
         z_rows.append(np.where(keep, cost0 + kk - 1, -1))
-        z_vals.append(np.repeat(c, B))
+        z_vals.append(np.tile(c, B))
     z_idx = np.stack(z_rows, axis=1).astype(np.int32)
     z_val = np.stack(z_vals, axis=1)
     if costs:  # drop the zero-cost entries (Pyomo's compiler drops zero coefficients too)
@@ -173,7 +177,7 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
                       np.concatenate([y_idx.ravel(), z_idx.ravel()]),
                       indptr.astype(np.int64)), shape=(m_rows, n))
     root = 1.0 / np.sqrt(k.astype(float))
-    value = np.concatenate([np.zeros(B), (x[:, None] * root[None, :]).ravel()])
+    value = np.concatenate([np.zeros(B), (root[:, None] * x[None, :]).ravel()])
     row_lo = np.full(m_rows, -np.inf)
     row_hi = np.zeros(m_rows)
     row_lo[0] = row_hi[0] = 1.0
@@ -186,19 +190,19 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
 
     def row_keys() -> list:
         return ([("one_size", None)] + [("card", int(v)) for v in k]
-                + [("link", (w, int(v))) for w in W for v in k]
+                + [("link", (w, int(v))) for v in k for w in W]
                 + [("budget_row", int(v)) for v in k])[:n_rows]
 
     def decode(xv: np.ndarray) -> WorkerSelectSolution:
-        z = xv[B:].reshape(M, B)
-        return WorkerSelectSolution(np.flatnonzero(z.max(axis=1, initial=0.0) > 0.5)
+        z = xv[B:].reshape(B, M)
+        return WorkerSelectSolution(np.flatnonzero(z.max(axis=0, initial=0.0) > 0.5)
                                     .astype(np.int64))
 
     card = np.concatenate([k, kk]).astype(np.int32)
     return Emitted(
         c=value, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=np.zeros(n), col_hi=np.ones(n),
         integrality=np.ones(n, np.int32), sense="max",
-        columns=lambda: [("y", int(v)) for v in k] + [("z", (w, int(v))) for w in W for v in k],
+        columns=lambda: [("y", int(v)) for v in k] + [("z", (w, int(v))) for v in k for w in W],
         rows=row_keys, decode=decode,
         extras={"kind": "formulation-a", "card": card,
                 "size": lambda: np.concatenate([k.astype(float), np.zeros(nz)])})
