@@ -406,7 +406,10 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     refuting ones (Wentges), falling back to the master's own duals. Initial columns: the
     workplans of `initial` solutions.
     """
-    from .highs import INF, HighsModel, HighsOptions
+    from ..models.cltap_masters import CONFIG_MASTER_SETTINGS
+    from ..problems.catalogue import RunOptions
+    from .exact_runner import formulation_options
+    from .highs import INF, HighsModel
 
     t0 = time.perf_counter()
     t = inst.t
@@ -440,8 +443,7 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     row_hi[r_mu:r_pre] = nseg
     row_hi[r_b] = inst.b
     # HiGHS's time limit counts the Highs object's run time across re-solves: the whole budget
-    opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
-                        time_limit=time_limit)
+    opts = formulation_options(CONFIG_MASTER_SETTINGS, RunOptions(time_limit=time_limit))
     master = HighsModel.from_arrays(np.zeros(S), A, np.full(R, -INF), row_hi, np.zeros(S),
                                     np.full(S, INF), None, "max", options=opts)
     pool: dict[tuple[int, ...], int] = {}

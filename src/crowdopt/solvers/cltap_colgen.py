@@ -441,11 +441,12 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
     Initial columns: CBP's workplans (`initial` replaces them) and, with `seed_closed_form`, those
     of `closed_form_columns` (without them the master tails off badly for increasing p).
     """
-    from .highs import HighsOptions
+    from ..models.cltap_masters import COLGEN_MASTER_SETTINGS
+    from ..problems.catalogue import RunOptions
+    from .exact_runner import formulation_options
 
     t0 = time.perf_counter()
-    opts = HighsOptions(lp_solver="simplex", presolve=False, known_feasible=True,
-                        extra=(("simplex_strategy", 4),))  # 4 = primal simplex (warm start)
+    opts = formulation_options(COLGEN_MASTER_SETTINGS, RunOptions())
     master = _Master(inst, aggregated, engine, opts)
     start = list(initial) if initial is not None else [
         tuple(sorted(wp)) for wp in cbp(inst).workplans(inst.t) if wp]

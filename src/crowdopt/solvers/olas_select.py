@@ -4,10 +4,11 @@
   accuracy) takes the c_i points starting at r_i = max(rho_i, r_{i-1} + c_{i-1}), where rho_i is
   its first allowed point; stop at the end of the pool or at the budget cap B (digest F3).
   O(u log u + M log M + M u) with numpy, the O(M u) part being the shared `allowed` matrix.
-- exact references (models/olas_select.py, HiGHS, gap 0): `solve_prefix_lp` (full-size pools),
-  `solve_bmatching_lp`, `solve_compact` (MILP, medium) and `solve_literal` (the paper's MILP,
-  small pools). The LPs are exact because their matrices are totally unimodular (digest F1, F2);
-  each checks that the returned vertex is integral and falls back to the MILP if not.
+- exact references: the formulations of models/olas_select.py (builder, array emitter,
+  settings and passes) run by solvers/exact_runner.py, HiGHS, gap 0: `solve_prefix_lp`
+  (full-size pools), `solve_bmatching_lp`, `solve_compact` (MILP, medium) and `solve_literal`
+  (the paper's MILP, small pools). The TU models are solved as LPs (digest F1, F2); the pass
+  checks that the returned vertex is integral and falls back to the MILP if not.
 - `assign_theorem1` (problems/olas_select.py): the canonical (Theorem 1) assignment of a
   selected set; LP methods use it to turn a selection into the assignment that also satisfies
   (10e)-(10h) (digest F1).

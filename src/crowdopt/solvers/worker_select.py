@@ -7,9 +7,10 @@
 - `select_costs_dp` (extension, digest 2.6): with integer costs Algorithm 1 is not exact; a DP
   over (worker, size, spend) gives best[k][b] = max sum of x, then max_k max_b best/sqrt(k).
   O(M B C) time and memory for the choice table.
-- `solve_formulation_a` / `solve_compact`: the Pyomo models of models/worker_select.py through
-  the HiGHS adapter with gap 0, then the second pass of digest 2.5 (F_hat >= F* - tol, minimize
-  |S|), so the exact path returns the same k* as Algorithm 1.
+- `solve_formulation_a` / `solve_compact`: the formulations of models/worker_select.py (formulation
+  A emitted as arrays) through solvers/exact_runner.py with gap 0, then their second pass of
+  digest 2.5 (F_hat >= F* - tol, minimize |S|), so the exact path returns the same k* as
+  Algorithm 1.
 """
 
 from __future__ import annotations
