@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ..problems.vote_accuracy import log_odds
+from ..crowd.runner import run_method
+from ..crowd.tables import LabelTable
 from .drivers import LsolDriver, PairDriver, PlanDriver
 
 
-def _labels(camp, mem, answers: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Class index (-1: none yet) and confidence per item, from the committed policy."""
+def _labels(camp, mem, item: np.ndarray, worker: np.ndarray, label: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Class index (-1: none yet) and confidence per item, from the committed policy; for
+    LS_OL the confidence is the posterior of the weighted vote of every answer, weighted by the
+    log-odds of p_hat (Sec. 4), through the one aggregation door."""
     n = len(camp.item_ids)
     A = mem.A
     if isinstance(A, LsolDriver):
@@ -21,14 +24,13 @@ def _labels(camp, mem, answers: list[tuple[int, int, int]]) -> tuple[np.ndarray,
         lab = np.full(n, -1, dtype=np.int64)
         for i, y in A.outputs.items():
             lab[i] = y
-        w = log_odds(L.p_hat(), L.p_clip) + math.log(L.K - 1)  # the WMV weights (Sec. 4)
-        score = np.zeros((n, L.K))
-        for item, worker, label in answers:
-            if worker < len(w):
-                score[item, label] += w[worker]
-        score -= score.max(axis=1, keepdims=True)
-        post = np.exp(score)
-        post /= post.sum(axis=1, keepdims=True)
+        p = L.p_hat()
+        known = worker < len(p)
+        table = LabelTable(np.arange(n), np.arange(len(p)), np.arange(L.K), item[known],
+                           worker[known], label[known])
+        # a clip of 0 would give a perfect labeler an infinite weight: keep it finite
+        post = run_method(table, "wmv", accuracies=p, clip=max(L.p_clip, 1e-12),
+                          ties="first").posteriors
         conf = np.where(lab >= 0, post[np.arange(n), np.maximum(lab, 0)], np.nan)
         return lab, conf
     return A.labels()
@@ -107,9 +109,7 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
             n_leased += 1
     issued = mem.n_queries
     n_items = len(camp.item_ids)
-    lab, conf = _labels(camp, mem, list(zip(a_item.tolist(), a_worker.tolist(),
-                                            a_label.tolist()))
-                        if isinstance(mem.A, LsolDriver) else [])
+    lab, conf = _labels(camp, mem, a_item, a_worker, a_label)
     lab = np.asarray(lab, dtype=np.int64).copy()
     conf = np.asarray(conf, dtype=float).copy()
     per_item = np.bincount(a_item, minlength=n_items) if n_ans else np.zeros(n_items, np.int64)
