@@ -1,7 +1,19 @@
 """CL-TAP (paper 003): certification at scale, exact MILP vs CBP, column-generation masters.
 
 Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--issue18]
+       python benchmarks/bench_cltap.py --frontier [--cpu-limit S] [--wall-factor F] [--seeds N]
+                                        [--a 3,10] [--trends dec,inc,flat] [--t0 5] [--t-max 320]
+                                        [--t-list 50] [--methods head-cover]
 (--issue18: only Table 4, written to benchmarks/results/cltap_issue18.json)
+(--frontier: only the exact frontier, written to benchmarks/results/cltap_frontier.json (with
+--t-list: cltap_frontier_tLIST.json): for
+each a, trend and exact method (milp-compact, head-cover; their size guards bypassed), t doubles
+from t0 (K = t, b = 2t) until the method no longer proves optimality of every seed within
+--cpu-limit CPU seconds (process_time, one HiGHS thread; HiGHS's own limit is wall-clock, set to
+cpu-limit x wall-factor: raise the factor on a loaded machine). Prints, per method, the largest
+t proven, its CPU time, and the gap (bound - primal) / bound at the first t not proven. "flat":
+constant curves, p_jk = p_j1 (the dec generator with tau = 100 and t-bar beyond 10^5).
+--t-list replaces the doubling by the given sizes, e.g. `--t-list 50 --seeds 3 --a 3`.)
 Table 1: certify (t, a) = (1000, 100), b = 3t: CBP time, closed-form bound time, ratio LB/UB,
 and the whole `crowdopt certify` (every fast method incl. CBP + 2 s local search, every bound).
 Table 2: the compact MILP (11)-(17) at gap 0 (HiGHS, 60 s limit, build included) on the largest
@@ -120,7 +132,92 @@ def bench_issue18(args, sizes):
     return rows
 
 
+FRONTIER_METHODS = ("milp-compact", "head-cover")
+
+
+def frontier_instance(seed: int, t: int, a: int, trend: str) -> P.CltapInstance:
+    """K = t, b = 2t; "flat" = constant curves (dec draw of p_j1, tau = 100, t-bar ~ 10^5)."""
+    if trend == "flat":
+        return P.generate(seed, t=t, a=a, trend="dec", tau=100.0, horizon=1e6)
+    return P.generate(seed, t=t, a=a, trend=trend)
+
+
+def frontier_run(method: str, inst: P.CltapInstance, cpu_limit: float, wall_limit: float):
+    """(proven within cpu_limit, CPU s, primal, bound) of one exact run, its guard bypassed."""
+    from crowdopt.solvers.cltap_exact import solve_head_cover
+
+    run = solve_milp if method == "milp-compact" else solve_head_cover
+    c0 = time.process_time()
+    out = run(inst, RunOptions(time_limit=wall_limit, threads=1))
+    cpu = time.process_time() - c0
+    primal = P.evaluate(inst, out.solution).objective if out.solution is not None else None
+    return out.status == "optimal" and cpu <= cpu_limit, cpu, primal, out.bound
+
+
+def bench_frontier(argv: list[str]) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="bench_cltap.py --frontier")
+    ap.add_argument("--cpu-limit", type=float, default=60.0)
+    ap.add_argument("--wall-factor", type=float, default=1.0)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--a", default="3,10")
+    ap.add_argument("--trends", default="dec,inc,flat")
+    ap.add_argument("--t0", type=int, default=5)
+    ap.add_argument("--t-max", type=int, default=320)
+    ap.add_argument("--t-list", default=None, help="sizes to run instead of the doubling")
+    ap.add_argument("--methods", default=",".join(FRONTIER_METHODS))
+    args = ap.parse_args(argv)
+    sizes = ([int(x) for x in args.t_list.split(",")] if args.t_list else
+             [args.t0 * 2 ** i for i in range(64) if args.t0 * 2 ** i <= args.t_max])
+    rows, summary = [], []
+    for a in [int(x) for x in args.a.split(",")]:
+        for trend in args.trends.split(","):
+            for method in args.methods.split(","):
+                best, best_cpu, first_fail, gap = None, None, None, None
+                for t in sizes:
+                    ok_all, cpus, gaps = True, [], []
+                    for seed in range(args.seeds):
+                        inst = frontier_instance(seed, t, a, trend)
+                        ok, cpu, primal, bound = frontier_run(
+                            method, inst, args.cpu_limit, args.cpu_limit * args.wall_factor)
+                        g = (None if primal is None or bound is None else
+                             (bound - primal) / bound if bound > 0 else 0.0)
+                        rows.append({"a": a, "trend": trend, "method": method, "t": t,
+                                     "seed": seed, "proven": ok, "cpu_s": cpu, "primal": primal,
+                                     "bound": bound, "gap": g})
+                        print(format_table(rows[-1:], list(rows[-1])), file=sys.stderr)
+                        ok_all &= ok
+                        cpus.append(cpu)
+                        gaps.append(g)
+                        if not ok:
+                            break
+                    if not ok_all:
+                        first_fail = t
+                        known = [x for x in gaps if x is not None]
+                        gap = max(known) if known else None
+                        break
+                    best, best_cpu = t, max(cpus)
+                summary.append({"a": a, "trend": trend, "method": method, "largest_t_proven": best,
+                                "max_cpu_s_there": best_cpu, "first_t_not_proven": first_fail,
+                                "gap_there": gap})
+    print(f"## exact frontier: t in {sizes} (K = t, b = 2t, {args.seeds} seed(s)); "
+          f"proven = optimal within {args.cpu_limit:g} s CPU, one thread")
+    print(format_table(summary, ["a", "trend", "method", "largest_t_proven", "max_cpu_s_there",
+                                 "first_t_not_proven", "gap_there"]))
+    RESULTS.mkdir(exist_ok=True)
+    name = "cltap_frontier" + ("_t" + args.t_list.replace(",", "_") if args.t_list else "")
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps({"topic": "cltap-frontier", "args": vars(args), "runs": rows,
+                                "summary": summary, "versions": cached_versions()},
+                               indent=1, default=str))
+    print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
+
+
 def main() -> None:
+    if "--frontier" in sys.argv:
+        bench_frontier([x for x in sys.argv[1:] if x != "--frontier"])
+        return
     only18 = "--issue18" in sys.argv
     if only18:
         sys.argv.remove("--issue18")

@@ -20,6 +20,7 @@ from crowdopt.solvers.cltap import brute_force, solve_milp
 from crowdopt.solvers.cltap_cbp import cbp
 from crowdopt.solvers.cltap_colgen import closed_form_bound
 from crowdopt.solvers.cltap_construct import alloc_lpt, cbp_phi, constructions, fast
+from crowdopt.solvers.cltap_exact import solve_head_cover
 from crowdopt.solvers.cltap_search import local_search
 
 
@@ -34,6 +35,7 @@ def _all_bounds(inst: P.CltapInstance) -> dict[str, float]:
     out["config-lp"] = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=10.0).value
     out["config-lp-from-0"] = CB.config_lp_bound(inst, lo=0.0, hi=hi, time_limit=10.0,
                                                  grid=40).value
+    out["head-cover"] = solve_head_cover(inst, RunOptions(time_limit=30.0)).bound
     return out
 
 

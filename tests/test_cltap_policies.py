@@ -136,7 +136,9 @@ def test_reproduce_task_functions():
             {"fn": "x:figure_errors", "params": {"fig": "fig7", "x": 3, "trend": "inc"},
              "result": R.figure_errors("fig7", 3, "inc", seed=0)},
             {"fn": "x:baseline_errors", "params": {"trend": "dec", "budget_factor": 2.0},
-             "result": R.baseline_errors(30, 5, "dec", 2.0, seed=0)}]
+             "result": R.baseline_errors(30, 5, "dec", 2.0, seed=0)},
+            {"fn": "x:shape_instance", "params": {"t": 30, "trend": "inc"},
+             "result": R.shape_instance(6, 2, "inc", 0.1, 30.0, seed=0)}]
     small = recs[0]["result"]
     assert small["status"] == "optimal" and small["cbp"] <= small["opt"] + 1e-9
     large = recs[1]["result"]
@@ -147,3 +149,6 @@ def test_reproduce_task_functions():
     assert s["large"][0]["reading"].startswith("per-t")
     assert s["figs"][0]["nearest"] in R.POLICIES[1:]
     assert s["small"][0]["paper_cbp_%"] == 99.25
+    shape = recs[4]["result"]
+    assert shape["status"] == "optimal" and shape["best"] <= shape["opt"] + 1e-9
+    assert shape["opt"] <= shape["ub"] * (1 + 1e-9) and len(s["shape"]) == 1

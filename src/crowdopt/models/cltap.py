@@ -226,7 +226,8 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     empty tasks. Rows: sum g + e = t; `cover` eta <= c_h + theta (1 - g_h) with c_h the head's
     truncated weight sum_(labels) min(phi, theta) (12); eta <= theta (1 - e); at most one label
     of each later annotator per head (14); a label heads or joins at most one task and only
-    inside the prefix (15); prefix rule u[j,k] <= u[j,k-1] (16); sum u <= b (13). Runs of equal
+    inside the prefix (15); prefix rule u[j,k] <= u[j,k-1] (16); sum u <= b (13); the rows
+    with eta are divided by theta (weights relative to the tested value). Runs of equal
     weights of one annotator are ordered (heads first, then joined labels: swapping equal labels
     changes nothing). Labels of the prefix in no task are added to any task their annotator has
     not labelled (n_j <= K <= t leaves one), which only raises c'.
@@ -264,10 +265,12 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
         by_ann.setdefault((j, k, j2), []).append(lk)
         joins.setdefault((j2, k2), []).append(lk)
     m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + m.e == inst.t)
-    m.empty = pyo.Constraint(expr=m.eta + theta * m.e <= theta)
-    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: m.eta + theta * m.g[j, k] - float(
-        tr[j, k]) * m.g[j, k] - quicksum(float(tr[lk[2], lk[3]]) * m.y[lk] for lk in into[j, k])
-        <= theta)
+    # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
+    sc = 1.0 / theta if theta > 0 else 1.0
+    m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0)
+    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: sc * m.eta + (1.0 - sc * float(
+        tr[j, k])) * m.g[j, k] - quicksum(sc * float(tr[lk[2], lk[3]]) * m.y[lk]
+                                           for lk in into[j, k]) <= 1.0)
     m.one_per_annotator = pyo.Constraint(list(by_ann), rule=lambda m, j, k, j2: quicksum(
         m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k])
 

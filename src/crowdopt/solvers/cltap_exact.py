@@ -5,7 +5,7 @@ cheap bound (ub: covering, counting, pairing; `cltap_bounds`), each step solves 
 feasibility model (`models.cltap.build_heads`: "every task reaches theta", no task symmetry) at
 one theta. Feasible: its assignment (every c' >= theta, eq. 10) becomes the incumbent and lb its
 value, raised further by a short local search. Infeasible: OPT < theta, so theta is the new bound.
-Thetas: first just above lb (lb + `STEP` (1 + lb)), whose refutation proves lb optimal (the
+Thetas: first just above lb (lb (1 + `STEP`)), whose refutation proves lb optimal (the
 best-of start often is, and one proof is cheaper than a bisection whose steps near OPT are as
 hard); then the midpoint while the relative gap is over `ASCENT_GAP`, else just above lb. The bound returned is always a refuted theta or a
 valid bound of the start, so a time limit returns the incumbent and a valid bound.
@@ -23,6 +23,7 @@ from . import cltap_bounds as CB
 from .cltap_search import local_search
 
 STEP = 1e-8  # relative margin above lb of the final test: a refutation proves lb optimal
+ABS_TINY = 1e-13  # x (1 + max phi): the absolute part of the margin (lb = 0, OPT = 0)
 MAX_STEP = 1e-7  # the margin grows to this when HiGHS's tolerance (1e-9) meets lb exactly
 ASCENT_GAP = 0.005  # relative gap below which the next theta is just above lb
 DEFAULT_TIME = MILP_DEFAULT_TIME  # 120 s, as every MILP method
@@ -76,13 +77,14 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     steps: list[dict[str, Any]] = []
     status = Status.OPTIMAL
     margin = STEP
-    while ub - lb > margin * 2 * (1.0 + lb):
+    tiny = ABS_TINY * (1.0 + float(inst.phi.max(initial=0.0)))
+    while ub > lb * (1.0 + 2 * margin) + tiny:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
             status = Status.TIME_LIMIT
             break
         near = ub - lb <= ASCENT_GAP * ub
-        theta = lb + margin * (1.0 + lb) if (near or not steps) else 0.5 * (lb + ub)
+        theta = lb * (1.0 + margin) + tiny if (lb > 0 and (near or not steps)) else 0.5 * (lb + ub)
         c0 = time.perf_counter()
         m = build_heads(inst, theta, need=theta)
         m.eta.fix(theta)  # the feasibility problem: every task reaches theta
