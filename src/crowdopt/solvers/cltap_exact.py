@@ -23,7 +23,7 @@ from . import cltap_bounds as CB
 from .cltap_search import local_search
 
 STEP = 1e-8  # relative margin above lb of the final test: a refutation proves lb optimal
-ABS_TINY = 1e-13  # x (1 + max phi): the absolute part of the margin (lb = 0, OPT = 0)
+ABS_TINY = 1e-13  # x max phi: the absolute part of the margin (lb = 0, OPT = 0)
 MAX_STEP = 1e-7  # the margin grows to this when HiGHS's tolerance (1e-9) meets lb exactly
 ASCENT_GAP = 0.005  # relative gap below which the next theta is just above lb
 DEFAULT_TIME = MILP_DEFAULT_TIME  # 120 s, as every MILP method
@@ -77,7 +77,7 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     steps: list[dict[str, Any]] = []
     status = Status.OPTIMAL
     margin = STEP
-    tiny = ABS_TINY * (1.0 + float(inst.phi.max(initial=0.0)))
+    tiny = ABS_TINY * float(inst.phi.max(initial=0.0))
     while ub > lb * (1.0 + 2 * margin) + tiny:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
