@@ -314,3 +314,30 @@ def test_scaling_is_invisible_to_the_caller():
                 hm.set_integrality([1, 2], True)  # scaled columns become integer: unscaled
                 hm.set_col_bounds([3], 0.0, 2.0)
                 hm.set_objective(f * np.r_[np.full(hm.num_col - 1, 1e-7), 2e-7])
+
+
+@pytest.mark.slow
+def test_the_watchdog_returns_when_highs_does_not(monkeypatch):
+    """A run still going at limit + slack is left behind: the solve returns a time limit
+    without a solution, and the busy model refuses a second solve instead of touching HiGHS
+    while it runs. (HiGHS is given a longer limit of its own here, standing for a presolve
+    that does not look at the clock, as on a long knapsack row.)"""
+    import scipy.sparse as sp
+
+    from crowdopt.solvers import highs
+    from crowdopt.solvers.highs import HighsModel, HighsOptions
+
+    monkeypatch.setattr(highs, "WATCHDOG_SLACK_S", 0.2)
+    n = 20_000
+    rng = np.random.default_rng(0)
+    w = rng.integers(1, 10**6, n).astype(float)
+    hm = HighsModel.from_arrays(w + rng.integers(0, 1000, n), sp.csr_array(w[None, :]),
+                                [-np.inf], [w.sum() / 3], np.zeros(n), np.ones(n),
+                                np.ones(n, np.int32), sense="max",
+                                options=HighsOptions(time_limit=0.1,
+                                                     extra=(("time_limit", 60.0),)))
+    r = hm.solve()
+    assert r.status == "time_limit" and r.raw_status == "watchdog" and "watchdog" in r.message
+    assert r.x is None and r.objective is None
+    again = hm.solve()
+    assert again.status == "error" and "still running" in again.message

@@ -98,11 +98,11 @@ def test_presolve_false_infeasible_report_is_rechecked(monkeypatch):
     real_run = HighsModel._run
     calls = []
 
-    def fake_run(self):
+    def fake_run(self, time_limit=None):
         calls.append(self.h.getOptionValue("presolve")[1])
         if len(calls) == 1:
             return highspy.HighsModelStatus.kInfeasible
-        return real_run(self)
+        return real_run(self, time_limit)
 
     monkeypatch.setattr(HighsModel, "_run", fake_run)
     with pytest.warns(RuntimeWarning, match="presolve"):

@@ -24,6 +24,8 @@ from ..problems.catalogue import Outcome
 from ..status import Status
 from .highs import HighsModel, HighsOptions, compile_pyomo, highs_options
 
+MIN_SOLVE_S = 0.5  # HiGHS's share of a time limit the matrix build has used up
+
 
 def formulation_options(settings: Settings, opts: Any) -> HighsOptions:
     """The HiGHS options of a formulation's settings under the run options `opts` (time_limit,
@@ -102,7 +104,11 @@ def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
         hopts = hopts.replace(known_feasible=False)  # construction (the same re-check runs)
     if route not in ("arrays", "pyomo"):
         raise ValueError(f"route must be 'arrays' or 'pyomo', not {route!r}")
+    t0 = time.perf_counter()
     ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays")
+    if hopts.time_limit is not None:  # building the matrix counts against the limit
+        left = max(hopts.time_limit - (time.perf_counter() - t0), MIN_SOLVE_S)
+        ctx.options = ctx.model.options = ctx.model.options.replace(time_limit=left)
     ctx.details["presolve"] = hopts.presolve
     result = form.passes(ctx)
     ctx.details["time_s"] = time.perf_counter() - ctx.t0

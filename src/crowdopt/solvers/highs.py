@@ -29,6 +29,7 @@ import functools
 import math
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -52,6 +53,12 @@ __all__ = [
     "highs_version",
     "solve_model",
 ]
+
+
+# A solve with a time limit returns by limit + this slack (wall clock) whatever HiGHS does:
+# its presolve does not look at the clock, and a run still going then is left behind.
+WATCHDOG_SLACK_S = 1.0
+WATCHDOG = True
 
 
 @dataclass(frozen=True)
@@ -578,6 +585,9 @@ class HighsModel:
         if _CAPTURE is not None:
             self.h = _Recorded(self.h, [("__init__", (), clock() - t_new)])
             _CAPTURE.calls.append(self.h._log)
+        self._overrun: threading.Thread | None = None  # a run the watchdog left behind
+        self._watching = False
+        self._version = version_of(self.h)
         self._apply_options(self.options)
         # the flat-array passModel: no HighsLp object, no Python list of integrality enums
         start = np.asarray(A.indptr[:-1], dtype=np.int32)  # the start of each column (row)
@@ -770,18 +780,39 @@ class HighsModel:
 
     @_adapter_time
     def solve(self) -> HighsResult:
-        """Run HiGHS; re-check a suspicious outcome without presolve; return a plain result."""
+        """Run HiGHS; re-check a suspicious outcome without presolve; return a plain result.
+
+        With a time limit the run is watched (`WATCHDOG_SLACK_S`): HiGHS presolve does not
+        look at the clock (a long knapsack row ran 230 s past a 1 s limit), so a run still
+        going at limit + slack is left behind and the solve returns `time_limit` with the
+        incumbent and bound HiGHS reported so far; this model then refuses further solves.
+        """
         t0 = time.perf_counter()
         opt = self.options
+        if self._overrun is not None and self._overrun.is_alive():
+            return self._stopped(0.0, Status.ERROR, "an earlier solve of this model overran "
+                                 "its time limit and is still running in HiGHS")
         self._apply_options(opt)
-        raw = self._run()
+        raw = self._run(opt.time_limit)
+        if raw is None:
+            return self._stopped(time.perf_counter() - t0, Status.TIME_LIMIT, (
+                f"stopped by the watchdog {opt.time_limit:g} s + {WATCHDOG_SLACK_S:g} s after "
+                "the start (HiGHS did not stop by its own time limit, e.g. inside presolve)"))
         retried = disagreed = False
         first_raw = raw
         if opt.presolve and (opt.confirm_infeasible or opt.known_feasible) and self._suspicious(raw):
             retried = True
             self.h.clearSolver()
             self.h.setOptionValue("presolve", "off")
-            raw = self._run()
+            left = None
+            if opt.time_limit is not None:  # the re-check shares the limit (at least 0.5 s)
+                left = max(opt.time_limit - (time.perf_counter() - t0), 0.5)
+                self.h.setOptionValue("time_limit", float(left))
+            raw = self._run(left)
+            if raw is None:
+                return self._stopped(time.perf_counter() - t0, Status.TIME_LIMIT,
+                                     "stopped by the watchdog while re-checking without "
+                                     "presolve")
             disagreed = raw != first_raw
             self.h.setOptionValue("presolve", "on")
             if disagreed:
@@ -811,12 +842,69 @@ class HighsModel:
             return x.size == self.num_col and viol > 1e-5
         return False
 
-    def _run(self) -> Any:
+    def _run(self, time_limit: float | None = None) -> Any:
+        """One HiGHS run; its model status, or None when the watchdog gave up on it."""
         # HiGHS writes its log (verbose) and some warnings at C level on fd 1: send them to stderr
         self._last = None
+        if time_limit is None or not WATCHDOG:
+            with stdout_to_stderr():
+                self.h.run()
+            return self.h.getModelStatus()
+        self._seen = {}
+        h = self.h._h if isinstance(self.h, _Recorded) else self.h
+        if self.is_mip and not self._watching:
+            h.cbMipImprovingSolution.subscribe(self._on_incumbent)
+            self._watching = True
+        done = threading.Event()
+        error: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.h.run()
+            except BaseException as exc:  # pragma: no cover - re-raised in the caller
+                error.append(exc)
+            finally:
+                done.set()
+
         with stdout_to_stderr():
-            self.h.run()
+            thread = threading.Thread(target=run, name="highs-run", daemon=True)
+            thread.start()
+            finished = done.wait(time_limit + WATCHDOG_SLACK_S)
+        if not finished:
+            self._overrun = thread
+            return None
+        if error:
+            raise error[0]
         return self.h.getModelStatus()
+
+    def _on_incumbent(self, event: Any) -> None:
+        """HiGHS callback: keep the latest incumbent and bound (what a watchdog stop returns)."""
+        out = event.data_out
+        self._seen = {"x": np.array(out.mip_solution, dtype=float),
+                      "objective": float(out.objective_function_value),
+                      "bound": float(out.mip_dual_bound)}
+
+    def _stopped(self, solve_s: float, status: Status, message: str) -> HighsResult:
+        """The result of a run the watchdog left behind (or refused): the last incumbent and
+        bound HiGHS reported through its callback, unscaled; nothing read from the busy object."""
+        seen = getattr(self, "_seen", {}) if status is Status.TIME_LIMIT else {}
+        x = objective = bound = viol = None
+        if seen.get("x") is not None and seen["x"].size == self.num_col:
+            viol = self._violation(seen["x"])
+            x = seen["x"] * self._cs
+            objective = seen["objective"] / self._sigma
+        if seen.get("bound") is not None and math.isfinite(seen["bound"]):
+            bound = seen["bound"] / self._sigma
+        abs_gap = rel_gap = None
+        if objective is not None and bound is not None:
+            abs_gap = abs(objective - bound)
+            rel_gap = abs_gap / max(abs(objective), 1e-300) if abs_gap > 0 else 0.0
+        return HighsResult(
+            status=status, objective=objective, bound=bound, abs_gap=abs_gap, rel_gap=rel_gap,
+            time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s, nodes=0,
+            is_mip=self.is_mip, sense=self.sense, presolve=self.options.presolve,
+            raw_status="watchdog", message=message, max_violation=viol,
+            highs_version=self._version, x=x, _columns=self._columns, _rows=self._rows)
 
     def _point(self) -> tuple[Any, np.ndarray, float | None]:
         """(solution, primal values, max violation) of the last run, read from HiGHS once."""
