@@ -163,8 +163,8 @@ def evaluate(inst: OlasAssignInstance, sol: OlasAssignSolution) -> Evaluation:
         i = int(np.argmax(over))
         violations.append(f"labeler {i} has {int(loads[i])} points, capacity {int(inst.capacities[i])} (2c)")
         worst = max(worst, float(over.max()))
-    if ok.any():
-        noise = inst.eps_matrix()[z[ok], np.flatnonzero(ok)]
+    if ok.any():  # one eps per assigned point: no labeler-by-point matrix (memory O(N))
+        noise = inst.noise.eps(inst.accuracies[z[ok]], inst.entropies[ok])
         objective = float(noise.max())
     else:
         objective = 0.0

@@ -77,8 +77,8 @@ class OlasSelectSolution:
 def allowed(inst: OlasSelectInstance) -> np.ndarray:
     """THE shared (10d) predicate, shape (M, u): eps_ij <= beta + 1e-12.
 
-    The fast path, every exact model (variable fixing) and the evaluator use this one matrix, so
-    a pair with eps exactly at beta is treated the same everywhere.
+    The fast path, every exact model (variable fixing) and the evaluator (on its pairs) use this
+    one predicate, so a pair with eps exactly at beta is treated the same everywhere.
     """
     return inst._cached("allowed", lambda: inst.eps_matrix() <= inst.beta + ALLOWED_TOL)
 
@@ -195,8 +195,9 @@ def evaluate(inst: OlasSelectInstance, sol: OlasSelectSolution) -> Evaluation:
         violations.append(f"labeler {i} has {int(loads[i])} points, capacity "
                           f"{int(inst.capacities[i])} (10c)")
         worst = max(worst, float(over.max()))
-    noise = inst.eps_matrix()[lab_ok, sel_ok]
-    ok = allowed(inst)[lab_ok, sel_ok]
+    # one eps per selected pair (the `allowed` predicate on it): memory O(selected)
+    noise = np.asarray(inst.noise.eps(inst.accuracies[lab_ok], inst.entropies[sel_ok]), float)
+    ok = noise <= inst.beta + ALLOWED_TOL
     if not ok.all():
         k = int(np.argmax(~ok))
         violations.append(f"{int((~ok).sum())} pair(s) with noise above beta, e.g. labeler "
