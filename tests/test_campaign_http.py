@@ -136,7 +136,7 @@ def test_http_auth_and_bad_bodies(server):
     assert call(base, "/status", token=tok)[0] == 200
     code, q = call(base, "/next", {"n": 1}, tok)
     item = q["queries"][0]["item"]
-    bad = [({"n": 0}, "/next", "n: expected an integer >= 1"),
+    bad = [({"n": 0}, "/next", "n: expected an integer"),
            ({"n": 10**6}, "/next", "n: expected an integer in [1, 1000]"),
            ({"n": 1, "color": 2}, "/next", "body: expected keys among"),
            ({"n": 1, "lease": -5}, "/next", "lease: expected"),
@@ -333,3 +333,81 @@ def test_status_page_in_headless_chromium(server):
     refused = dump_dom(f"{base}/")
     assert "unauthorized" in refused and 'id="spent"' not in refused
     assert "unauthorized" in dump_dom(f"{base}/?token={read}x")
+
+
+@pytest.mark.slow
+def test_serve_sends_signed_webhooks_and_warns_on_a_public_address_without_tls(tmp_path):
+    import hashlib
+    import hmac
+
+    rx = _Receiver(fail=1)
+    db = tmp_path / "p.db"
+    camp = Campaign.create(db, policy="optkg", items=["a", "b", "c"], budget=3)
+    Path(str(db) + ".token").write_text(camp.new_tokens["admin"])
+    camp.close()
+    proc, base = start(db, "--webhook", rx.url)  # on 127.0.0.1: no warning
+    tok = Path(str(db) + ".token").read_text()
+    for _ in range(3):
+        q = call(base, "/next", {"n": 1}, tok)[1]["queries"]
+        call(base, "/record", {"answers": [{"item": q[0]["item"], "worker": "u",
+                                            "label": "1"}]}, tok)
+    deadline = time.monotonic() + 30
+    while not any(b"done" in body for _, body in rx.got) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert "warning" not in err
+    key = Path(str(db) + ".webhook-secret").read_text().strip().encode()
+    assert Path(str(db) + ".webhook-secret").stat().st_mode & 0o777 == 0o600
+    kinds = [json.loads(b)["event"] for _, b in rx.got]
+    assert kinds.count("answers") == 3 and "done" in kinds and "budget" in kinds
+    for headers, body in rx.got:
+        assert headers["X-Crowdopt-Signature"] == \
+            "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+    public = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve", str(db),
+                               "--host", "0.0.0.0", "--port", str(free_port())],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    line = ""
+    while "serving" not in line and time.monotonic() < deadline:
+        line = public.stdout.readline()
+    public.terminate()
+    _, err = public.communicate(timeout=30)
+    assert "plain HTTP" in err and "--certfile" in err
+
+
+@pytest.mark.slow
+def test_serve_speaks_tls_with_certfile_and_keyfile(tmp_path):
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not installed: cannot make a test certificate")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-keyout", str(tmp_path / "k.pem"),
+                    "-out", str(tmp_path / "c.pem")], check=True, capture_output=True)
+    db = tmp_path / "t.db"
+    camp = Campaign.create(db, policy="optkg", items=["a"], budget=1)
+    tok = camp.new_tokens["admin"]
+    camp.close()
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve", str(db),
+                             "--port", str(port), "--certfile", str(tmp_path / "c.pem"),
+                             "--keyfile", str(tmp_path / "k.pem")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    ctx = ssl.create_default_context(cafile=str(tmp_path / "c.pem"))
+    ctx.check_hostname = False
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            req = urllib.request.Request(f"https://127.0.0.1:{port}/status",
+                                         headers={"Authorization": f"Bearer {tok}"})
+            with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+                assert r.status == 200 and json.loads(r.read())["budget"] == 1
+                break
+        except (urllib.error.URLError, ConnectionError):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+    proc.terminate()
+    out, _ = proc.communicate(timeout=30)
+    assert "https://" in out

@@ -187,6 +187,8 @@ class Campaign:
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
         self._dirty = False
+        self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
+        self._buf_q: list[tuple] = []
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -206,7 +208,7 @@ class Campaign:
         from . import io as cio
 
         path = Path(path)
-        if path.exists():
+        if os.path.lexists(path):  # a dangling symlink too: never written through
             raise InputError("DB", "a new file (init never overwrites)", str(path))
         if policy not in dv.POLICIES:
             raise InputError("--policy", f"one of {', '.join(dv.POLICIES)}", policy)
@@ -382,9 +384,9 @@ class Campaign:
                              "a read-only file", note=f"{self.path}: status and export work, "
                              "next and record do not")
         try:
-            if write:
-                # catch up in a read snapshot first (a fresh process replays the whole log
-                # here): the write lock is then held only for the events since
+            if write and self._mem is None:
+                # a fresh object replays the whole log: do it in a read snapshot, so the
+                # write lock is then held only for the events appended since
                 self.conn.execute("BEGIN")
                 self._catch_up()
                 self.conn.execute("COMMIT")
@@ -398,6 +400,7 @@ class Campaign:
                     self.conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            self._buf_dec, self._buf_q = [], []
             if self._dirty:  # memory may be ahead of the file: rebuild on the next call
                 self._mem = None
             if isinstance(exc, sqlite3.OperationalError) and (
@@ -615,23 +618,32 @@ class Campaign:
                 break
             seq += 1
             self._log_decision(mem, seq, p, now)
+        self._flush_log()
         if seq != mem.seq:
             self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
             mem.seq = seq
 
     def _log_decision(self, mem: _Mem, seq: int, p: dv.Proposal, now: float) -> list[int]:
+        """Log a decision and its queries (written by `_flush_log`, in one statement each).
+        Query ids are 1, 2, ... in decision order (rows are never deleted): an id already
+        taken fails the insert and the whole transaction."""
         k = len(mem.decs) + 1
-        self.conn.execute("INSERT INTO decisions (k, seq, kind, item, data, created_at) "
-                          "VALUES (?, ?, ?, ?, ?, ?)",
-                          (k, seq, p.kind, p.item, json.dumps(p.data) if p.data else None, now))
+        self._buf_dec.append((k, seq, p.kind, p.item, json.dumps(p.data) if p.data else None,
+                              now))
         r0 = mem.rounds[p.item]
-        qids = []
-        for pos, w in enumerate(p.workers):
-            cur = self.conn.execute("INSERT INTO queries (k, pos, item, worker, round) "
-                                    "VALUES (?, ?, ?, ?, ?)", (k, pos, p.item, w, r0 + pos))
-            qids.append(int(cur.lastrowid))
+        qids = [mem.n_queries + 1 + pos for pos in range(len(p.workers))]
+        self._buf_q.extend((q, k, pos, p.item, w, r0 + pos)
+                           for pos, (q, w) in enumerate(zip(qids, p.workers)))
         self._add_decision(mem, k, seq, p, qids, own=True)
         return qids
+
+    def _flush_log(self) -> None:
+        if self._buf_dec:
+            self.conn.executemany("INSERT INTO decisions (k, seq, kind, item, data, "
+                                  "created_at) VALUES (?, ?, ?, ?, ?, ?)", self._buf_dec)
+            self.conn.executemany("INSERT INTO queries (id, k, pos, item, worker, round) "
+                                  "VALUES (?, ?, ?, ?, ?, ?)", self._buf_q)
+        self._buf_dec, self._buf_q = [], []
 
     # ------------------------------------------------------------------ next
     def next(self, n: int = 1, *, worker: Any = None, lease: float | None = None) -> list[Query]:
@@ -677,6 +689,7 @@ class Campaign:
                         out.append((qid, mem.q[qid][0], p.item, w, rnd + pos))
                     else:
                         blocked = True  # work for other workers waits: decide no further
+            self._flush_log()
             if seq != mem.seq:
                 self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
                 mem.seq = seq

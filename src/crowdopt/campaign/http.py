@@ -69,29 +69,20 @@ def _fields(body: Any, allowed: set[str]) -> dict:
     return body
 
 
-def _depth(raw: bytes) -> int:
-    """Deepest [ / { nesting of a JSON text (outside strings), without parsing it."""
-    depth = best = 0
-    in_str = esc = False
-    for b in raw:
-        if in_str:
-            if esc:
-                esc = False
-            elif b == 0x5C:
-                esc = True
-            elif b == 0x22:
-                in_str = False
-        elif b == 0x22:
-            in_str = True
-        elif b in (0x5B, 0x7B):
-            depth += 1
-            if depth > best:
-                best = depth
-                if best > MAX_DEPTH:
-                    return best
-        elif b in (0x5D, 0x7D):
-            depth -= 1
-    return best
+def _too_deep(doc: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed JSON value nests lists/objects deeper than `limit` (iterative;
+    stops at the first node too deep)."""
+    stack = [(doc, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, dict):
+            x = x.values()
+        elif not isinstance(x, list):
+            continue
+        if d > limit:
+            return True
+        stack.extend((v, d + 1) for v in x if isinstance(v, dict | list))
+    return False
 
 
 def _int_param(request, name: str, default: int | None, hi: int | None = None) -> int | None:
@@ -190,14 +181,17 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                         return error(413, f"body: expected at most {MAX_BODY} bytes, found more")
                     chunks.append(chunk)
                 raw = b"".join(chunks)
-                if _depth(raw) > MAX_DEPTH:
-                    return error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, "
-                                 "found deeper")
+                deep = error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, "
+                             "found deeper")
                 try:
                     # a 5,000-digit integer becomes inf: the field's own check refuses it
                     body = json.loads(raw or b"{}", parse_int=json_int)
-                except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError
+                except RecursionError:
+                    return deep
+                except ValueError:  # JSONDecodeError, UnicodeDecodeError
                     return error(422, "body: expected a JSON object, found invalid JSON")
+                if _too_deep(body):
+                    return deep
             try:
                 if write:
                     out = await run_in_threadpool(locked, wlock, fn, body, role, request)
@@ -345,8 +339,8 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
     print(f"serving {db} on {scheme}://{host}:{real_port} (status page at /, POST /next "
           f"/record, GET /status /export; tokens in {db}.token and {db}.read-token)",
           flush=True)
-    config = uvicorn.Config(app, log_level="warning", ssl_certfile=certfile,
-                            ssl_keyfile=keyfile)
+    config = uvicorn.Config(app, log_level="warning", access_log=False,
+                            ssl_certfile=certfile, ssl_keyfile=keyfile)
     server = uvicorn.Server(config)
     try:
         asyncio.run(server.serve(sockets=[sock]))

@@ -88,7 +88,9 @@ class Webhooks:
 
     def answers(self, camp, res: dict) -> None:
         """After a record that stored answers: the counts, then thresholds and completion."""
-        (spent,) = camp.conn.execute("SELECT count(*) FROM answers").fetchone()
+        mem = camp._mem  # the writer's state, just committed: no count over the table
+        spent = mem.log.n if mem is not None else camp.conn.execute(
+            "SELECT count(*) FROM answers").fetchone()[0]
         budget = camp.budget
         self.emit("answers", {k: res[k] for k in ("rows", "stored", "late", "duplicates",
                                                   "rejected")} | {"spent": spent,
