@@ -123,3 +123,25 @@ def test_extend_model_example_runs_with_gap_zero_certificates(capsys):
         assert mod.method == "model" and mod.certificate.proven_optimal, name
         assert mod.certificate.gap == 0.0 and mod.certificate.certified, name
         assert base.proven_optimal and mod.objective < base.objective, name
+
+
+def test_solve_model_runs_the_registered_settings_and_passes():
+    """The model build_model returns is solved as solve() solves it: the TU models as their LP
+    (presolve off, vertex checked integral), worker selection with its min-|S| second pass;
+    an untagged copy of the same rows gets one plain solve."""
+    ws = FROM_ARRAYS["worker-select"]()
+    reg = crowdopt.solve(ws, "milp-a")
+    r = crowdopt.solve_model(ws, crowdopt.build_model(ws, "milp-a"))
+    for key in ("lp_integral", "second_pass", "presolve", "k"):
+        assert r.details[key] == reg.details[key], key
+    assert r.details["route"] == "model" and reg.details["route"] == "arrays"
+    olas = FROM_ARRAYS["olas-select"]()
+    reg = crowdopt.solve(olas, "lp-prefix")
+    r = crowdopt.solve_model(olas, crowdopt.build_model(olas, "lp-prefix"))
+    assert r.details["lp_integral"] and r.details["presolve"] is False and not r.details["is_mip"]
+    assert reg.details["lp_integral"] and reg.details["presolve"] is False
+    m = crowdopt.build_model(olas, "lp-prefix")
+    del m.crowdopt_formulation  # no longer known as the formulation's model: a plain MILP solve
+    plain = crowdopt.solve_model(olas, m)
+    assert plain.details["is_mip"] and "lp_integral" not in plain.details
+    assert plain.objective == pytest.approx(r.objective, abs=1e-9)
