@@ -42,7 +42,9 @@ def test_greedy_equals_prefix_lp_bmatching_lp_and_compact_milp():
         inst = random_instance(rng, max_points=30)
         g = P.evaluate(inst, S.select_greedy(inst)).objective
         check_exact(inst, S.solve_prefix_lp(inst), g, "lp-prefix")
-        check_exact(inst, S.solve_bmatching_lp(inst), g, "lp-bmatching")
+        bm = S.solve_bmatching_lp(inst)
+        check_exact(inst, bm, g, "lp-bmatching")
+        assert P.policy_violations(inst, bm.solution) == []  # the canonical assignment kept
         out = S.solve_compact(inst)
         check_exact(inst, out, g, "milp-compact")
         assert P.policy_violations(inst, out.solution) == []

@@ -31,6 +31,7 @@ from pyomo.core.util import quicksum
 from ..problems.olas_select import (
     OlasSelectInstance,
     OlasSelectSolution,
+    allowed,
     assign_theorem1,
     kappa,
     sorted_allowed,
@@ -219,44 +220,41 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
 
 
 # ---------------------------------------------------------------------------- array emitters
-def _csc(rows: list[np.ndarray], n: int) -> sp.csc_array:
-    """0/1 matrix whose r-th row has ones at the columns rows[r] (canonical CSC)."""
-    lengths = np.array([len(r) for r in rows], dtype=np.int64)
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    index = np.concatenate(rows).astype(np.int32) if rows else np.zeros(0, np.int32)
-    A = sp.csr_array((np.ones(len(index)), index, indptr), shape=(len(rows), n))
-    return sp.csc_array(A)
-
-
 def emit_prefix_lp(inst: OlasSelectInstance) -> Emitted:
     """`build_model10_prefix_lp` as arrays: column j = s of the j-th point by entropy (m.s is
     declared in that order), cost e_j, binary; one row sum_{j < end_i} s_j <= C_i per kept
     labeler rank i (end_i = #{j : kappa_j <= i}), then the budget row. Every row is a prefix
-    of the columns (one arange each); O(M u) nonzeros, no Pyomo object."""
+    of the columns, so column j lies in a suffix of the rows: built column-wise in one pass;
+    O(M u) nonzeros, no Pyomo object."""
     op = inst.point_order()
     e = np.asarray(inst.entropies, dtype=float)[op]
     c = np.asarray(inst.capacities, dtype=np.int64)[inst.labeler_order()]
-    k = kappa(inst)  # along the entropy order, non-decreasing
+    # = kappa(inst): count the allowed labelers of each point before reordering the points
+    k = np.count_nonzero(allowed(inst), axis=0)[op]
     M, u = len(c), len(e)
     cum = np.concatenate([[0], np.cumsum(c)]).astype(float)
     ends = np.searchsorted(k, np.arange(M + 1), side="right")
     prev = np.concatenate([[0], ends[:-1]])
     keep = np.flatnonzero((ends > 0) & ((np.arange(M + 1) == 0) | (ends > prev)))
-    rows = [np.arange(int(ends[i])) for i in keep]
-    row_hi = list(cum[keep])
     budget = inst.budget is not None and u > 0
-    if budget:
-        rows.append(np.arange(u))
-        row_hi.append(float(inst.budget))
-    _, pk = _rank_keys(inst)
+    R = len(keep)
+    row_hi = np.concatenate([cum[keep], [float(inst.budget)] if budget else []])
+    # column j lies in the kept rows r >= first(j) (their prefixes reach past j): built
+    # column-wise, each column's rows first(j)..R-1 (and the budget row R), sorted
+    first = np.searchsorted(ends[keep], np.arange(u), side="right")
+    counts = R - first + (1 if budget else 0)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    nnz = int(indptr[-1])
+    index = (np.arange(nnz, dtype=np.int64) - np.repeat(indptr[:-1] - first, counts))
+    A = sp.csc_array((np.ones(nnz), index.astype(np.int32), indptr), shape=(len(row_hi), u))
 
     def decode(x: np.ndarray) -> OlasSelectSolution:
         return assign_theorem1(inst, op[x > 0.5].astype(np.int64))
 
     return Emitted(
-        c=e, A=_csc(rows, u), row_lo=np.full(len(rows), -np.inf), row_hi=np.array(row_hi),
+        c=e, A=A, row_lo=np.full(len(row_hi), -np.inf), row_hi=row_hi,
         col_lo=np.zeros(u), col_hi=np.ones(u), integrality=np.ones(u, np.int32), sense="max",
-        columns=lambda: [("s", p) for p in pk],
+        columns=lambda: [("s", p) for p in _rank_keys(inst)[1]],
         rows=lambda: [("hall", int(i)) for i in keep] + ([("budget", None)] if budget else []),
         decode=decode)
 
@@ -290,13 +288,6 @@ def emit_bmatching_lp(inst: OlasSelectInstance) -> Emitted:
     row_hi = np.concatenate([np.ones(len(pts)), c[labs].astype(float),
                              [float(inst.budget)] if budget else []])
     ol, op = inst.labeler_order(), inst.point_order()
-    lk, pk = _rank_keys(inst)
-    col_of = np.full(Aok.shape, -1, dtype=np.int64)
-    col_of[li, pj] = np.arange(n)
-    rank_l = np.empty(len(ol), np.int64)
-    rank_l[ol] = np.arange(len(ol))
-    rank_p = np.empty(len(op), np.int64)
-    rank_p[op] = np.arange(len(op))
 
     def decode(x: np.ndarray) -> OlasSelectSolution:
         on = np.flatnonzero(x > 0.5)  # pairs in labeler-rank order: sort by point rank
@@ -304,15 +295,34 @@ def emit_bmatching_lp(inst: OlasSelectInstance) -> Emitted:
         return OlasSelectSolution(op[pj[on]].astype(np.int64), ol[li[on]].astype(np.int64))
 
     def pair_columns(labelers: np.ndarray, points: np.ndarray) -> np.ndarray:
-        return col_of[rank_l[labelers], rank_p[points]]
+        # columns are the allowed pairs in row-major rank order: a pair's column is its
+        # position in that order (a binary search), -1 if the pair is not allowed
+        rank_l = np.empty(len(ol), np.int64)
+        rank_l[ol] = np.arange(len(ol))
+        rank_p = np.empty(len(op), np.int64)
+        rank_p[op] = np.arange(len(op))
+        rl, rp = rank_l[labelers], rank_p[points]
+        pos = np.searchsorted(li * len(op) + pj, rl * len(op) + rp)
+        return np.where(Aok[rl, rp], pos, -1)
 
     return Emitted(
         c=e[pj], A=A, row_lo=np.full(m_rows, -np.inf), row_hi=row_hi, col_lo=np.zeros(n),
         col_hi=np.ones(n), integrality=np.ones(n, np.int32), sense="max",
-        columns=lambda: [("y", (lk[i], pk[j])) for i, j in zip(li, pj, strict=True)],
-        rows=lambda: ([("once", pk[j]) for j in pts] + [("capacity", lk[i]) for i in labs]
-                      + ([("budget", None)] if budget else [])),
+        columns=lambda: _pair_keys(inst, li, pj),
+        rows=lambda: _bmatching_row_keys(inst, pts, labs, budget),
         decode=decode, extras={"pair_columns": pair_columns, "pair_cols": np.arange(n)})
+
+
+def _pair_keys(inst: OlasSelectInstance, li: np.ndarray, pj: np.ndarray) -> list:
+    lk, pk = _rank_keys(inst)
+    return [("y", (lk[i], pk[j])) for i, j in zip(li, pj, strict=True)]
+
+
+def _bmatching_row_keys(inst: OlasSelectInstance, pts: np.ndarray, labs: np.ndarray,
+                        budget: bool) -> list:
+    lk, pk = _rank_keys(inst)
+    return ([("once", pk[j]) for j in pts] + [("capacity", lk[i]) for i in labs]
+            + ([("budget", None)] if budget else []))
 
 
 def _bmatching_extras(inst: OlasSelectInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
