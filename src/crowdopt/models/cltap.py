@@ -287,7 +287,8 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     m.heads_first = pyo.Constraint(
         [jk for jk in same if jk in into], rule=lambda m, j, k: m.g[j, k] <= m.g[j, k - 1]
         if (j, k - 1) in into else pyo.Constraint.Skip)
-    m.used_first = pyo.Constraint(same, rule=lambda m, j, k: used(m, j, k) <= used(m, j, k - 1))
+    m.used_first = pyo.Constraint(same, rule=lambda m, j, k: used(m, j, k) <= used(m, j, k - 1)
+                                  if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip)
     return m
 
 
@@ -336,3 +337,6 @@ FORMULATIONS = {"milp-compact": Formulation(
     "cltap", "milp-compact", build_compact, decode,
     lambda inst: Settings(known_feasible=True))}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}
+# head-cover (solvers/cltap_exact.py): one `build_heads` model per tested value, eta fixed;
+# defaults (presolve on, gap 0). Its steps answer "infeasible" as a proof, not as a defect.
+HEAD_COVER_SETTINGS = Settings()

@@ -60,8 +60,9 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
 
     Status optimal when the last refuted theta is within STEP of lb (or a cheap bound meets
     lb); time_limit otherwise, with the best assignment found and the last refuted theta."""
-    from ..models.cltap import build_heads, decode_heads
-    from .highs import HighsOptions, solve_model
+    from ..models.cltap import HEAD_COVER_SETTINGS, build_heads, decode_heads
+    from .exact_runner import formulation_options
+    from .highs import solve_model
 
     opts = opts or RunOptions()
     limit = opts.time_limit if opts.time_limit is not None else DEFAULT_TIME
@@ -89,8 +90,11 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
         m = build_heads(inst, theta, need=theta)
         m.eta.fix(theta)  # the feasibility problem: every task reaches theta
         build_s = time.perf_counter() - c0
-        res = solve_model(m, HighsOptions(time_limit=left, threads=opts.threads,
-                                          confirm_infeasible=False))
+        # an infeasible step is the search's proof: not re-run without presolve (the adapter's
+        # re-check would double the hardest steps); tests check the answers against brute force
+        hopts = formulation_options(HEAD_COVER_SETTINGS, RunOptions(
+            time_limit=left, threads=opts.threads, presolve=opts.presolve))
+        res = solve_model(m, hopts.replace(confirm_infeasible=False))
         step = {"theta": theta, "status": str(res.status), "build_s": build_s,
                 "solve_s": res.solve_s, "nodes": res.nodes}
         steps.append(step)
