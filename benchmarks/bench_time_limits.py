@@ -62,7 +62,7 @@ def cases(quick: bool) -> list[tuple[str, object]]:
                            cost_max=100)),
         ("milp", g("labeler-set", seed=1, labelers=16)),
         ("enumeration", g("labeler-set", seed=1, labelers=22 if not quick else 16)),
-        ("milp-compact", g("cltap", seed=1, t=20, a=3)),
+        ("milp-compact", g("cltap", seed=0, t=20, a=3, budget_factor=3)),
     ]
 
 
