@@ -138,7 +138,7 @@ def solution_part(spec: ProblemSpec, doc: dict) -> dict:
 # ----------------------------------------------------------------------------- one method
 # A method with a time limit returns by limit + this slack (wall clock): HiGHS is watched in
 # the adapter (limit + 1 s); the method as a whole (Pyomo build and compile included) here.
-METHOD_SLACK_S = 2.0
+METHOD_SLACK_S = 1.5
 
 
 def _watched(m: Method, instance: Any, options: RunOptions) -> Any:

@@ -97,25 +97,57 @@ def kappa(inst: OlasSelectInstance) -> np.ndarray:
     return sorted_allowed(inst).sum(axis=0)
 
 
-def _check_monotone_allowed(inst: OlasSelectInstance) -> None:
-    """The theorems need allowed[i, j] to be a staircase in sorted order; reject otherwise."""
-    A = sorted_allowed(inst)
-    if A.size == 0:
-        return
-    bad_e = np.argwhere(A[:, :-1] & ~A[:, 1:])  # allowed, but not for a lower-entropy point
-    bad_a = np.argwhere(A[1:, :] & ~A[:-1, :])  # allowed for a worse labeler, not a better one
-    if len(bad_e) or len(bad_a):
-        ol, op = inst.labeler_order(), inst.point_order()
-        if len(bad_e):
-            i, j = bad_e[0]
-            found = (f"labeler {int(ol[i])} may take point {int(op[j])} but not the lower-entropy "
-                     f"point {int(op[j + 1])}")
-        else:
-            i, j = bad_a[0]
-            found = (f"labeler {int(ol[i + 1])} may take point {int(op[j])} but the more accurate "
-                     f"labeler {int(ol[i])} may not")
+def _sorted_rows(inst: OlasSelectInstance):
+    """Per labeler in accuracy order (descending): (its index, eps over the points in entropy
+    order). One row at a time: memory O(u), never the M x u matrix."""
+    e_sorted = inst.entropies[inst.point_order()]
+    for i in inst.labeler_order():
+        yield int(i), np.asarray(inst.noise.eps(inst.accuracies[i], e_sorted), float)
+
+
+def first_allowed(inst: OlasSelectInstance) -> np.ndarray:
+    """Per labeler in accuracy order, the position (in entropy order) of the first point it may
+    take under (10d), u if none: by the staircase, it may take every point from there on."""
+    def make() -> np.ndarray:
+        u = inst.n_points
+        out = np.full(inst.n_labelers, u, dtype=np.int64)
+        for k, (_, row) in enumerate(_sorted_rows(inst)):
+            ok = row <= inst.beta + ALLOWED_TOL
+            if ok.any():
+                out[k] = int(ok.argmax())
+        return out
+    return inst._cached("first_allowed", make)
+
+
+def _check_noise_and_staircase(inst: OlasSelectInstance) -> None:
+    """eps in [0, 1] on the instance, then allowed[i, j] a staircase in sorted order (what the
+    theorems need); one labeler row at a time (memory O(u))."""
+    ol, op = inst.labeler_order(), inst.point_order()
+    prev = None
+    lo, hi, bad = math.inf, -math.inf, False
+    stair: str | None = None
+    for k, (_, row) in enumerate(_sorted_rows(inst)):
+        if row.size:
+            bad = bad or not np.all(np.isfinite(row))
+            lo, hi = min(lo, float(np.nanmin(row))), max(hi, float(np.nanmax(row)))
+        ok = row <= inst.beta + ALLOWED_TOL
+        down = np.flatnonzero(ok[:-1] & ~ok[1:])  # allowed, but not for a lower-entropy point
+        worse = np.flatnonzero(ok & ~prev) if prev is not None else down[:0]
+        if stair is None and len(down):
+            j = int(down[0])
+            stair = (f"labeler {int(ol[k])} may take point {int(op[j])} but not the "
+                     f"lower-entropy point {int(op[j + 1])}")
+        elif stair is None and len(worse):  # allowed for a worse labeler, not a better one
+            j = int(worse[0])
+            stair = (f"labeler {int(ol[k])} may take point {int(op[j])} but the more accurate "
+                     f"labeler {int(ol[k - 1])} may not")
+        prev = ok
+    if bad or (inst.n_points and (lo < 0.0 or hi > 1.0 + 1e-12)):
+        raise InputError("noise", "values in [0, 1] on the instance",
+                         f"range [{lo:.4g}, {hi:.4g}]")
+    if stair is not None:
         raise InputError("noise", "eps non-increasing in accuracy and non-decreasing in entropy",
-                         found)
+                         stair)
 
 
 def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any = "linear",
@@ -135,11 +167,7 @@ def make_instance(accuracies: Any, capacities: Any, entropies: Any, noise: Any =
     lid = ids(labeler_ids, "labeler_ids", len(a)) if labeler_ids is not None else None
     pid = ids(point_ids, "point_ids", len(e)) if point_ids is not None else None
     inst = OlasSelectInstance(a, c, e, nf, labeler_ids=lid, point_ids=pid, beta=b, budget=B)
-    eps = inst.eps_matrix()
-    if eps.size and (not np.all(np.isfinite(eps)) or eps.min() < 0.0 or eps.max() > 1.0 + 1e-12):
-        raise InputError("noise", "values in [0, 1] on the instance",
-                         f"range [{np.nanmin(eps):.4g}, {np.nanmax(eps):.4g}]")
-    _check_monotone_allowed(inst)
+    _check_noise_and_staircase(inst)
     return inst
 
 

@@ -31,9 +31,8 @@ def select_greedy(inst: P.OlasSelectInstance) -> P.OlasSelectSolution:
     `assignment` the labeler index of each; the objective is optimal for (10a)-(10i) + B.
     """
     ol, op = inst.labeler_order(), inst.point_order()
-    A = P.allowed(inst)[ol][:, op]  # staircase, validated by make_instance
     u = inst.n_points
-    rho = np.where(A.any(axis=1), A.argmax(axis=1), u) if u else np.zeros(len(ol), np.int64)
+    rho = P.first_allowed(inst)  # staircase (validated by make_instance): one row at a time
     caps = inst.capacities[ol]
     limit = inst.max_selected
     pos: list[np.ndarray] = []
@@ -78,7 +77,7 @@ def _solve(name: str, inst: P.OlasSelectInstance, opts: RunOptions | None,
            route: str = "arrays") -> Outcome:
     """Run the formulation `name` of models/olas_select.py through the exact runner (its
     settings and passes); an instance with nothing to select is answered without HiGHS."""
-    if inst.max_selected == 0 or not P.allowed(inst).any():
+    if inst.max_selected == 0 or not (P.first_allowed(inst) < inst.n_points).any():
         return Outcome("optimal", _empty(), 0.0, "empty (no allowed pair or no capacity)", 0.0)
     from ..models.olas_select import FORMULATIONS
     from .exact_runner import solve_exact
