@@ -121,7 +121,8 @@ TABLE2_ROWS = ("full crowd (MV)", "MV with LS_OL", "MV with LS_OL, realized", "W
                "final set pi(S_T)",
                "final set shortfall pi(S*) - pi(S_T)", "exploit steps", "runs ending with S*",
                "learned order reversed (tau < 0)", "reversed runs: |mean p - 1/2|",
-               "shortfall, order not reversed", "regret/T: exploration",
+               "shortfall, order not reversed", "MV with LS_OL, order not reversed",
+               "oracle - exploration, order not reversed", "regret/T: exploration",
                "regret/T: estimation", "Kendall tau", "oracle pi(S*)")
 
 
@@ -140,6 +141,10 @@ def _table2_values(res: list[dict]) -> dict[str, list]:
             "reversed runs: |mean p - 1/2|": [abs(float(np.mean(r["p"])) - 0.5)
                                               if m["kendall_tau"] < 0 else None
                                               for r, m in zip(res, mv)],
+            "MV with LS_OL, order not reversed": [m["avg_reward"] if m["kendall_tau"] >= 0
+                                                  else None for m in mv],
+            "oracle - exploration, order not reversed": [
+                m["u_star"] - m["explore_loss"] if m["kendall_tau"] >= 0 else None for m in mv],
             "shortfall, order not reversed": [m["u_star"] - m["final_pi"] if m["kendall_tau"] >= 0
                                               else None for m in mv],
             "regret/T: exploration": [m["explore_loss"] for m in mv],
