@@ -411,3 +411,24 @@ def test_serve_speaks_tls_with_certfile_and_keyfile(tmp_path):
     proc.terminate()
     out, _ = proc.communicate(timeout=30)
     assert "https://" in out
+
+
+@pytest.mark.slow
+def test_a_held_write_lock_gives_503_with_retry_after_and_reads_go_on(server):
+    import sqlite3
+
+    base, tok, _, db = server
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    other.execute("UPDATE campaign SET seq = seq")
+    t0 = time.monotonic()
+    req = urllib.request.Request(base + "/next", data=b'{"n": 1}', method="POST",
+                                 headers={"Authorization": f"Bearer {tok}"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=60)
+    assert e.value.code == 503 and e.value.headers["Retry-After"]
+    assert time.monotonic() - t0 < 30  # bounded wait, not SQLite's 60 s
+    assert call(base, "/status", token=tok)[0] == 200  # readers never wait for the writer
+    other.execute("ROLLBACK")
+    other.close()
+    assert call(base, "/next", {"n": 1}, tok)[0] == 200
