@@ -193,22 +193,33 @@ def http_client(port: int, token: str, n: int, until: float, me: int, q: mp.Queu
     q.put({"answers": answers, "busy": busy, "cpu": self_cpu() - c0})
 
 
+def writers(srv: Server, clients: int, secs: float, n: int) -> tuple[list, mp.Queue, float]:
+    """`clients` processes looping next(n)/record against `srv` from 0.5 s from now for
+    `secs` seconds; returns them, their result queue and the start time."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    start = time.time() + 0.5
+    procs = [ctx.Process(target=_delayed, args=(start, srv.port, srv.token, n, start + secs,
+                                                c, q)) for c in range(clients)]
+    for p in procs:
+        p.start()
+    return procs, q, start
+
+
+def results(procs: list, q: mp.Queue, secs: float) -> list[dict]:
+    got = [q.get(timeout=secs + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    return got
+
+
 def http_path(tmp: Path, clients: int, secs: float, n: int = 10) -> dict:
     db = served_campaign(tmp / f"http-{clients}-{time.perf_counter_ns()}.db", 50_000)
     srv = Server(db)
     try:
-        ctx = mp.get_context("fork")
-        q = ctx.Queue()
-        start = time.time() + 0.5
-        until = start + secs
         s0 = srv.cpu()
-        procs = [ctx.Process(target=_delayed, args=(start, srv.port, srv.token, n, until, c, q))
-                 for c in range(clients)]
-        for p in procs:
-            p.start()
-        got = [q.get(timeout=secs + 120) for _ in procs]
-        for p in procs:
-            p.join()
+        procs, q, _ = writers(srv, clients, secs, n)
+        got = results(procs, q, secs)
         server_cpu = srv.cpu() - s0
     finally:
         srv.stop()
@@ -242,18 +253,12 @@ def record_cost(tmp: Path, rows: int) -> dict:
 
 
 # ----------------------------------------------------------------------------- /status p99
-def status_latency(tmp: Path, secs: float, writers: int = 4) -> dict:
+def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
     db = served_campaign(tmp / f"st-{time.perf_counter_ns()}.db", 20_000)
     srv = Server(db)
     try:
-        ctx = mp.get_context("fork")
-        q = ctx.Queue()
-        start = time.time() + 0.5
+        procs, q, start = writers(srv, n_writers, secs, 10)
         until = start + secs
-        procs = [ctx.Process(target=_delayed, args=(start, srv.port, srv.token, 10, until, c, q))
-                 for c in range(writers)]
-        for p in procs:
-            p.start()
         time.sleep(max(0.0, start - time.time()) + 1.0)  # the writers are running
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=60)
         lat = []
@@ -263,13 +268,11 @@ def status_latency(tmp: Path, secs: float, writers: int = 4) -> dict:
             lat.append(time.perf_counter() - t0)
             assert code == 200
             time.sleep(0.02)
-        got = [q.get(timeout=secs + 120) for _ in procs]
-        for p in procs:
-            p.join()
+        got = results(procs, q, secs)
     finally:
         srv.stop()
     ms = np.array(lat) * 1000
-    return {"writers": writers, "requests": len(lat), "answers during": sum(
+    return {"writers": n_writers, "requests": len(lat), "answers during": sum(
         g["answers"] for g in got), "answers at end": st["answers"],
         "p50 ms": float(np.percentile(ms, 50)), "p99 ms": float(np.percentile(ms, 99)),
         "max ms": float(ms.max())}

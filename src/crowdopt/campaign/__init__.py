@@ -4,11 +4,12 @@
     c = Campaign.create("job.db", policy="optkg", items="items.csv", budget=3200, seed=0)
     for q in c.next(50):          # leased queries: q.item (and q.worker when the policy chose)
         ...                       # send to the crowd platform
-    c.record([(item, worker, label), ...])   # idempotent, all-or-nothing
+    c.record([(item, worker, label), ...])   # an outcome per row: stored/duplicate/late/rejected
     c.status()                    # budget, labels with confidence, worker reliabilities
 
 The same policy objects as `simulate` / `replay` decide (see `drivers`); the file is the state
-(see `store`, `core`); `crowdopt campaign serve` exposes it over HTTP (`http`).
+(see `store`, `core`); `crowdopt campaign serve` exposes it over HTTP (`http`) with a status
+page (`page`) and webhooks (`webhooks`); `export` writes CSV, JSONL and Label Studio tasks.
 """
 
 from __future__ import annotations

@@ -258,9 +258,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         from .page import render_page
 
         st = reader.status(gold=gold, limit=PAGE_ROWS)
-        times = [t for (t,) in reader.conn.execute("SELECT recorded_at FROM answers ORDER BY "
-                                                   "seq")]
-        return render_page(st, times)
+        return render_page(st, reader._mem.log.columns()[4].tolist())
 
     app = Starlette(routes=[
         Route("/next", endpoint("/next", next_, True), methods=["POST"]),

@@ -57,6 +57,7 @@ def histogram_svg(hist: dict, width: int = 420, height: int = 170) -> str:
 
 def progress_svg(times: list[float], budget: int, width: int = 420, height: int = 170) -> str:
     """Answers recorded over time (cumulative), against the budget."""
+    times = sorted(times)  # several processes' clocks: event order is nearly time order
     pad = 30
     if not times:
         body = f'<text x="{pad}" y="{height / 2}" font-size="12">no answer yet</text>'

@@ -20,7 +20,7 @@ from fractions import Fraction
 from functools import cache, lru_cache
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import special
 
 from ..errors import InputError
 
@@ -286,6 +286,8 @@ def dirichlet_prob_max(alpha: tuple[float, ...]) -> tuple[float, ...]:
 
 def dirichlet_prob_max_quad(alpha) -> list[float]:
     """The quadrature of eq. 58 for any C >= 2 (used directly for C >= 3)."""
+    from scipy import integrate, stats  # here only: importing them costs ~1 s per process
+
     al = [float(x) for x in alpha]
     out = []
     for c, ac in enumerate(al):
