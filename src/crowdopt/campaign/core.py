@@ -654,8 +654,10 @@ class Campaign:
         chose for them, or any-worker queries on items they have not labeled. Fewer than `n`
         (possibly none) when the budget is spent, the policy has nothing left, or - batching
         'exact' - the next decision depends on answers not recorded yet."""
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= 2**53:
-            raise InputError("n", "an integer in [1, 2^53]", n)
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+            raise InputError("n", "an integer >= 1", n)
+        if n > 2**53:  # the one integer rule (validate.MAX_INT); SQLite stops at 2^63
+            raise InputError("n", "an integer <= 2^53", n)
         lease = DEFAULT_LEASE if lease is None else lease
         if isinstance(lease, bool) or not isinstance(lease, int | float) or not \
                 (math.isfinite(lease) and 0 < lease <= 1e9):  # past 1e9 s the clock overflows

@@ -271,6 +271,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if (args.certfile is None) != (args.keyfile is None):
         raise InputError("--certfile/--keyfile", "both (TLS) or neither",
                          args.certfile or args.keyfile)
+    secret = args.webhook_secret_file
+    if secret is not None and not Path(secret).parent.is_dir():
+        raise InputError("--webhook-secret-file", "a file in an existing folder", secret)
     return serve(args.db, host=args.host, port=args.port, certfile=args.certfile,
                  keyfile=args.keyfile, webhooks=args.webhook or [],
                  webhook_secret_file=args.webhook_secret_file, gold=args.gold)
