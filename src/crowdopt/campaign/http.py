@@ -327,6 +327,9 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
 
         gold = read_gold_map(gold)
     app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold)
+    # hand the interpreter lock between threads every 1 ms (default 5 ms): a status read does
+    # not sit behind several write requests' time slices
+    sys.setswitchinterval(0.001)
     sock = bind(host, port)
     scheme = "https" if certfile else "http"
     if not certfile and not _loopback(host):
