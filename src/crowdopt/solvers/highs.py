@@ -796,7 +796,7 @@ class HighsModel:
         raw = self._run(opt.time_limit)
         if raw is None:
             return self._stopped(time.perf_counter() - t0, Status.TIME_LIMIT, (
-                f"stopped by the watchdog {opt.time_limit:g} s + {WATCHDOG_SLACK_S:g} s after "
+                f"stopped by the watchdog {opt.time_limit:.3g} s + {WATCHDOG_SLACK_S:g} s after "
                 "the start (HiGHS did not stop by its own time limit, e.g. inside presolve)"))
         retried = disagreed = False
         first_raw = raw
