@@ -19,7 +19,6 @@ problems' constructors, or what `generate` and `load` return; a file or a docume
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from typing import Any
 
@@ -136,36 +135,6 @@ def solution_part(spec: ProblemSpec, doc: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- one method
-# A method with a time limit returns by limit + this slack (wall clock): HiGHS is watched in
-# the adapter (limit + 1 s); the method as a whole (Pyomo build and compile included) here.
-METHOD_SLACK_S = 1.5
-
-
-def _watched(m: Method, instance: Any, options: RunOptions) -> Any:
-    """m.run(instance, options); with a time limit on a watched thread: None when it has not
-    returned by limit + METHOD_SLACK_S (it is left to finish on its own; HiGHS, which it ends
-    in, gets only what is left of the limit)."""
-    if options.time_limit is None:
-        return m.run(instance, options)
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["out"] = m.run(instance, options)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["exc"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=work, name=f"method-{m.algorithm}", daemon=True).start()
-    if not done.wait(options.time_limit + METHOD_SLACK_S):
-        return None
-    if "exc" in box:
-        raise box["exc"]
-    return box["out"]
-
-
 def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                options: RunOptions | None = None) -> Result:
     """Run one method as named (a method that does not apply is `skipped`, with the reason);
@@ -180,7 +149,7 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
         options = dataclasses.replace(options, time_limit=m.time_limit)
     t0 = time.perf_counter()
     try:
-        out = _watched(m, instance, options)
+        out = m.run(instance, options)
     except InputError:
         raise
     except (SolverError, CrowdoptError) as exc:
@@ -188,18 +157,6 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                       status=Status.ERROR, time_s=time.perf_counter() - t0, message=str(exc),
                       instance=instance)
     elapsed = time.perf_counter() - t0
-    if out is None:
-        message = (f"stopped: the method did not return by its time limit "
-                   f"({options.time_limit:g} s) + {METHOD_SLACK_S:g} s (building its model "
-                   "took the time); no solution")
-        cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm,
-                                status=Status.TIME_LIMIT, evaluation=None, bound=None,
-                                bound_source=None, times={"total_s": elapsed},
-                                seed=options.seed, details={"time_limit_s": options.time_limit},
-                                problem_size=spec.size(instance))
-        return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
-                      status=Status.TIME_LIMIT, time_s=elapsed, message=message,
-                      certificate=cert, instance=instance)
     evaluation = spec.evaluate(instance, out.solution) if out.solution is not None else None
     objective = evaluation.objective if evaluation is not None else None
     incumbent = objective if evaluation is not None and evaluation.feasible else None

@@ -867,7 +867,9 @@ class HighsModel:
                 done.set()
 
         with stdout_to_stderr():
-            thread = threading.Thread(target=run, name="highs-run", daemon=True)
+            # not a daemon: the interpreter waits for a run left behind before it exits (HiGHS
+            # torn down under a running solve aborts the process)
+            thread = threading.Thread(target=run, name="highs-run", daemon=False)
             thread.start()
             finished = done.wait(time_limit + WATCHDOG_SLACK_S)
         if not finished:
