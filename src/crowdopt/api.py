@@ -33,7 +33,13 @@ from .registry import (
     get_problem,
 )
 from .results import Certificate, Comparison, Result
-from .solvers.certify import gap_ratio, lower_upper, make_certificate, with_bound
+from .solvers.certify import (
+    SOLVER_ABS_TOL,
+    gap_ratio,
+    lower_upper,
+    make_certificate,
+    with_bound,
+)
 from .status import Status
 from .validate import MAX_INT, integer, real
 
@@ -161,17 +167,22 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     objective = evaluation.objective if evaluation is not None else None
     incumbent = objective if evaluation is not None and evaluation.feasible else None
     lower, upper = lower_upper(spec.sense, incumbent, out.bound)
-    gap = gap_ratio(lower, upper)[0]
+    unit = out.details.get("objective_unit")  # HiGHS's noise floor, as in the certificate
+    gap = gap_ratio(lower, upper, SOLVER_ABS_TOL * unit if unit else 0.0)[0]
     status = out.status
     message = str(out.details.get("message", ""))
     if status is Status.TIME_LIMIT and not message:
         message = (f"stopped by the time limit ({options.time_limit:g} s): "
                    + ("best solution found and the bound so far" if out.solution is not None
                       else "no solution found"))
-    if status is Status.OPTIMAL and gap not in (None, 0.0) and options.mip_rel_gap > 0:
-        # HiGHS calls a solution within mip_rel_gap 'optimal'; without gap 0 it is not proven
+    if status is Status.OPTIMAL and gap is not None and gap > 0:
+        # HiGHS calls a solution within mip_rel_gap (or its own tolerances, e.g. a bound of
+        # 4e-12 over an optimum of 0) 'optimal'; without gap 0 it is not proven
         status = Status.FEASIBLE
-        message = message or f"stopped at mip_rel_gap {options.mip_rel_gap:g}"
+        message = message or (f"stopped at mip_rel_gap {options.mip_rel_gap:g}"
+                              if options.mip_rel_gap > 0 else
+                              f"the solver reports optimal, but its bound is {gap:.3g} from the "
+                              "recomputed objective (beyond the relative tolerance): not proven")
     times = {"total_s": elapsed, **{k: v for k, v in out.details.items() if k.endswith("_s")}}
     details = dict(out.details)
     if options.time_limit is not None:

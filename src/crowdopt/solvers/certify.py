@@ -25,18 +25,23 @@ __all__ = ["ABS_TOL", "REL_TOL", "SCHEMA_VERSION", "TOLERANCES", "Certificate", 
 REL_TOL = 1e-7  # relative tolerance of every "equal" / "crossing" claim (bound vs objective)
 ABS_TOL = 1e-30  # absolute floor: only two numbers both within 1e-30 of 0 are equal regardless
 OBJECTIVE_REL_TOL = 1e-6  # a solver's objective vs the evaluator's at the same point
+# HiGHS's absolute noise on the objective it saw (scaled: largest cost 1); times the
+# result's `objective_unit` it is the solver's noise in our units (a bound of 4e-12 over an
+# optimum of 0 at phi ~ 1), and the floor of the comparisons of that solver's numbers
+SOLVER_ABS_TOL = 1e-8  # 10x HiGHS feasibility tolerance (1e-9) in its scaled units
 # what every certificate records under `tolerances`
 TOLERANCES = {"rel": REL_TOL, "abs": ABS_TOL, "objective_rel": OBJECTIVE_REL_TOL}
 
 
-def tolerance(a: float, b: float, rel: float = REL_TOL) -> float:
-    """How far apart a and b may be and still be called equal: relative to the larger."""
-    return rel * max(abs(a), abs(b)) + ABS_TOL
+def tolerance(a: float, b: float, rel: float = REL_TOL, floor: float = 0.0) -> float:
+    """How far apart a and b may be and still be called equal: relative to the larger, plus
+    `floor` (a solver's own absolute noise in our units, 0 when no solver number is involved)."""
+    return rel * max(abs(a), abs(b)) + ABS_TOL + floor
 
 
-def close(a: float, b: float, rel: float = REL_TOL) -> bool:
-    """Whether a and b agree within the certificates' relative tolerance."""
-    return abs(a - b) <= tolerance(a, b, rel)
+def close(a: float, b: float, rel: float = REL_TOL, floor: float = 0.0) -> bool:
+    """Whether a and b agree within the certificates' relative tolerance (plus `floor`)."""
+    return abs(a - b) <= tolerance(a, b, rel, floor)
 
 
 def finite(v: Any) -> bool:
@@ -95,14 +100,15 @@ def lower_upper(sense: str, objective: float | None, bound: float | None
     return (bound, objective) if sense == "min" else (objective, bound)
 
 
-def gap_ratio(lower: float | None, upper: float | None) -> tuple[float | None, float | None, float | None]:
+def gap_ratio(lower: float | None, upper: float | None, floor: float = 0.0
+              ) -> tuple[float | None, float | None, float | None]:
     """(absolute gap, relative gap, ratio lower/upper); None where undefined (also for a
     non-finite side). A gap within `tolerance` of 0 is 0; a negative one (the bound crosses
     the objective) stays negative: the caller reports it as a failure."""
     if not finite(lower) or not finite(upper):
         return None, None, None
     gap = upper - lower
-    if abs(gap) <= tolerance(lower, upper):
+    if abs(gap) <= tolerance(lower, upper, floor=floor):
         gap = 0.0
     denom = max(abs(lower), abs(upper))
     rel = 0.0 if gap == 0.0 else (gap / denom if denom > 0 else math.inf)
@@ -148,11 +154,13 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
     fails += bound_fail
     incumbent = objective if feasible and finite(objective) else None
     lower, upper = lower_upper(spec.sense, incumbent, bound)
-    gap, rel_gap, ratio = gap_ratio(lower, upper)
+    unit = (details or {}).get("objective_unit")
+    floor = SOLVER_ABS_TOL * float(unit) if finite(unit) and unit > 0 else 0.0
+    gap, rel_gap, ratio = gap_ratio(lower, upper, floor)
     if evaluation is not None and not evaluation.feasible:
         fails.append("solution infeasible: " + "; ".join(evaluation.violations[:3]))
     if (reported_objective is not None and finite(objective)
-            and not close(reported_objective, objective, OBJECTIVE_REL_TOL)):
+            and not close(reported_objective, objective, OBJECTIVE_REL_TOL, floor)):
         better_claimed = (reported_objective < objective if spec.sense == "min"
                           else reported_objective > objective)
         if better_claimed or not math.isfinite(reported_objective):
@@ -184,7 +192,7 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
         certified=certified, failures=tuple(fails), notes=tuple(notes),
         times=jsonable(times), seed=seed, details=dict(details or {}),
         versions=_with_highs(cached_versions(), details), problem_size=problem_size,
-        solution=solution, tolerances=dict(TOLERANCES))
+        solution=solution, tolerances={**TOLERANCES, "solver_abs": floor})
 
 
 def crossing(sense: str, objective: float | None, primal_source: str | None,

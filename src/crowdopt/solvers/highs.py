@@ -142,6 +142,9 @@ class HighsResult:
     message: str = ""
     max_violation: float | None = None
     highs_version: str = ""
+    # what one unit of the objective HiGHS saw is worth in the caller's units (1 / the
+    # objective scale): HiGHS's absolute tolerances times this are its noise on our numbers
+    objective_unit: float = 1.0
     x: np.ndarray | None = None
     row_duals: np.ndarray | None = None
     _columns: dict[int, int] = field(default_factory=dict, repr=False)
@@ -198,6 +201,7 @@ class HighsResult:
             "max_violation": self.max_violation,
             "message": self.message,
             "highs_version": self.highs_version,
+            "objective_unit": self.objective_unit,
         }
 
 
@@ -906,7 +910,8 @@ class HighsModel:
             time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s, nodes=0,
             is_mip=self.is_mip, sense=self.sense, presolve=self.options.presolve,
             raw_status="watchdog", message=message, max_violation=viol,
-            highs_version=self._version, x=x, _columns=self._columns, _rows=self._rows)
+            highs_version=self._version, objective_unit=1.0 / self._sigma, x=x,
+            _columns=self._columns, _rows=self._rows)
 
     def _point(self) -> tuple[Any, np.ndarray, float | None]:
         """(solution, primal values, max violation) of the last run, read from HiGHS once."""
@@ -965,7 +970,7 @@ class HighsModel:
             time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s,
             nodes=nodes, is_mip=self.is_mip, sense=self.sense, presolve=presolve,
             raw_status=h.modelStatusToString(raw), message=message, max_violation=viol,
-            highs_version=version_of(h),
+            highs_version=version_of(h), objective_unit=1.0 / self._sigma,
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
     def _violation(self, x: np.ndarray) -> float:
