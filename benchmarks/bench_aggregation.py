@@ -21,8 +21,8 @@ estimator class of the same method timed in the same run around it (one untimed 
 then the median of R runs before and R after; both time only fit_predict on the DataFrame,
 crowd-kit's as the median of R warm calls when its first call takes under 5 s). Prints
 accuracy of both (ties split evenly on both sides: crowd-kit's ties read from its probas_;
-its printed labels apart), the time ratio crowd-kit / crowdopt, the summary figures of
-issue 15, and a diagnostic column: ours with crowd-kit's model options stopped after
+its printed labels apart), the time ratio crowd-kit / crowdopt, the summary figures
+of the method study, and a diagnostic column: ours with crowd-kit's model options stopped after
 crowd-kit's iteration count.
 Writes benchmarks/results/aggregation.json (and aggregation_peer.json with --peer).
 """

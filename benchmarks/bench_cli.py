@@ -2,7 +2,7 @@
 
 Every command runs as a fresh process (python -m crowdopt), in turn (A B C A B C ...), median of
 --repeat runs after one untimed run of each. The reference is `crowdopt --help`: a fast solve
-should cost little more than starting the program (issue 12: within 1.5x), because a fast path
+should cost little more than starting the program (within 1.5x), because a fast path
 imports neither Pyomo nor highspy (the `solver modules` column says which of them a run loaded).
 Instance: olas-assign with N = 1500 points and M = 17 labelers (generated, seed 0).
 """

@@ -1,10 +1,10 @@
 """CL-TAP (paper 003): certification at scale, exact MILP vs CBP, column-generation masters.
 
-Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--issue18]
+Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--bounds-table]
        python benchmarks/bench_cltap.py --frontier [--cpu-limit S] [--wall-factor F] [--seeds N]
                                         [--a 3,10] [--trends dec,inc,flat] [--t0 5] [--t-max 320]
                                         [--t-list 50] [--methods head-cover]
-(--issue18: only Table 4, written to benchmarks/results/cltap_issue18.json)
+(--bounds-table: only Table 4, written to benchmarks/results/cltap_bounds.json)
 (--frontier: only the exact frontier, written to benchmarks/results/cltap_frontier.json (with
 --t-list: cltap_frontier_tLIST.json): for
 each a, trend and exact method (milp-compact, head-cover; their size guards bypassed), t doubles
@@ -22,7 +22,7 @@ Table 3: column generation on the faithful master (18)-(23): time per iteration 
 kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through Pyomo each
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
-Table 4 (issue 18): the new bounds (covering, covering-dp, counting, config-lp) and constructions
+Table 4: the new bounds (covering, covering-dp, counting, config-lp) and constructions
 (cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t: value and time,
 time relative to CBP and to column generation (the paper's bound; 10 s limit, where it applies).
 Writes benchmarks/results/cltap.json.
@@ -103,7 +103,7 @@ def bench_colgen(args, cases):
     return rows
 
 
-def bench_issue18(args, sizes):
+def bench_bounds_table(args, sizes):
     """One row per (size, trend, method): value (bound or min c'), time, time / CBP's, time /
     column generation's (the paper's UB; None where its master is too large)."""
     spec = get_problem("cltap")
@@ -218,20 +218,20 @@ def main() -> None:
     if "--frontier" in sys.argv:
         bench_frontier([x for x in sys.argv[1:] if x != "--frontier"])
         return
-    only18 = "--issue18" in sys.argv
-    if only18:
-        sys.argv.remove("--issue18")
+    only_bounds = "--bounds-table" in sys.argv
+    if only_bounds:
+        sys.argv.remove("--bounds-table")
     args = parse_args(__doc__.splitlines()[0])
-    if only18:
-        rows = bench_issue18(args, [(100, 10)] if args.quick else
+    if only_bounds:
+        rows = bench_bounds_table(args, [(100, 10)] if args.quick else
                              [(100, 10), (200, 20), (1000, 100)])
-        print("## issue 18: new bounds and constructions vs CBP and column generation (b = 2t)")
+        print("## Table 4: new bounds and constructions vs CBP and column generation (b = 2t)")
         print(format_table(rows, ["t", "a", "trend", "method", "kind", "value", "time_s",
                                   "x_cbp", "x_colgen"]))
         RESULTS.mkdir(exist_ok=True)
-        path = RESULTS / "cltap_issue18.json"
-        path.write_text(json.dumps({"topic": "cltap-issue18", "args": vars(args),
-                                    "issue18": rows, "versions": cached_versions()},
+        path = RESULTS / "cltap_bounds.json"
+        path.write_text(json.dumps({"topic": "cltap-bounds", "args": vars(args),
+                                    "bounds": rows, "versions": cached_versions()},
                                    indent=1, default=str))
         print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
         return
@@ -259,10 +259,10 @@ def main() -> None:
                                        "highspy_ms/it", "pyomo_ms/it", "speedup",
                                        "pricing_ms/it", "total_s", "total_pyomo_s", "bound",
                                        "bound_pyomo", "closed_form"]))
-    out["issue18"] = bench_issue18(args, [(100, 10)] if args.quick else
+    out["bounds"] = bench_bounds_table(args, [(100, 10)] if args.quick else
                                    [(100, 10), (200, 20), (1000, 100)])
-    print("\n## issue 18: new bounds and constructions vs CBP and column generation (b = 2t)")
-    print(format_table(out["issue18"], ["t", "a", "trend", "method", "kind", "value", "time_s",
+    print("\n## Table 4: new bounds and constructions vs CBP and column generation (b = 2t)")
+    print(format_table(out["bounds"], ["t", "a", "trend", "method", "kind", "value", "time_s",
                                         "x_cbp", "x_colgen"]))
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "cltap.json"

@@ -1,4 +1,4 @@
-"""Study (issue 15): how `--method auto` should turn held-out label likelihood into a pick.
+"""Study: how `--method auto` should turn held-out label likelihood into a pick.
 
 For every shared set with gold and three hold-out seeds, `choose_method` scores each
 unsupervised method on 10 % hidden labels once; the rules below are then applied to the same

@@ -1,4 +1,4 @@
-"""Study (issue 15): which class-prior rule should one-coin EM use? Accuracy vs gold on the 25
+"""Study: which class-prior rule should one-coin EM use? Accuracy vs gold on the 25
 shared sets with gold for
 
   uniform    fixed uniform priors (the default)

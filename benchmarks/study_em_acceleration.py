@@ -1,4 +1,4 @@
-"""Study (issue 15): would SQUAREM (Varadhan & Roland 2008) make Dawid-Skene and one-coin EM
+"""Study: would SQUAREM (Varadhan & Roland 2008) make Dawid-Skene and one-coin EM
 converge in fewer iterations at the same answer? On the 27 shared sets, at the defaults
 (smoothing, priors, tol), plain EM (crowdopt's) against SQUAREM on the same EM map.
 
@@ -10,11 +10,11 @@ objective) is at least that of x2, else x2. So the objective trace stays non-dec
 It stops on the same rule as plain EM: one EM step raising the objective by at most tol |F|.
 `em_steps` counts E-steps (the work of one EM iteration each).
 
-Finding (recorded in issue 15's notes): SQUAREM reaches the same objective (within 1.3 of
+Finding: SQUAREM reaches the same objective (within 1.3 of
 75,000 on trec2010_relevance) with 1.4-1.7x fewer E-steps on the slow sets
 (trec2010_relevance 135 -> 81, web 46 -> 33, product 35 -> 24), but it stops closer to the
 fixed point, and there Dawid-Skene on web scores 0.8289, below the
-issue's 0.8292 floor that plain EM's stopping point meets (0.8296), and one-coin on
+required 0.8292 floor that plain EM's stopping point meets (0.8296), and one-coin on
 adult_content moves from 0.763 to 0.722. So plain EM stays the only EM.
 
 Usage: python benchmarks/study_em_acceleration.py [--sets a,b,...]   (about 30 s)

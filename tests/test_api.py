@@ -304,7 +304,7 @@ def test_a_gap_left_open_by_mip_rel_gap_is_not_optimal():
 
 @pytest.mark.slow
 def test_olas_assign_1500_exact_is_threshold_and_milp_stops_at_its_limit(tmp_path):
-    """Issue 12 item 5: N = 1500, M = 17."""
+    """N = 1500, M = 17."""
     def cli(*args, stdin=None):
         return subprocess.run([sys.executable, "-m", "crowdopt", *args], input=stdin,
                               capture_output=True, text=True, timeout=300)

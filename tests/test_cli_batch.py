@@ -1,4 +1,4 @@
-"""Issue 19 items 1 and 2: every batch command takes --jobs, --resume, --fresh and
+"""Every batch command takes --jobs, --resume, --fresh and
 --scheduler with one meaning, and nothing in an output directory is lost by accident."""
 
 from __future__ import annotations

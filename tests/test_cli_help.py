@@ -1,4 +1,4 @@
-"""Issue 19 items 6 and 7: one name per idea, help on every option, README flags that exist."""
+"""One name per idea, help on every option, README flags that exist."""
 
 from __future__ import annotations
 

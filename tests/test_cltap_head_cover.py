@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_cltap_issue18 import tiny_instances
+from test_cltap_bound_validity import tiny_instances
 
 from crowdopt.api import solve
 from crowdopt.models.cltap import build_heads, decode_heads

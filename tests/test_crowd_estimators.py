@@ -185,7 +185,7 @@ def test_bad_parameters_are_named_as_the_estimator_names_them(make, field):
 
 
 def test_rte_estimator_equals_cli(data_dir, capsys):
-    """Done-when of issue 13 item 4: DawidSkene().fit_predict(df) on rte, DataFrame from the
+    """DawidSkene().fit_predict(df) on rte, DataFrame from the
     CSV, scores on gold exactly what `crowdopt aggregate dataset:rte --method dawid-skene`
     reports."""
     from crowdopt.cli import main

@@ -1,6 +1,6 @@
 """Every iterative method on every shared data set (the 25 with gold and the two without):
 converged at its defaults, objective trace non-decreasing, and Dawid-Skene holding crowd-kit
-1.4.2's accuracy on rte, web and product (issue 15). Skips without the data."""
+1.4.2's accuracy on rte, web and product. Skips without the data."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def test_resume_after_a_torn_write_runs_only_the_missing_tasks(tmp_path):
 
 
 def test_results_are_never_lost_by_accident(tmp_path):
-    """Issue 19 item 2: the same tasks again resume (nothing re-run, nothing lost); other
+    """The same tasks again resume (nothing re-run, nothing lost); other
     tasks are refused; only `fresh` replaces the file."""
     path = tmp_path / "r.jsonl"
     first = run_tasks(_tasks(3), results_path=path, show_progress=False)

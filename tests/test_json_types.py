@@ -1,4 +1,4 @@
-"""Types a program can trust (issue 19 item 10): the CLI's JSON has booleans, not the strings
+"""Types a program can trust: the CLI's JSON has booleans, not the strings
 "True"/"False"; a value with no JSON form is an error, never its text; the shipped schemas
 (`crowdopt schema`) say so and reject the old output."""
 

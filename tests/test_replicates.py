@@ -1,4 +1,4 @@
-"""Replicates that replicate (issue 19 item 4): `replay lsol --runs N` gives N distinct seeded
+"""Replicates that replicate: `replay lsol --runs N` gives N distinct seeded
 arrival orders by default; the file's order is one run, and `--runs > 1` with it is refused."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def test_report_writes_tables_figures_command_and_seeds(tmp_path):
 
 
 def test_line_plot_shows_every_series_and_no_zero_on_a_log_axis():
-    """Issue 19 item 9: equal curves stay distinguishable (own marker and line style), a
+    """Equal curves stay distinguishable (own marker and line style), a
     method keeps its color across figures, points <= 0 are left out of a log axis (and
     counted in the legend), and the legend sits outside the axes."""
     pytest.importorskip("matplotlib")

@@ -1,4 +1,4 @@
-"""Say what the number rests on (issue 19 item 5): `crowdopt select` reports coverage (held-out
+"""Say what the number rests on: `crowdopt select` reports coverage (held-out
 items labelled by the selected workers / items evaluated) beside every accuracy, in text and
 JSON, warns on stderr below 90 %, and says how many workers could not be scored and why."""
 

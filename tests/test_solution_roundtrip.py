@@ -1,4 +1,4 @@
-"""Round trips (issue 19 item 3): every document the package writes with a solution in it is
+"""Round trips: every document the package writes with a solution in it is
 accepted by `crowdopt certify --solution`, for all five problems."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stdout contract (issue 12 item 4, issue 19 item 10): every command that takes `--json`
+"""The stdout contract: every command that takes `--json`
 runs in a subprocess on a small input; its whole stdout is one strict JSON document (no NaN or
 Infinity), valid against the JSON Schema `crowdopt schema NAME` prints for it; stderr may carry
 logs. The commands are found by walking the argparse tree, so a new `--json` command without a

@@ -238,7 +238,7 @@ def test_summarize_aggregates_over_seeds():
 
 
 def test_problem_tasks_time_after_a_warm_up():
-    """Issue 19 item 8: a sweep's first task carries no one-off warm-up in its method times."""
+    """A sweep's first task carries no one-off warm-up in its method times."""
     from crowdopt.experiments.sweep import problem_task
 
     out = problem_task("labeler-set", {}, ["top-k", "milp"], seed=0)

@@ -49,7 +49,7 @@ PAPER = {
 }
 PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline on average
 
-# reps_large: seeds per (100, 10) and (200, 20) cell; reps_1000: at (1000, 100) (issue 18: 5 and 2);
+# reps_large: seeds per (100, 10) and (200, 20) cell; reps_1000: at (1000, 100) (5 and 2);
 # ls_time: the certify time limit per method (local searches, column generation, config LP);
 # horizons: the generator readings of Table 3 (0 = t-bar on [1, 2t]; 2000 = on [1, 2000] for
 # every t, a population made once as if at t = 1000).
@@ -108,7 +108,7 @@ def small_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
 
 def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
                    seed: int = 0, horizon: float = 0.0, p_max: float | None = None) -> dict:
-    """One Table 3 large cell through `crowdopt certify` (issue 18): CBP, the best primal
+    """One Table 3 large cell through `crowdopt certify`: CBP, the best primal
     (every fast method, the best-of `fast` included), UB_LP (the paper's bound: column
     generation where its master is small enough, min'ed with the closed-form compact LP, both
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
@@ -476,7 +476,7 @@ ratio is 'proven optimal' when lower meets upper (within 1e-7, also 0 == 0) and 
 bound within 1e-9 of 0, never a percentage. Classification error is the exact expected error
 of the logit-weighted vote (tie = 1/2), variance-free, where the paper simulated labels.
 
-Where the certified ratio stays below the paper's (measured with `--scale table3`, issue 18):
+Where the certified ratio stays below the paper's (measured with `--scale table3`):
 inc (1000, 100), 79.9 % against 86.53 % (seeds 0 and 1: 0.753 and 0.845). At b = 2t with rising
 curves every construction ends with two annotators labelling every task (the best pair of
 whole rows, searched exhaustively by `full-rows`, is CBP's own pair on seed 0, 4.013); the local

@@ -304,7 +304,7 @@ GENERATOR_PARAMS = {
     "tau": "mixed",  # mixed or a number (0.25, 0.5, 1, 10, 100)
     "horizon_factor": 2.0,  # t-bar lies in [1, horizon_factor * t] (the per-t reading)
     "horizon": 0,  # > 0: t-bar lies in [1, horizon] for every t (the fixed-horizon reading,
-    #               a population made once, e.g. horizon = 2000 as if at t = 1000; issue 18)
+    #               a population made once, e.g. horizon = 2000 as if at t = 1000)
     "p_max": P_MAX,
 }
 _TAUS = (0.25, 0.5, 1.0, 10.0, 100.0)

@@ -7,7 +7,7 @@ binaries), `head-cover` (`cltap_exact`: a search on the bottleneck value, each s
 feasibility MILP without task symmetry; t = 50, a = 3 in seconds) and `brute-force` (tiny
 instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4),
 `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4) and the tighter bounds of
-`cltap_bounds` (issue 18): `covering` / `covering-dp` (truncated machine covering, G by its LP
+`cltap_bounds`: `covering` / `covering-dp` (truncated machine covering, G by its LP
 relaxation / the exact knapsack DP), `counting` (labels per task), `pairing` (covering + a Hall
 condition on two-label tasks) and `config-lp` (configuration LP with one label per task and
 annotator). `certify` takes the tightest and names it. Fast

@@ -1,4 +1,4 @@
-"""Upper bounds on CL-TAP (paper 003) tighter than the compact LP relaxation [ours, issue 18].
+"""Upper bounds on CL-TAP (paper 003) tighter than the compact LP relaxation [ours].
 
 OPT = max min_i c'(W_i) (eq. 11). The paper certifies with the compact LP / column-generation
 bound UB_LP, which is the best *average* c' per task (digest 2.5) and is weak when each task gets
@@ -184,7 +184,7 @@ class _Covering:
 
 def covering_bound(inst: CltapInstance, *, exact: bool = False, lo: float = 0.0,
                    hi: float | None = None) -> BoundResult:
-    """Truncated machine-covering bound (issue 18): the largest theta with G(theta) >= theta t.
+    """Truncated machine-covering bound: the largest theta with G(theta) >= theta t.
 
     Validity. If OPT >= theta, take an optimal assignment with prefix lengths n (sum n_j <= b).
     Every task has sum_{(j,k) in W_i} phi_jk >= theta, hence
@@ -256,7 +256,7 @@ def _max_pairs(desc: np.ndarray, thr: float) -> int:
 
 def counting_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None
                    ) -> BoundResult:
-    """Labels-per-task counting bound (issue 18): few heavy labels force many labels per task.
+    """Labels-per-task counting bound: few heavy labels force many labels per task.
 
     Validity. Suppose OPT >= theta. Call a label *big* if phi >= theta. Every task is of one of
     three kinds: it holds a big label (m1 tasks; distinct labels, so m1 <= #big); it holds no big
@@ -375,7 +375,7 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
                     rounds_per_level: int = CONFIG_ROUNDS_PER_LEVEL, smoothing: float = 0.5,
                     max_segments: int = CONFIG_MAX_SEGMENTS, strategy: str = "bisect"
                     ) -> BoundResult:
-    """Configuration LP over truncated, rounded-up weights, by column generation (issue 18).
+    """Configuration LP over truncated, rounded-up weights, by column generation.
 
     `lo`: a known primal value (levels up to it are feasible, never tested); `hi`: a valid bound
     (the result is never above it). delta = hi / grid; a label's weight is rounded up to
@@ -565,7 +565,7 @@ PAIRING_MU = (0.0, 0.1, 0.3, 1.0, 3.0)  # mu / lambda (0: the covering test itse
 
 def pairing_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None,
                   xs: tuple = PAIRING_X, mus: tuple = PAIRING_MU) -> BoundResult:
-    """Covering + a Hall condition on two-label tasks inside the budget's prefixes (issue 18).
+    """Covering + a Hall condition on two-label tasks inside the budget's prefixes.
 
     Validity. Suppose OPT >= theta > 0; take an optimal assignment with prefix lengths n
     (L = sum n_j <= b, (13), (16)). Tasks: T1 hold a big label (phi >= theta; m1 <= B(n), the

@@ -1,4 +1,4 @@
-"""CL-TAP (paper 003) constructions beyond CBP and the best-of `fast` path [ours, issue 18].
+"""CL-TAP (paper 003) constructions beyond CBP and the best-of `fast` path [ours].
 
 - `lpt_place`: given prefix lengths n_j (sum <= b, n_j <= K), place every label (j, k), k < n_j,
   heaviest phi first (LPT) on the task with the lowest c' so far (eq. 10's per-task linear

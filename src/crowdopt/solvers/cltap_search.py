@@ -13,7 +13,7 @@ is applied even if worse; after `patience` worsening moves in a row the best ext
 forced; a short tabu list forbids re-adding a just-removed (task, annotator). Returns the best
 assignment seen, so never worse than the start (P21).
 
-The search uses its whole time budget (issue 18): after `stall_steps` steps without a new best it
+The search uses its whole time budget: after `stall_steps` steps without a new best it
 widens the neighbourhood (4x the bottleneck tasks and moves); after another stall it restarts from
 the best assignment with a random kick of `kick` feasible moves. It stops early only when the
 incumbent reaches `target` (a valid upper bound: the incumbent is then proven optimal), when no

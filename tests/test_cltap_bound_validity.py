@@ -1,4 +1,4 @@
-"""CL-TAP issue 18: every new bound >= OPT (brute force / MILP at gap 0) on random small
+"""CL-TAP: every new bound >= OPT (brute force / MILP at gap 0) on random small
 instances of all three trends; the new constructions are feasible and the best-of `fast` is
 never worse than CBP; the local search stops early only on a proof; verdicts; the default
 instance."""
