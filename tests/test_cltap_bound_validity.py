@@ -151,9 +151,12 @@ def test_default_instance_nondegenerate_and_within_the_exact_guard():
 @pytest.mark.slow
 def test_default_instance_compare_runs_every_method():
     inst = P.generate(0)
-    comp = crowdopt.compare(inst, time_limit=5)
+    comp = crowdopt.compare(inst, time_limit=5)  # cbp+ls searches for the whole limit
     statuses = {r.algorithm: r.status.value for r in comp}
-    assert statuses.pop("milp-compact") == "optimal"
+    # head-cover proves this instance in milliseconds; the compact MILP takes 1-8 s of CPU
+    # (its branch-and-bound depends on the column order HiGHS sees) and may stop at 5 s
+    assert statuses.pop("head-cover") == "optimal"
+    assert statuses.pop("milp-compact") in ("optimal", "time_limit")
     assert statuses.pop("brute-force") == "skipped"  # t <= 4, a <= 3 only
     assert set(statuses.values()) == {"feasible"}
     assert comp.bound > 0 and comp.proven
