@@ -498,9 +498,10 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
     m, n = A.shape
     rs, cs = np.zeros(m), np.zeros(n)
     free = (integrality == 0) & ~(np.isfinite(col_lo) & np.isfinite(col_hi))
-    coo = A.tocoo()
-    keep = coo.data != 0
-    if keep.any() and not np.all(np.abs(coo.data[keep]) == 1.0):  # a 0/+-1 matrix stays
+    data = np.abs(np.asarray(A.data))
+    if np.any((data != 0) & (data != 1.0)):  # a 0/+-1 matrix stays (no conversion either)
+        coo = A.tocoo()
+        keep = coo.data != 0
         r, k = coo.row[keep].astype(np.intp), coo.col[keep].astype(np.intp)
         L = np.log2(np.abs(coo.data[keep]))
         rseg, cseg = _segments(r, m), _segments(k, n)
@@ -575,9 +576,10 @@ class HighsModel:
         self.scaled = bool(self._sigma != 1.0 or np.any(self._rs != 1.0)
                            or np.any(self._cs != 1.0))
         if self.scaled:
-            A = (sp.diags_array(self._rs) @ A @ sp.diags_array(self._cs)).asformat(A.format)
-            row_lo, row_hi = row_lo * self._rs, row_hi * self._rs
-            col_lo, col_hi = col_lo / self._cs, col_hi / self._cs
+            if np.any(self._rs != 1.0) or np.any(self._cs != 1.0):  # else only the objective
+                A = (sp.diags_array(self._rs) @ A @ sp.diags_array(self._cs)).asformat(A.format)
+                row_lo, row_hi = row_lo * self._rs, row_hi * self._rs
+                col_lo, col_hi = col_lo / self._cs, col_hi / self._cs
             c = c * self._cs * self._sigma
         self._A = A  # kept (scaled) for the feasibility check of the returned point
         self._row_lo, self._row_hi = row_lo, row_hi
