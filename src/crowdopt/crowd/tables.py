@@ -557,6 +557,8 @@ def _make_gold(table: LabelTable, tasks: list, labels: list, unknown_tasks: str,
 
 
 def _read_text(path: str | Path, field: str) -> str:
+    if not isinstance(path, str | Path) and not hasattr(path, "__fspath__"):
+        raise InputError(field, "a file path", type(path).__name__)
     p = Path(path)
     try:
         raw = p.read_bytes()
