@@ -181,6 +181,7 @@ def test_tokens_roles_worker_tokens_and_rotation(server):
     assert call(base, "/record", {"answers": []}, read)[0] == 403
     code, wtok = cli("campaign", "token", str(db), "--role", "worker", "--worker", "w1")
     assert code == 0 and len(wtok) > 20
+    time.sleep(1.2)  # a new token is known to the server within its 1 s refresh
     assert call(base, "/status", token=wtok)[0] == 403
     code, doc = call(base, "/next", {"n": 2, "worker": "w2"}, wtok)
     assert code == 422 and "this token's worker" in doc["error"]
