@@ -153,3 +153,17 @@ def test_cli_generate_and_compare(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     objs = {r["algorithm"]: r["objective"] for r in doc["results"]}
     assert objs["milp"] == pytest.approx(objs["enumeration"], abs=1e-7)
+
+
+def test_enumeration_obeys_its_time_limit_with_the_best_set_seen():
+    rng = np.random.default_rng(3)
+    inst = P.LabelerSetInstance.from_arrays(qualities=rng.uniform(0.5, 0.95, 18))
+    full = S.solve_enumeration(inst)
+    assert full.status == "optimal" and full.details["sets"] == (1 << 18) - 1
+    assert S.solve_enumeration(inst, RunOptions(time_limit=60.0)).solution.selected.tolist() \
+        == full.solution.selected.tolist()  # blocks change nothing when the limit is not hit
+    cut = S.solve_enumeration(inst, RunOptions(time_limit=0.0))
+    assert cut.status == "time_limit" and cut.bound is None
+    assert 0 < cut.details["sets"] < (1 << 18) - 1 and "no bound" in cut.details["message"]
+    assert cut.reported_objective <= full.reported_objective
+    assert P.evaluate(inst, cut.solution).objective == pytest.approx(cut.reported_objective)

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..problems import labeler_set as P
@@ -131,13 +133,13 @@ def _local_size(inst: P.LabelerSetInstance) -> str | None:
     return None
 
 
-def subset_accuracies_mv(p: np.ndarray) -> np.ndarray:
-    """pi(S) for every subset S (bit mask), vectorized counting recursion over all masks."""
+def subset_accuracies_mv(p: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+    """pi(S) for every subset S (bit mask; all 2^M by default), vectorized counting recursion."""
     M = len(p)
-    masks = np.arange(1 << M)
-    dist = np.zeros((1 << M, M + 1))
+    masks = np.arange(1 << M) if masks is None else np.asarray(masks, dtype=np.int64)
+    dist = np.zeros((len(masks), M + 1))
     dist[:, 0] = 1.0
-    size = np.zeros(1 << M, dtype=np.int64)
+    size = np.zeros(len(masks), dtype=np.int64)
     for i in range(M):
         inn = ((masks >> i) & 1).astype(bool)
         d = dist[inn]
@@ -151,31 +153,50 @@ def subset_accuracies_mv(p: np.ndarray) -> np.ndarray:
     return (dist * (win + 0.5 * tie)).sum(axis=1)
 
 
+ENUM_CHUNK = 1 << 15  # sets per block: the clock is read between blocks, memory stays small
+
+
 def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference). Size guard
-    ENUM_MAX (MV 22: memory, 4 GB; WMV 20: ~40 s), from bench_exact_overhead.py --guards."""
+    """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference), block by
+    block: a time limit stops it between blocks with the best set seen (no bound). Size guard
+    ENUM_MAX (MV 22, WMV 20), from bench_exact_overhead.py --guards."""
+    t0 = time.perf_counter()
+    limit = opts.time_limit if opts is not None else None
     M = inst.n_labelers
-    masks = np.arange(1, 1 << M)
-    member = ((masks[:, None] >> np.arange(M)) & 1).astype(bool)
-    if inst.rule == "mv":
-        acc = subset_accuracies_mv(inst.qualities)[1:]
-    else:
-        w = inst.weights
-        acc = np.array([pi_wmv(inst.qualities[row], w[row], inst.wmv_eps) for row in member])
-    cost = member @ inst.cost_vector
-    val = acc - inst.cost_weight * cost
-    ok = np.ones(len(masks), dtype=bool)
-    if inst.budget is not None:
-        ok &= ~P.over_budget(cost, inst.budget)
-    if inst.max_size is not None:
-        ok &= member.sum(axis=1) <= inst.max_size
-    if not ok.any():
+    total = (1 << M) - 1
+    best_val, best_set, seen = -np.inf, None, 0
+    for lo in range(1, total + 1, ENUM_CHUNK):
+        masks = np.arange(lo, min(lo + ENUM_CHUNK, total + 1), dtype=np.int64)
+        member = ((masks[:, None] >> np.arange(M)) & 1).astype(bool)
+        if inst.rule == "mv":
+            acc = subset_accuracies_mv(inst.qualities, masks)
+        else:
+            w = inst.weights
+            acc = np.array([pi_wmv(inst.qualities[row], w[row], inst.wmv_eps)
+                            for row in member])
+        cost = member @ inst.cost_vector
+        val = acc - inst.cost_weight * cost
+        ok = np.ones(len(masks), dtype=bool)
+        if inst.budget is not None:
+            ok &= ~P.over_budget(cost, inst.budget)
+        if inst.max_size is not None:
+            ok &= member.sum(axis=1) <= inst.max_size
+        val = np.where(ok, val, -np.inf)
+        k = int(np.argmax(val))
+        if val[k] > best_val:  # strict: the first (smallest mask) of equal values is kept
+            best_val, best_set = float(val[k]), np.flatnonzero(member[k]).astype(np.int64)
+        seen += len(masks)
+        if limit is not None and seen < total and time.perf_counter() - t0 > limit:
+            details = {"sets": seen, "message": f"stopped by the time limit ({limit:g} s) "
+                       f"after {seen} of {total} sets: best set seen, no bound"}
+            if best_set is None:
+                return Outcome("time_limit", details=details)
+            return Outcome("time_limit", P.LabelerSetSolution(best_set), None, None, best_val,
+                           details)
+    if best_set is None:
         return Outcome("infeasible", details={"message": "no non-empty set fits the budget"})
-    val = np.where(ok, val, -np.inf)
-    best = int(np.argmax(val))
-    sol = P.LabelerSetSolution(np.flatnonzero(member[best]).astype(np.int64))
-    return Outcome("optimal", sol, float(val[best]), "exhaustive enumeration",
-                   float(val[best]), {"sets": int(len(masks))})
+    return Outcome("optimal", P.LabelerSetSolution(best_set), best_val, "exhaustive enumeration",
+                   best_val, {"sets": total})
 
 
 def _enum_size(inst: P.LabelerSetInstance) -> str | None:
