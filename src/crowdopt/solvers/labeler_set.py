@@ -30,8 +30,8 @@ from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
 # - milp, MV (vote-margin MILP): 14.6 s at M = 14, 30 s at 15, 50 s at 16 (x1.85 a labeler).
 # - milp, WMV (pattern MILP, 2^(M+1) patterns): 25 s at M = 10, 35 s at 11, time limit (120 s)
 #   at 12.
-# - enumeration, MV (vectorized, (2^M, M+1) table): 2.8 s / 0.9 GB at M = 20, 22 s / 4.0 GB at
-#   22; memory binds (~8 GB at 23).
+# - enumeration, MV (vectorized, blocks of ENUM_CHUNK sets, so memory stays a few MB): 11.2 s at
+#   M = 22 (x2 a labeler; the guard was set when one (2^M, M+1) table took 4 GB there).
 # - enumeration, WMV (one exact WMV accuracy per set, ~30 us each): 1.8 s at M = 16, 79 s at 21
 #   (x2.1 a labeler): ~37 s at 20.
 ENUM_MAX = {"mv": 22, "wmv": 20}
