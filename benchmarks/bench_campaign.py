@@ -1,6 +1,7 @@
 """Live campaign throughput and latency: answers/s per path, record cost per row, /status p99.
 
-Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R]
+Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART ...]
+(PART: paths, record, status; default all three)
 
 1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
    batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
@@ -20,6 +21,7 @@ Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.j
 
 from __future__ import annotations
 
+import argparse
 import csv
 import http.client
 import json
@@ -35,7 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import emit, parse_args
+from common import emit
 
 from crowdopt.campaign import Campaign
 
@@ -278,46 +280,85 @@ def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
         "max ms": float(ms.max())}
 
 
+PARTS = ("paths", "record", "status")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="small sizes (< 60 s)")
+    p.add_argument("--repeat", type=int, default=3, help="timing repetitions (best kept)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS),
+                   help="the parts to run (default: all)")
+    return p.parse_args()
+
+
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
-    quick = args.quick
+    args = parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_campaign_"))
     try:
-        python_path(tmp, "fill", 50, 200, 100)  # first calls: imports, SQLite, caches
-        rows = []
-        budget, k = (800, 200) if quick else (3200, 800)
-        for batching, n in (("fill", 50), ("exact", 50), ("exact", 1)):
-            runs = [python_path(tmp, batching, n, budget, k) for _ in range(args.repeat)]
-            rows.append(min(runs, key=lambda r: r["seconds"]))
-        for n in ((50, 500) if quick else (50, 500, 5000)):
-            rows.append(cli_path(tmp, n, 2 if quick else 3))
-        secs = 3.0 if quick else 10.0
-        for c in ((1, 4) if quick else (1, 4, 8)):
-            rows.append(http_path(tmp, c, secs))
-        for r in rows:
-            r["answers/s"] = r["answers"] / r["seconds"]
-            r["cpu s per 1k answers"] = 1000 * r["cpu"] / max(r["answers"], 1)
-        emit("campaign", rows, ["path", "config", "answers", "seconds", "answers/s",
-                                "cpu s per 1k answers", "server cpu s per 1k answers", "503"],
-             args,
-             note="Opt-KG; Python: best of --repeat runs; CLI: two processes per batch "
-                  "(start-up included); HTTP: one server process, client processes for "
-                  f"{secs:.0f} s; wall-clock figures depend on the machine's load")
-        sizes = (1000, 10_000) if quick else (1000, 10_000, 100_000)
-        rec = [min((record_cost(tmp, r) for _ in range(args.repeat if r <= 10_000 else 1)),
-                   key=lambda x: x["cpu s"]) for r in sizes]
-        for r in rec:
-            r["ratio to 1k"] = r["us per row"] / rec[0]["us per row"]
-        emit("campaign_record", rec, ["rows", "cpu s", "us per row", "ratio to 1k"], args,
-             note="one record() of R answers to R open queries (Opt-KG, fill); CPU time, "
-                  "best of --repeat runs (100k: one run)")
-        st = [status_latency(tmp, 5.0 if quick else 15.0)]
-        emit("campaign_status", st, ["writers", "requests", "answers during", "p50 ms",
-                                     "p99 ms", "max ms"], args,
-             note="GET /status (100-row page) every 20 ms while 4 writer processes loop "
-                  "next(10)/record over HTTP; wall-clock latency")
+        if "paths" in args.only:
+            run_paths(tmp, args)
+        if "record" in args.only:
+            run_record(tmp, args)
+        if "status" in args.only:
+            run_status(tmp, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_paths(tmp: Path, args: argparse.Namespace) -> None:
+    """Part 1: answers/s of each path."""
+    quick = args.quick
+    python_path(tmp, "fill", 50, 200, 100)  # first calls: imports, SQLite, caches
+    rows = []
+    budget, k = (800, 200) if quick else (3200, 800)
+    for batching, n in (("fill", 50), ("exact", 50), ("exact", 1)):
+        runs = [python_path(tmp, batching, n, budget, k) for _ in range(args.repeat)]
+        rows.append(min(runs, key=lambda r: r["seconds"]))
+    for n in ((50, 500) if quick else (50, 500, 5000)):
+        rows.append(cli_path(tmp, n, 2 if quick else 3))
+    secs = 3.0 if quick else 10.0
+    for c in ((1, 4) if quick else (1, 4, 8)):
+        rows.append(http_path(tmp, c, secs))
+    for r in rows:
+        r["answers/s"] = r["answers"] / r["seconds"]
+        r["cpu s per 1k answers"] = 1000 * r["cpu"] / max(r["answers"], 1)
+    emit("campaign", rows, ["path", "config", "answers", "seconds", "answers/s",
+                            "cpu s per 1k answers", "server cpu s per 1k answers", "503"],
+         args,
+         note="Opt-KG; Python: best of --repeat runs; CLI: two processes per batch "
+              "(start-up included); HTTP: one server process, client processes for "
+              f"{secs:.0f} s; wall-clock figures depend on the machine's load")
+
+
+def run_record(tmp: Path, args: argparse.Namespace) -> None:
+    """Part 2: record cost per row."""
+    sizes = (1000, 10_000) if args.quick else (1000, 10_000, 100_000)
+    rec = [min((record_cost(tmp, r) for _ in range(args.repeat if r <= 10_000 else 1)),
+               key=lambda x: x["cpu s"]) for r in sizes]
+    for r in rec:
+        r["ratio to 1k"] = r["us per row"] / rec[0]["us per row"]
+    emit("campaign_record", rec, ["rows", "cpu s", "us per row", "ratio to 1k"], args,
+         note="one record() of R answers to R open queries (Opt-KG, fill); CPU time, "
+              "best of --repeat runs (100k: one run)")
+
+
+def run_status(tmp: Path, args: argparse.Namespace) -> None:
+    """Part 3: /status latency under writers, --repeat runs, each with the machine's load."""
+    st = []
+    for r in range(args.repeat):
+        load0 = os.getloadavg()[0]
+        row = status_latency(tmp, 5.0 if args.quick else 15.0)
+        st.append({"run": r + 1, "load before": load0, "load after": os.getloadavg()[0],
+                   **row})
+    p99 = sorted(x["p99 ms"] for x in st)
+    emit("campaign_status", st, ["run", "load before", "load after", "writers", "requests",
+                                 "answers during", "p50 ms", "p99 ms", "max ms"], args,
+         note="GET /status (100-row page) every 20 ms while 4 writer processes loop "
+              f"next(10)/record over HTTP; wall-clock latency; median p99 of {len(p99)} "
+              f"runs: {p99[len(p99) // 2]:.1f} ms; 1-minute load average of this {os.cpu_count()}"
+              "-core machine before/after each run (the benchmark itself adds ~5)")
 
 
 if __name__ == "__main__":

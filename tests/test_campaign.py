@@ -4,6 +4,7 @@ the CLI. Real-data equivalence, kill -9, processes and HTTP: test_campaign_*.py.
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import sqlite3
@@ -255,6 +256,25 @@ def test_fill_batching_hands_out_full_batches_and_holds_items(tmp_path):
     # the file alone gives the same policy state: a reopened campaign reports the same
     again = Campaign.open(tmp_path / "c.db")
     assert again.status()["labels"] == st["labels"]
+
+
+def test_state_keeps_no_object_per_decision(tmp_path):
+    """The in-memory state grows in columns, not in objects the garbage collector visits."""
+    camp = Campaign.create(tmp_path / "g.db", policy="optkg", items=[f"i{i}" for i in range(300)],
+                           budget=10**6, seed=0, batching="fill")
+    reader = Campaign.open(tmp_path / "g.db", readonly=True)
+
+    def run(rounds):
+        for b in range(rounds):
+            qs = camp.next(10)
+            camp.record([(q.item, f"w{b % 3}-{q.decision}", q.decision % 2) for q in qs])
+        reader.status(limit=5)
+        gc.collect()
+        return len(gc.get_objects())
+
+    before = run(10)
+    after = run(30)  # 300 more decisions and answers in both objects
+    assert after - before < 100
 
 
 # ----------------------------------------------------------------------------- store guarantees

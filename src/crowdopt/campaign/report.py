@@ -149,7 +149,7 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
         "budget": camp.budget, "spent": n_ans, "answers": n_ans, "late": n_late,
         "issued": issued, "left": left, "decisions": len(mem.decs),
         "applied": mem.applied, "answers_waiting": n_ans - n_late - sum(
-            len(d.qids) for d in mem.decs[:mem.applied]) if camp.batching == "exact" else 0,
+            map(len, mem.decs.qids[:mem.applied])) if camp.batching == "exact" else 0,
         "open": {"leased": n_leased, "expired": len(expired), "not_handed_out": waiting},
         "expired_leases": expired[sl], "done": bool(done),
         "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
@@ -167,7 +167,7 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
         L = mem.A.learner
         # the set of the last exploitation step in the log (the current set would need the
         # pi(S) search again: seconds on a finished campaign)
-        last = next((d.p.workers for d in reversed(mem.decs) if d.p.kind == "exploit"), ())
+        last = next((w for kind, _, w, _ in reversed(mem.decs.props) if kind == "exploit"), ())
         out["lsol"] = {"testers": int(L.n), "steps": dict(L.steps),
                        "selected": [camp.worker_ids[j] for j in last]}
     if gold is not None:
