@@ -277,6 +277,24 @@ def test_state_keeps_no_object_per_decision(tmp_path):
     assert after - before < 100
 
 
+@pytest.mark.parametrize("batching", ["fill", "exact"])
+def test_a_reader_trusting_the_log_reports_what_a_checking_reader_does(tmp_path, batching):
+    table, _ = binary_table(5, K=30)
+    camp = Campaign.create(tmp_path / "t.db", policy="optkg", items=caps_of(table),
+                           budget=90, seed=2, batching=batching)
+    trusting = Campaign.open(tmp_path / "t.db", readonly=True)
+    trusting.trust_log = True
+    oracle = TableOracle(table, seed=2)
+    while qs := camp.next(7):
+        camp.record([oracle.answer(q) for q in qs[1:]])  # one query per batch stays open
+        camp.record([oracle.answer(qs[0])])
+        got = trusting.status()  # caught up batch by batch
+    checking = Campaign.open(tmp_path / "t.db", readonly=True).status()
+    for st in (got, checking):
+        del st["answers_per_minute"], st["eta_seconds"]
+    assert got == checking and got["answers"] == 90
+
+
 # ----------------------------------------------------------------------------- store guarantees
 @pytest.fixture
 def small(tmp_path):

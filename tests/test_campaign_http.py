@@ -214,6 +214,11 @@ def test_status_and_export_are_paged(server):
     assert call(base, "/status?limit=-1", token=tok)[0] == 422
     code, ex = call(base, "/export?limit=1", token=tok)
     assert code == 200 and ex["limit"] == 1 and len(ex["answers"]) <= 1
+    req = urllib.request.Request(base + "/status?limit=1",
+                                 headers={"Authorization": f"Bearer {tok}"})
+    with urllib.request.urlopen(req, timeout=30) as r:  # the server's own time per read
+        assert r.headers["Server-Timing"].startswith("app;dur=")
+        assert "cpu;dur=" in r.headers["Server-Timing"]
 
 
 def test_serve_exit_codes_for_an_address_it_cannot_bind(tmp_path):

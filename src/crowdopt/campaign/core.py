@@ -216,6 +216,9 @@ class Campaign:
         pr = [tuple(r) for r in conn.execute("SELECT item, worker FROM pairs")]
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
+        # a read-only object whose process has a writer replaying (checking) the same log
+        # (the server) takes logged decisions as they are, without the policy's argmax
+        self.trust_log = False
         self._dirty = False
         self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
         self._buf_q: list[tuple] = []
@@ -522,7 +525,7 @@ class Campaign:
         mem.rounds[p.item] += len(qids)
         mem.n_queries += len(qids)
         if self.batching == "fill" and not own:
-            dv.check(mem.A.propose(), p, k)
+            dv.check(mem.A.take(p) if self.trust_log else mem.A.propose(), p, k)
             mem.A.hold(p)
 
     def _add_answer(self, mem: _Mem, qid: int, item: int, worker: int, label: int,
@@ -570,7 +573,8 @@ class Campaign:
             elif k is not None and decs.complete(k):
                 # a reader trusts the log where checking is costly; writers check every step
                 p = decs.proposal(k)
-                got = mem.A.follow(p) if self.readonly else mem.A.propose()
+                got = mem.A.take(p) if self.trust_log else \
+                    mem.A.follow(p) if self.readonly else mem.A.propose()
                 dv.check(got, p, k)
                 mem.A.apply(p, list(decs.labels[k - 1]))
                 mem.applied += 1

@@ -89,6 +89,11 @@ class Driver:
         `propose()` unless a driver can take the step more cheaply."""
         return self.propose()
 
+    def take(self, p: Proposal) -> Proposal | None:
+        """The step for logged decision `p` when another object of the process checks the
+        same log (the server's writer): `follow()` unless a driver can skip more."""
+        return self.follow(p)
+
     def late(self, item: int, label: int) -> None:
         """An extra answer on `item` (a late answer to a re-issued any-worker query)."""
         raise Diverged("campaign log: a late answer for a policy whose queries name a worker")
@@ -153,6 +158,14 @@ class IndexDriver(Driver):
         i = int(self.pol.next())
         self.count[i] += 1
         return Proposal("label", i, (None,))
+
+    def take(self, p: Proposal) -> Proposal | None:
+        """Logged decision `p` taken as logged: no argmax and no tie draw (a reader never
+        hands out a decision, so its generator need not follow the writer's)."""
+        if self._empty():
+            return None
+        self.count[p.item] += 1
+        return p
 
     def _capped(self, i: int) -> bool:
         c = self.caps[i]
