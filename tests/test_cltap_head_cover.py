@@ -1,11 +1,14 @@
 """CL-TAP head-cover search: equal to brute force and to the compact MILP, its feasibility model
-decides "every task reaches theta" exactly, a time limit keeps a valid bound."""
+decides "every task reaches theta" exactly, a time limit keeps a valid bound, every assignment
+is a point of the model, and `build_model` gives the model the search runs on."""
 
 from __future__ import annotations
 
 import numpy as np
+import pyomo.environ as pyo
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_cltap_bound_validity import tiny_instances
 
 from crowdopt.api import solve
@@ -107,3 +110,68 @@ def test_certified_through_the_registry():
     assert res.certificate.certified and res.certificate.proven_optimal
     big = P.generate(0, t=40, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
     assert _milp_size(big) is not None and _head_cover_size(big) is None
+
+
+def _random_assignment(inst, rng):
+    """A random feasible assignment: prefix lengths within the budget, distinct tasks."""
+    z = P.empty_solution(inst).task_of
+    left = inst.b
+    for j in rng.permutation(inst.a):
+        n = int(rng.integers(0, min(inst.K, left) + 1))
+        left -= n
+        z[j, :n] = rng.permutation(inst.t)[:n]
+    return P.CltapSolution(z)
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=tiny_instances(), seed=st.integers(0, 1000))
+def test_every_assignment_is_a_point_of_the_model(inst, seed):
+    """The search's incumbents are points of the loaded model: the encoding of any feasible
+    assignment (equal-weight runs reordered) satisfies every row, bound and integrality, with
+    eta = its min c' (0 when a task has no positive label)."""
+    from crowdopt.models.cltap import encode_heads, heads_extras
+    from crowdopt.solvers.highs import HighsModel, compile_pyomo
+
+    m = build_heads(inst)
+    hm = HighsModel.from_compiled(compile_pyomo(m))
+    cols = heads_extras(inst, m, hm._columns)
+    rng = np.random.default_rng(seed)
+    for sol in (_random_assignment(inst, rng), brute_force(inst)[1]):
+        value = P.evaluate(inst, sol).objective
+        x = encode_heads(inst, cols, sol, value, hm.num_col)
+        assert x is not None
+        assert hm._violation(x / hm._cs) <= 1e-9
+        assert x[cols["eta"]] == pytest.approx(value) or x[cols["e"]] == 1.0
+
+
+@pytest.mark.slow
+def test_build_model_is_what_solve_runs():
+    """build_model(inst, "head-cover") is the max-min head-cover model; solve_model runs the
+    same search on it and certifies the same optimum."""
+    import crowdopt
+
+    inst = P.generate(3, t=6, a=3, trend="inc")
+    m = crowdopt.build_model(inst, "head-cover")
+    assert m.name == "cltap_heads"
+    a, b = solve(inst, "head-cover"), crowdopt.solve_model(inst, m)
+    assert a.certificate.proven_optimal and b.certificate.certified
+    assert b.objective == pytest.approx(a.objective, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_extended_model_that_cuts_off_the_start():
+    """A user's row (annotator 0 gives no label) cuts off the best-of start: the model is
+    solved as it stands and its optimum is that of the instance without annotator 0."""
+    import crowdopt
+
+    inst = P.generate(1, t=3, a=3, trend="inc")
+    m = crowdopt.build_model(inst, "head-cover")
+    m.no_first = pyo.Constraint(expr=m.u[0, 0] == 0)
+    res = crowdopt.solve_model(inst, m, time_limit=30)
+    p = inst.p.copy()
+    p[0] = 0.5
+    without = P.make_instance(p, inst.t, inst.b)
+    assert res.certificate.certified
+    assert res.objective == pytest.approx(brute_force(without)[0], abs=1e-9)
+    assert res.objective <= brute_force(inst)[0] + 1e-12

@@ -15,6 +15,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
+from ..problems.catalogue import Lazy
 from ..problems.cltap import CltapInstance, CltapSolution, Workplan
 from ..problems.cltap import linear_correctness as workplan_cost
 from .formulation import Formulation, Settings
@@ -222,22 +223,25 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     Tasks are identical (eq. 11 is symmetric in i), so a task is named by its *head*, its label
     of the lowest-numbered annotator; the compact model's t! task permutations disappear.
     g[j,k] = 1: label (j,k) heads a task; y[j,k,j',k'] = 1: label (j',k'), j' > j, joins the task
-    headed by (j,k); u[j,k] = 1: iteration k of annotator j is inside her prefix; e = number of
-    empty tasks. Rows: sum g + e = t; `cover` eta <= c_h + theta (1 - g_h) with c_h the head's
-    truncated weight sum_(labels) min(phi, theta) (12); eta <= theta (1 - e); at most one label
-    of each later annotator per head (14); a label heads or joins at most one task and only
-    inside the prefix (15); prefix rule u[j,k] <= u[j,k-1] (16); sum u <= b (13); the rows
+    headed by (j,k); u[j,k] = 1: iteration k of annotator j is inside her prefix; e = 1: some
+    task may have no head. Rows: `tasks` sum g + t e >= t, `heads` sum g <= t (where more
+    than t labels could head); `cover`
+    eta <= c_h + theta (1 - g_h) with c_h the head's truncated weight sum_(labels)
+    min(phi, theta) (12); `empty` eta <= theta (1 - e); at most one label of each later
+    annotator per head (14); a label heads or joins at most one task and only inside the
+    prefix (15); prefix rule u[j,k] <= u[j,k-1] (16); sum u <= b (13); the rows
     with eta are divided by theta (weights relative to the tested value). Runs of equal
     weights of one annotator are ordered (heads first, then joined labels: swapping equal labels
     changes nothing). Labels of the prefix in no task are added to any task their annotator has
     not labelled (n_j <= K <= t leaves one), which only raises c'.
 
-    theta must be a valid upper bound (default: sum_j max_k phi_jk, one label per annotator;
-    the solvers pass the tightest cheap bound of `cltap_bounds`): the optimum is then
-    min(OPT, theta) = OPT. With eta fixed at theta the rows read c_h >= theta g_h
-    and e = 0: the feasibility problem "every task reaches theta" of the search in
-    `solvers.cltap_exact` (same model, same rows), which also passes need = theta: heads that
-    cannot reach `need` are left out (valid when eta >= need is required).
+    theta must be a valid upper bound (default: sum_j max_k phi_jk, one label per annotator):
+    the optimum is then min(OPT, theta) = OPT. This max-min model is the `head-cover`
+    formulation (what `build_model(inst, "head-cover")` returns). Its passes
+    (`solvers.cltap_exact.search_passes`) search the bottleneck value on the loaded model by
+    bounds alone: eta fixed at a tested value v asks "every task reaches v" (a feasibility
+    problem), and heads that cannot reach v (their weight plus the best label of every later
+    annotator) are fixed to 0. `need` > 0 leaves such heads out of the model instead.
     """
     if theta is None:
         theta = float(inst.phi.max(axis=1).sum()) if inst.K else 0.0
@@ -247,13 +251,14 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     tr = np.minimum(phi, theta)
     heads, links = head_labels(inst, theta, need)
     m = pyo.ConcreteModel(name="cltap_heads")
+    m.theta = theta  # the bound the weights are truncated at (eta <= theta)
     m.H = pyo.Set(initialize=heads, dimen=2)
     m.L = pyo.Set(initialize=links, dimen=4)
     m.U = pyo.Set(initialize=[(j, k) for j in range(a) for k in range(K)], dimen=2)
     m.g = pyo.Var(m.H, domain=pyo.Binary)
     m.y = pyo.Var(m.L, domain=pyo.Binary)
     m.u = pyo.Var(m.U, domain=pyo.Binary)
-    m.e = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, inst.t))
+    m.e = pyo.Var(domain=pyo.Binary)
     m.eta = pyo.Var(bounds=(0.0, theta))
     m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize)
     into: dict[tuple[int, int], list] = {h: [] for h in heads}
@@ -264,7 +269,9 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
         into[j, k].append(lk)
         by_ann.setdefault((j, k, j2), []).append(lk)
         joins.setdefault((j2, k2), []).append(lk)
-    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + m.e == inst.t)
+    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + inst.t * m.e >= inst.t)
+    if len(heads) > inst.t:  # else the row holds by itself
+        m.heads = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) <= inst.t)
     # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
     sc = 1.0 / theta if theta > 0 else 1.0
     m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0)
@@ -331,12 +338,89 @@ def fill_prefixes(inst: CltapInstance, sol: CltapSolution, n: np.ndarray) -> Clt
     return CltapSolution(z)
 
 
+def heads_extras(inst: CltapInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
+    """Columns of a loaded head-cover model for its passes: eta, e, g[h], y[link], u[j,k]
+    (-1: not a column of the loaded model) and the model's truncation value theta."""
+    def col(v: Any) -> int:
+        return column_of.get(id(v), -1)
+
+    return {"theta": float(m.theta), "eta": col(m.eta), "e": col(m.e),
+            "g": {h: col(v) for h, v in m.g.items()}, "y": {lk: col(v) for lk, v in m.y.items()},
+            "u": {jk: col(v) for jk, v in m.u.items()}}
+
+
+def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: float,
+                 num_col: int) -> np.ndarray | None:
+    """The head-cover point of an assignment (None if a label it needs has no column): each
+    task's head is its label of the lowest-numbered annotator with a positive weight, its later
+    positive labels join it if the head weighs less than theta; equal-weight runs of an annotator
+    are reordered heads, joined, other labels (c' unchanged; the ordering rows); u = the
+    prefixes, e = 1 if a task has no head, eta = `value` (0 with such a task)."""
+    phi, theta = inst.phi, cols["theta"]
+    z = sol.task_of.copy()
+    head_of: dict[int, tuple[int, int]] = {}
+    role = {}  # (annotator, task) -> 0 head, 1 joined, 2 other
+    for j in range(inst.a):
+        for k in range(inst.K):
+            i = int(z[j, k])
+            if i < 0:
+                continue
+            if phi[j, k] > 0 and i not in head_of:
+                head_of[i] = (j, k)
+                role[j, i] = 0
+            elif phi[j, k] > 0 and phi[head_of[i]] < theta:
+                role[j, i] = 1
+            else:
+                role[j, i] = 2
+    for j in range(inst.a):  # runs of equal positive weights: heads, joined, others, unused
+        k = 0
+        while k < inst.K:
+            k2 = k
+            while k2 + 1 < inst.K and phi[j, k2 + 1] == phi[j, k] > 0:
+                k2 += 1
+            if k2 > k:
+                run = sorted(z[j, k:k2 + 1], key=lambda i: (3 if i < 0 else role[j, int(i)]))
+                z[j, k:k2 + 1] = run
+            k = k2 + 1
+    for i, (j, _) in list(head_of.items()):  # the head's iteration after the reordering
+        head_of[i] = (j, int(np.flatnonzero(z[j] == i)[0]))
+    x = np.zeros(num_col)
+
+    def put(c: int) -> bool:
+        if c < 0:
+            return False
+        x[c] = 1.0
+        return True
+
+    for j in range(inst.a):
+        for k in range(inst.K):
+            i = int(z[j, k])
+            if i >= 0 and not put(cols["u"][j, k]):
+                return None
+            if i < 0 or role[j, i] == 2:
+                continue
+            if role[j, i] == 0 and not put(cols["g"].get((j, k), -1)):
+                return None
+            if role[j, i] == 1 and not put(cols["y"].get(head_of[i] + (j, k), -1)):
+                return None
+    empty = inst.t - len(head_of)
+    if cols["e"] < 0 or cols["eta"] < 0:
+        return None
+    x[cols["e"]] = 1.0 if empty else 0.0
+    x[cols["eta"]] = 0.0 if empty else value
+    return x
+
+
 # the compact model is feasible by construction (x = 0, eta = 0): an "infeasible" report is a
 # HiGHS defect, re-checked without presolve (digest 000 section 6.2 on the same HiGHS versions)
 FORMULATIONS = {"milp-compact": Formulation(
     "cltap", "milp-compact", build_compact, decode,
     lambda inst: Settings(known_feasible=True))}
+# head-cover: the max-min model (feasible by construction: no head, e = t, eta = 0), HiGHS
+# defaults (presolve on, gap 0); its passes (the search on eta, solvers/cltap_exact.py) fix eta
+# and read "infeasible" at a tested value as the proof that OPT is below it, not as a defect.
+HEAD_COVER_SETTINGS = Settings(known_feasible=True)
+FORMULATIONS["head-cover"] = Formulation(
+    "cltap", "head-cover", build_heads, decode, lambda inst: HEAD_COVER_SETTINGS,
+    Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras)
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}
-# head-cover (solvers/cltap_exact.py): one `build_heads` model per tested value, eta fixed;
-# defaults (presolve on, gap 0). Its steps answer "infeasible" as a proof, not as a defect.
-HEAD_COVER_SETTINGS = Settings()

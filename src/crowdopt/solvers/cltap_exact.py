@@ -1,20 +1,28 @@
 """Exact CL-TAP (paper 003) by a search on the bottleneck value theta [ours].
 
-`solve_head_cover`: between the best-of primal (lb, `cltap_construct.fast`) and the tightest
-cheap bound (ub: covering, counting, pairing; `cltap_bounds`), each step solves the head-cover
-feasibility model (`models.cltap.build_heads`: "every task reaches theta", no task symmetry) at
-one theta. Feasible: its assignment (every c' >= theta, eq. 10) becomes the incumbent and lb its
-value, raised further by a short local search. Infeasible: OPT < theta, so theta is the new bound.
-Thetas: first just above lb (lb (1 + `STEP`)), whose refutation proves lb optimal (the
-best-of start often is, and one proof is cheaper than a bisection whose steps near OPT are as
-hard); then the midpoint while the relative gap is over `ASCENT_GAP`, else just above lb. The bound returned is always a refuted theta or a
-valid bound of the start, so a time limit returns the incumbent and a valid bound.
+The `head-cover` formulation (`models.cltap.build_heads`, the max-min model in which a task is
+named by its first annotator's label: no task symmetry) is loaded once through the one runner
+(`exact_runner`); its passes (`search_passes`) search eta between the best-of primal (lb,
+`cltap_construct.fast`) and the tightest cheap bound (ub: covering, counting, pairing;
+`cltap_bounds`) by bounds on the live model alone: eta fixed at theta asks "every task reaches
+theta", heads that cannot reach theta are fixed to 0. Feasible: its assignment (every c' >= theta,
+eq. 10) becomes the incumbent and lb its value, raised further by a short local search.
+Infeasible: OPT < theta, so theta is the new bound. Thetas: first just above lb (lb (1 +
+`STEP`)), whose refutation proves lb optimal (the best-of start often is, and one proof is cheaper
+than a bisection whose steps near OPT are as hard); then the midpoint while the relative gap is
+over `ASCENT_GAP`, else just above lb. The bound returned is always a refuted theta or a valid
+bound of the start, so a time limit returns the incumbent and a valid bound. An incumbent counts
+only where it is a point of the loaded model (a user's extended model may cut it off; without a
+start that it admits, the model is solved as it stands, max eta in one MILP).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
+
+import numpy as np
 
 from ..problems import cltap as P
 from ..problems.catalogue import MILP_DEFAULT_TIME, Outcome, RunOptions
@@ -56,65 +64,149 @@ def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0
 
 
 def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> Outcome:
-    """Search on theta with the head-cover feasibility MILP (HiGHS, one model per step).
-
-    Status optimal when the last refuted theta is within STEP of lb (or a cheap bound meets
-    lb); time_limit otherwise, with the best assignment found and the last refuted theta."""
-    from ..models.cltap import HEAD_COVER_SETTINGS, build_heads, decode_heads
-    from .exact_runner import formulation_options
-    from .highs import solve_model
+    """The `head-cover` formulation through the one runner (Pyomo route; its passes are the
+    search of this module). Status optimal when the last refuted theta is within STEP of lb (or
+    a cheap bound meets lb); time_limit otherwise, with the best assignment found and the last
+    refuted theta. Without a time limit in `opts` the limit is DEFAULT_TIME."""
+    from ..models.cltap import FORMULATIONS
+    from .exact_runner import solve_exact
 
     opts = opts or RunOptions()
-    limit = opts.time_limit if opts.time_limit is not None else DEFAULT_TIME
+    if opts.time_limit is None:
+        opts = dataclasses.replace(opts, time_limit=DEFAULT_TIME)
+    return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo")
+
+
+def _reach(inst: P.CltapInstance) -> np.ndarray:
+    """phi_jk + the best label of every later annotator: the most a task headed by (j, k) gets."""
+    best = inst.phi.max(axis=1) if inst.K else np.zeros(inst.a)
+    later = np.concatenate([np.cumsum(best[::-1])[::-1][1:], [0.0]])
+    return inst.phi + later[:, None]
+
+
+class _Search:
+    """The loaded head-cover model and what the search keeps: incumbent, its point, bounds."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx, self.inst, self.hm, self.cols = ctx, ctx.inst, ctx.model, ctx.extras
+        self.reach = _reach(self.inst)
+        g = [(h, c) for h, c in self.cols["g"].items() if c >= 0]
+        self.g_heads, self.g_cols = [h for h, _ in g], np.array([c for _, c in g], np.int32)
+        self.g_hi = self.hm._col_hi[self.g_cols] * self.hm._cs[self.g_cols]
+        eta = self.cols["eta"]
+        self.eta_bounds = (self.hm._col_lo[eta] * self.hm._cs[eta],
+                           self.hm._col_hi[eta] * self.hm._cs[eta])
+        self.sol: P.CltapSolution | None = None
+        self.x: np.ndarray | None = None
+        self.lb = 0.0
+
+    def offer(self, sol: P.CltapSolution) -> bool:
+        """Take `sol` as the incumbent if it is better and a point of the loaded model (rows,
+        bounds and integrality as loaded, the search's own bound changes undone)."""
+        from ..models.cltap import encode_heads
+
+        ev = P.evaluate(self.inst, sol)
+        if not ev.feasible or (self.sol is not None and ev.objective <= self.lb):
+            return False
+        x = encode_heads(self.inst, self.cols, sol, ev.objective, self.hm.num_col)
+        if x is None:
+            return False
+        self.set_eta(*self.eta_bounds)
+        self.set_heads(0.0)
+        if self.hm._violation(x / self.hm._cs) > 1e-7:
+            return False
+        self.sol, self.x, self.lb = sol, x, ev.objective
+        return True
+
+    def set_eta(self, lo: float, hi: float) -> None:
+        self.hm.set_col_bounds([self.cols["eta"]], lo, hi)
+
+    def set_heads(self, need: float) -> None:
+        """Heads that cannot reach `need` fixed to 0, the others back to their loaded bounds."""
+        if not len(self.g_cols):
+            return
+        r = np.array([self.reach[h] for h in self.g_heads])
+        self.hm.set_col_bounds(self.g_cols, 0.0, np.where(r >= need * (1 - 1e-9), self.g_hi, 0.0))
+
+    def result(self, res: Any, status: Status, ub: float) -> Any:
+        """`res` (a solve of this model) carrying the search's answer: the incumbent's point,
+        value and the bound."""
+        gap = max(ub - self.lb, 0.0)
+        viol = self.hm._violation(self.x / self.hm._cs) if self.x is not None else None
+        return dataclasses.replace(
+            res, status=status, objective=self.lb if self.x is not None else None, bound=ub,
+            abs_gap=gap, rel_gap=gap / max(abs(self.lb), 1e-10) if gap > 0 else 0.0,
+            x=self.x, max_violation=viol, row_duals=None)
+
+
+def search_passes(ctx: Any) -> Any:
+    """The passes of the `head-cover` formulation: the search on theta (module docstring) on the
+    loaded model. Returns the formulation's PassResult (bound source: the refuted theta or the
+    cheap bound of the start)."""
+    from ..models.formulation import PassResult, solve_once
+
+    inst, hm = ctx.inst, ctx.model
     t0 = time.perf_counter()
+    limit = ctx.time_left() or DEFAULT_TIME
+    seed = 0  # the same answer from `solve` and from `solve_model` (which takes no seed)
+    sr = _Search(ctx)
     if CB.zero_optimum(inst):
-        sol = P.empty_solution(inst)
-        return Outcome("optimal", sol, 0.0, "zero: fewer than t positive-weight labels fit",
-                       0.0, {"steps": []})
-    primal_s = min(PRIMAL_MAX_S, PRIMAL_SHARE * limit, PRIMAL_PER_BINARY * inst.t * inst.a * inst.K)
-    sol, lb, ub, src = start_bounds(inst, primal_s, opts.seed)
-    details: dict[str, Any] = {"start_lb": lb, "start_ub": ub, "start_bound": src,
-                               "start_s": time.perf_counter() - t0}
+        start, ub, src = P.empty_solution(inst), 0.0, "zero: fewer than t positive-weight labels fit"
+    else:
+        primal_s = min(PRIMAL_MAX_S, PRIMAL_SHARE * limit,
+                       PRIMAL_PER_BINARY * inst.t * inst.a * inst.K)
+        start, _, ub, src = start_bounds(inst, primal_s, seed)
+    if sr.cols["theta"] < ub:  # the model's own truncation value bounds eta too
+        ub, src = sr.cols["theta"], "head-cover model: eta <= its theta"
+    if not sr.offer(start):
+        ctx.details["search"] = "the loaded model cuts off the best-of start: one max-min solve"
+        return solve_once(ctx, "milp-dual-bound")
+    ctx.details.update(start_lb=sr.lb, start_ub=ub, start_bound=src,
+                       start_s=time.perf_counter() - t0)
     steps: list[dict[str, Any]] = []
-    status = Status.OPTIMAL
+    status, last = Status.OPTIMAL, None
     margin = STEP
     tiny = ABS_TINY * float(inst.phi.max(initial=0.0))
-    while ub > lb * (1.0 + 2 * margin) + tiny:
+    step_opts = hm.options.replace(confirm_infeasible=False, known_feasible=False)
+    while ub > sr.lb * (1.0 + 2 * margin) + tiny:
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
             status = Status.TIME_LIMIT
             break
+        lb = sr.lb
         near = ub - lb <= ASCENT_GAP * ub
         theta = lb * (1.0 + margin) + tiny if (lb > 0 and (near or not steps)) else 0.5 * (lb + ub)
-        c0 = time.perf_counter()
-        m = build_heads(inst, theta, need=theta)
-        m.eta.fix(theta)  # the feasibility problem: every task reaches theta
-        build_s = time.perf_counter() - c0
-        # an infeasible step is the search's proof: not re-run without presolve (the adapter's
-        # re-check would double the hardest steps); tests check the answers against brute force
-        hopts = formulation_options(HEAD_COVER_SETTINGS, RunOptions(
-            time_limit=left, threads=opts.threads, presolve=opts.presolve))
-        res = solve_model(m, hopts.replace(confirm_infeasible=False))
-        step = {"theta": theta, "status": str(res.status), "build_s": build_s,
-                "solve_s": res.solve_s, "nodes": res.nodes}
+        sr.set_eta(theta, theta)  # the feasibility problem: every task reaches theta
+        sr.set_heads(theta)
+        hm.options = step_opts.replace(time_limit=left)
+        res = last = hm.solve()
+        step = {"theta": theta, "status": str(res.status), "solve_s": res.solve_s,
+                "nodes": res.nodes}
         steps.append(step)
         if res.status is Status.INFEASIBLE:
             ub, src = theta, "head-cover MILP: every task reaching theta is infeasible"
         elif res.x is not None and res.status is Status.OPTIMAL:
-            cand = decode_heads(inst, m, res)
-            ev = P.evaluate(inst, cand)
-            step["value"] = ev.objective
-            if not ev.feasible or ev.objective <= lb:  # within HiGHS's feasibility tolerance
+            cand = ctx.decode(res)
+            step["value"] = P.evaluate(inst, cand).objective
+            better = local_search(inst, cand, time_limit=SEARCH_S, seed=seed, target=ub)
+            if not (sr.offer(better) or sr.offer(cand)):
                 step["note"] = "decoded assignment does not improve lb: wider margin"
                 margin *= 10
                 if margin > MAX_STEP:
                     status = Status.TIME_LIMIT
                     break
-                continue
-            cand = local_search(inst, cand, time_limit=SEARCH_S, seed=opts.seed, target=ub)
-            sol, lb = cand, max(ev.objective, P.evaluate(inst, cand).objective)
         else:
             status = Status.TIME_LIMIT if res.status is Status.TIME_LIMIT else Status.ERROR
             break
-    details.update(steps=steps, time_s=time.perf_counter() - t0)
-    return Outcome(status, sol, max(ub, lb), src, lb, details)
+    sr.set_eta(*sr.eta_bounds)
+    sr.set_heads(0.0)
+    if last is None:  # proven by the start: one solve at eta = lb from the incumbent's point
+        sr.set_eta(sr.lb, sr.lb)
+        hm.options = step_opts.replace(time_limit=max(limit - (time.perf_counter() - t0), 1.0))
+        hm.set_start(sr.x)
+        last = hm.solve()
+        sr.set_eta(*sr.eta_bounds)
+        if last.status is Status.ERROR:
+            status = Status.ERROR
+    ctx.details.update(steps=steps, search_s=time.perf_counter() - t0)
+    return PassResult(sr.result(last, status, max(ub, sr.lb)), sr.sol, src)
