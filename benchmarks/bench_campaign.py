@@ -1,7 +1,7 @@
 """Live campaign throughput and latency: answers/s per path, record cost per row, /status p99.
 
 Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART ...]
-(PART: paths, record, status; default all three)
+(PART: python, cli, http (the paths of 1.), record (2.), status (3.); default all)
 
 1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
    batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
@@ -289,7 +289,7 @@ def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
         "server cpu p99 ms": float(np.percentile(cpu, 99))}
 
 
-PARTS = ("paths", "record", "status")
+PARTS = ("python", "cli", "http", "record", "status")
 
 
 def parse_args() -> argparse.Namespace:
@@ -306,7 +306,7 @@ def main() -> None:
     args = parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench_campaign_"))
     try:
-        if "paths" in args.only:
+        if {"python", "cli", "http"} & set(args.only):
             run_paths(tmp, args)
         if "record" in args.only:
             run_record(tmp, args)
@@ -317,19 +317,22 @@ def main() -> None:
 
 
 def run_paths(tmp: Path, args: argparse.Namespace) -> None:
-    """Part 1: answers/s of each path."""
+    """Part 1: answers/s of each path (of those in --only)."""
     quick = args.quick
     python_path(tmp, "fill", 50, 200, 100)  # first calls: imports, SQLite, caches
     rows = []
     budget, k = (800, 200) if quick else (3200, 800)
-    for batching, n in (("fill", 50), ("exact", 50), ("exact", 1)):
-        runs = [python_path(tmp, batching, n, budget, k) for _ in range(args.repeat)]
-        rows.append(min(runs, key=lambda r: r["seconds"]))
-    for n in ((50, 500) if quick else (50, 500, 5000)):
-        rows.append(cli_path(tmp, n, 2 if quick else 3))
+    if "python" in args.only:
+        for batching, n in (("fill", 50), ("exact", 50), ("exact", 1)):
+            runs = [python_path(tmp, batching, n, budget, k) for _ in range(args.repeat)]
+            rows.append(min(runs, key=lambda r: r["seconds"]))
+    if "cli" in args.only:
+        for n in ((50, 500) if quick else (50, 500, 5000)):
+            rows.append(cli_path(tmp, n, 2 if quick else 3))
     secs = 3.0 if quick else 10.0
-    for c in ((1, 4) if quick else (1, 4, 8)):
-        rows.append(http_path(tmp, c, secs))
+    if "http" in args.only:
+        for c in ((1, 4) if quick else (1, 4, 8)):
+            rows.append(http_path(tmp, c, secs))
     for r in rows:
         r["answers/s"] = r["answers"] / r["seconds"]
         r["cpu s per 1k answers"] = 1000 * r["cpu"] / max(r["answers"], 1)

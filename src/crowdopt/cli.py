@@ -360,23 +360,43 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
-    """The `crowdopt` argument parser, with every command plugin registered."""
-    from .registry import problem_names
-    from .version import __version__
+class _Version(argparse.Action):
+    """`--version`: the package metadata is read when asked for, not for every command."""
 
-    parser = _Parser(prog="crowdopt", description=(
-        "Optimization for crowd labeling: exact Pyomo+HiGHS models beside fast paths, "
-        "with certificates. Exit codes: 0 ok, 2 bad input, 3 infeasible, "
-        "4 time limit without proof, 5 certification failed."))
-    parser.add_argument("--version", action="version", version=f"crowdopt {__version__}")
-    parser.add_argument("--offline", action="store_true",
-                        help="never download a data set (as CROWDOPT_OFFLINE=1); a set not on "
-                        "this machine is an error naming the command that fetches it")
-    parser.add_argument("--mirror", default=None, metavar="URL", dest="global_mirror",
-                        help="download data sets from this base URL (URL/FOLDER/FILE, as "
-                        "CROWDOPT_DATASETS_MIRROR) instead of their public sources")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from .version import __version__
+
+        parser.exit(message=f"crowdopt {__version__}\n")
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command word of a command line (the first word that is not a global option)."""
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--mirror":
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `crowdopt` argument parser, with every command plugin registered; with `command`
+    the name of a plugin module that registers that command (campaign, lsol, ...), only that
+    one: a command line imports what it runs, not every command's dependencies."""
+    if command is not None:
+        lean = _one_command_parser(command)
+        if lean is not None:
+            return lean
+    from .registry import problem_names
+
+    parser, sub = _top_parser()
 
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
     p.add_argument("--time-limit", type=positive_float, default=60.0,
@@ -446,6 +466,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The top-level parser with the global options, and its command subparsers."""
+    parser = _Parser(prog="crowdopt", description=(
+        "Optimization for crowd labeling: exact Pyomo+HiGHS models beside fast paths, "
+        "with certificates. Exit codes: 0 ok, 2 bad input, 3 infeasible, "
+        "4 time limit without proof, 5 certification failed."))
+    parser.add_argument("--version", action=_Version)
+    parser.add_argument("--offline", action="store_true",
+                        help="never download a data set (as CROWDOPT_OFFLINE=1); a set not on "
+                        "this machine is an error naming the command that fetches it")
+    parser.add_argument("--mirror", default=None, metavar="URL", dest="global_mirror",
+                        help="download data sets from this base URL (URL/FOLDER/FILE, as "
+                        "CROWDOPT_DATASETS_MIRROR) instead of their public sources")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    return parser, sub
+
+
+def _one_command_parser(command: str) -> argparse.ArgumentParser | None:
+    """A parser of the one command that plugin module `command` registers, or None when no
+    module has that name or it registers no command of that name."""
+    import importlib.util
+
+    name = f"crowdopt.commands.{command}"
+    if not command.isidentifier() or importlib.util.find_spec(name) is None:
+        return None
+    mod = importlib.import_module(name)
+    if not hasattr(mod, "register"):
+        return None
+    parser, sub = _top_parser()
+    mod.register(Cli(top=sub, simulate=_NoGroup(), replay=_NoGroup(), reproduce=_NoGroup()))
+    if command not in sub.choices:
+        return None
+    apply_boundary_types(parser)
+    return parser
+
+
+class _NoGroup:
+    """A target group (simulate, replay, reproduce) that ignores what a plugin adds to it."""
+
+    def add_parser(self, *a: Any, **k: Any) -> argparse.ArgumentParser:
+        return _Parser(add_help=False)
+
+
 def _missing_target(gp: argparse.ArgumentParser):
     def run(args: argparse.Namespace) -> int:
         gp.print_help()
@@ -455,7 +518,7 @@ def _missing_target(gp: argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv`; returns the exit code (bad input: 2, one line on stderr)."""
-    parser = build_parser()
+    parser = build_parser(_command_of(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # a bad option: argparse printed its one line; --help exits 0

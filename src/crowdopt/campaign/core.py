@@ -52,7 +52,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import CrowdoptError, InputError
-from ..version import __version__
 from . import drivers as dv
 from . import store
 
@@ -251,6 +250,8 @@ class Campaign:
             raise InputError("--budget", "an integer >= 1 (labels to buy)", budget)
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
             raise InputError("--seed", "an integer >= 0", seed)
+        from ..version import __version__  # package metadata: read only here
+
         item_rows = cio.read_items(items)
         worker_rows = cio.read_workers(workers, need_accuracy=policy == "cltap")
         if policy != "optkg" and not worker_rows:

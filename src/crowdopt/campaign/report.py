@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from ..crowd.runner import run_method
-from ..crowd.tables import LabelTable
 from .drivers import LsolDriver, PairDriver, PlanDriver
 
 
@@ -20,6 +18,9 @@ def _labels(camp, mem, item: np.ndarray, worker: np.ndarray, label: np.ndarray
     n = len(camp.item_ids)
     A = mem.A
     if isinstance(A, LsolDriver):
+        from ..crowd.runner import run_method  # the aggregation methods: LS_OL only
+        from ..crowd.tables import LabelTable
+
         L = A.learner
         lab = np.full(n, -1, dtype=np.int64)
         for i, y in A.outputs.items():

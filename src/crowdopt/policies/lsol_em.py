@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..crowd.rank_one import skills_from_covariance
-
 EM_SMOOTHING = 1.0  # s: Beta(2, 2) prior on each a_i
 EM_TOL = 1e-6  # stop when no a_i moves by more than this
 EM_MAX_ITER = 50  # per call; warm starts need a few
@@ -109,6 +107,8 @@ def spectral_start(counts: np.ndarray, n_tasks: int, seed: int = 0) -> np.ndarra
     """One-coin accuracies from the rank-one fit of the tester covariance (M-MSR); labelers
     without a co-labeler get 1/K."""
     K = counts.shape[2]
+    from ..crowd.rank_one import skills_from_covariance  # SciPy sparse: only when fitting
+
     C, common = tester_covariance(counts)
     s, *_ = skills_from_covariance(C, common, counts.sum(axis=(0, 2)), max(n_tasks, 1), K,
                                    max_iter=200, seed=seed)
