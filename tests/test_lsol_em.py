@@ -10,7 +10,7 @@ from crowdopt.crowd.rank_one import covariance
 from crowdopt.crowd.tables import from_arrays
 from crowdopt.policies import lsol_em
 from crowdopt.policies.lsol import LSOL, Schedule
-from crowdopt.sim.lsol_sim import TABLE1_P, kendall_tau, simulate_run
+from crowdopt.sim.lsol_sim import TABLE1_P, kendall_tau, run_task, simulate_run
 
 WEAK = np.array([0.97, 0.9, 0.85, 0.6, 0.45, 0.4, 0.35, 0.3, 0.2, 0.19])  # pi(M) = 0.555
 
@@ -50,6 +50,32 @@ def test_orientation_is_mean_accuracy_above_half():
     assert lsol_em.objective(counts, a) == pytest.approx(lsol_em.objective(counts, 1 - a))
     k3 = np.zeros((2, 3, 3))
     assert lsol_em.orient(np.array([0.1, 0.2, 0.3]), k3).tolist() == [0.1, 0.2, 0.3]
+
+
+def test_orientation_is_the_posterior_one_unweighted_by_label_counts():
+    counts = np.zeros((100, 2, 2))
+    counts[:, 0, 0] = 1  # labeler 0: 100 labels; labeler 1: one label
+    counts[0, 1, 0] = 1
+    a = np.array([0.3, 0.8])  # label-weighted mean < 1/2, mean over labelers > 1/2
+    assert lsol_em.orient(a, counts).tolist() == [0.3, 0.8]
+    assert np.allclose(lsol_em.orient(1 - a, counts), a)
+    sure, _ = make_counts(np.array([0.9, 0.85, 0.8]), 20, 10, seed=5)
+    est = lsol_em.estimate(sure, None, 200)
+    assert lsol_em.orientation_confidence(est, sure) > 0.999
+    assert 0.5 <= lsol_em.orientation_confidence(np.array([0.52, 0.49]), counts) < 0.6
+
+
+def test_orientation_diagnostics_on_a_reversed_draw():
+    r = run_task(5, 2000, population="uniform_good", rules=("mv",), estimator="em",
+                 n_checkpoints=5, seed=26)["mv"]  # mean p = 0.507: learned reversed
+    assert r["kendall_tau"] < 0 and r["final_pi"] < 0.3
+    assert r["final_pi_truth_oriented"] == r["final_pi_truth_labels"] == r["u_star"]
+    assert 0.1 < r["wrong_orientation_least"] < 0.5
+    assert r["final_pi_reversed"] < r["final_pi_ceiling"] < r["u_star"]
+    assert 1 - r["orientation_confidence"] > 0.3  # the learner knows it may be reversed
+    t1 = simulate_run(TABLE1_P, 500, estimator="first", seed=0)
+    assert t1["wrong_orientation_least"] < 1e-4  # mean p = 0.736, few first labels
+    assert t1["final_pi_ceiling"] == pytest.approx(t1["u_star"], abs=1e-4)
 
 
 def test_tester_covariance_matches_rank_one_covariance():

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from crowdopt.crowd.tables import from_arrays, gold_from_arrays
-from crowdopt.sim.lsol_replay import mv_all_baseline, oracle_baseline, replay, replay_task
+from crowdopt.sim.lsol_replay import (
+    capped_baselines,
+    mv_all_baseline,
+    oracle_baseline,
+    ranked_prefix_curve,
+    replay,
+    replay_task,
+)
 
 
 def synthetic_table(seed=0, n=300, W=7, sparse=False):
@@ -54,6 +61,17 @@ def test_baselines_on_a_hand_table():
     assert mv["accuracy"] == pytest.approx((1 + 1 + 0.5) / 3)
     orc = oracle_baseline(D, truth, 2)
     assert orc["k"] == 1 and orc["workers"][0] == 1 and orc["accuracy"] == 1.0
+
+
+def test_capped_hindsight_sets_respect_the_cap():
+    table, gold, p = synthetic_table(1, sparse=True)
+    D, truth = table.dense(), gold.truth(table.n_tasks)
+    curve = ranked_prefix_curve(D, truth, 2, p)
+    assert [c["workers"][0] for c in curve[:1]] == [0]
+    assert curve[-1]["accuracy"] == pytest.approx(mv_all_baseline(D, truth, 2)["accuracy"])
+    cap = capped_baselines(D, truth, 2, 1.5)
+    assert cap["oracle"]["labels_per_task"] <= 1.5 and cap["oracle"]["k"] == 1
+    assert cap["labels_only"]["accuracy"] > 0.8  # EM on all labels ranks the 0.95 worker
 
 
 def test_real_bluebirds_and_possent(data_dir):

@@ -229,6 +229,17 @@ class LSOL:
             return np.where(d > 0, (a + self.prior) / np.maximum(d + 2 * self.prior, 1e-300),
                             0.5)
 
+    def label_counts(self) -> np.ndarray:
+        """The tester labels the estimator uses, as counts[k, i, l] (testers x M x K): every
+        assignment for 'pooled'/'em', the first one for the paper's 'first'."""
+        if self.counts is not None:
+            return self.counts[: self.n]
+        f = self.first[: self.n]
+        out = np.zeros((self.n, self.M, self.K), dtype=np.int64)
+        k, i = np.nonzero(f >= 0)
+        out[k, i, f[k, i]] = 1
+        return out
+
     def _em_fit(self, group: Any) -> np.ndarray:
         """EM estimate for the group's testers, refit (warm) when the testers changed."""
         hit = self._em.get(group)
@@ -313,7 +324,13 @@ class LSOL:
         hit = self._cache.get(group)
         if hit is not None and hit[0] == self.version:
             return hit[1], hit[2]
-        p = self.p_hat(group)
+        chosen, w = self.choose(self.p_hat(group))
+        self._cache[group] = (self.version, chosen, w)
+        return chosen, w
+
+    def choose(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The exploitation set (indices) among the active labelers for qualities p and its WMV
+        weights: the best top-k prefix by the O(M^2) vote DP (Thms 1-2; odd k for binary MV)."""
         act = np.flatnonzero(self.active)
         w = self._weights(p)
         if self.rule == "wmv" and self.cost_weight == 0 and self.budget is None \
@@ -329,7 +346,6 @@ class LSOL:
             val = prefix_values(inst, order, odd_only=self.K == 2)
             k = int(np.argmax(val)) + 1 if np.isfinite(val).any() else 1
             chosen = np.sort(act[order[:k]])
-        self._cache[group] = (self.version, chosen, w[chosen])
         return chosen, w[chosen]
 
     def _weights(self, p: np.ndarray) -> np.ndarray:

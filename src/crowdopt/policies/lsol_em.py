@@ -15,12 +15,16 @@ per task and worker). With uniform class priors
 each O(testers x M x K), i.e. linear in the tester labels. The learner warm-starts EM from its
 previous estimate. The first start is spectral: the rank-one fit of the labelers' agreement
 covariance (M-MSR, crowd/rank_one.py), which recovers the order without a consensus.
-For binary labels the fit is identifiable only up to a global flip (a -> 1 - a); the
-orientation with label-weighted mean accuracy above 1/2 is kept, the paper's assumption (A1)
-p_bar > 1/2 (not the stronger "majority right", a_min > 1/2).
+For binary labels the fit is identifiable only up to a global flip (a -> 1 - a, truth ->
+1 - truth have the same likelihood); the orientation of larger posterior probability under the
+paper's assumption (A1) p_bar > 1/2 (not the stronger "majority right", a_min > 1/2) is kept,
+re-decided at every fit. When the draw's mean accuracy is within the estimate's error of 1/2,
+no estimator can orient it reliably from these labels (`orientation_confidence`).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -80,12 +84,31 @@ def one_coin_map(counts: np.ndarray, a0: np.ndarray, *, smoothing: float = EM_SM
 
 
 def orient(a: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Binary labels: the global flip a -> 1 - a fits equally well; keep the orientation whose
-    label-weighted mean accuracy is at least 1/2 (assumption A1). K > 2: unchanged."""
+    """Binary labels: the global flip a -> 1 - a fits equally well, so only the generator's
+    constraint mean p > 1/2 (assumption A1) orients the fit. The orientation of larger
+    posterior probability is kept (`orientation_confidence`): the one whose mean accuracy over
+    the labelers with labels is at least 1/2 (labelers without labels sit at the prior mean
+    1/2). Decided afresh at every fit, from all tester labels. K > 2: unchanged."""
     if counts.shape[2] != 2:
         return a
-    n_i = counts.sum(axis=(0, 2))
-    return 1.0 - a if float(n_i @ (2.0 * a - 1.0)) < 0 else a
+    seen = counts.sum(axis=(0, 2)) > 0
+    return 1.0 - a if float(np.sum(a[seen] - 0.5)) < 0 else a
+
+
+def orientation_confidence(a: np.ndarray, counts: np.ndarray,
+                           smoothing: float = EM_SMOOTHING) -> float:
+    """Posterior probability that the binary fit's orientation is the right one: the
+    likelihood is flip-symmetric, so P(orientation | labels) is the posterior mass of
+    sum_i (a_i - 1/2) > 0 around each mode; with a_i ~ N(a_hat_i, a_hat_i (1 - a_hat_i) /
+    (n_i + 2 s + 1)) (the Beta posterior's variance; 1/12 without labels) that is
+    Phi(|sum_i (a_hat_i - 1/2)| / sqrt(sum_i var_i)). 1 for K > 2 (no flip symmetry)."""
+    if counts.shape[2] != 2:
+        return 1.0
+    n = counts.sum(axis=(0, 2))
+    a = np.clip(np.asarray(a, dtype=float), A_CLIP, 1.0 - A_CLIP)
+    var = np.where(n > 0, a * (1.0 - a) / (n + 2.0 * smoothing + 1.0), 1.0 / 12.0)
+    z = abs(float(np.sum(a - 0.5))) / math.sqrt(float(var.sum()))
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
 
 def tester_covariance(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

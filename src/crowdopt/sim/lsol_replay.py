@@ -22,6 +22,7 @@ import numpy as np
 
 from ..crowd.tables import Gold, LabelTable
 from ..errors import InputError
+from ..policies import lsol_em
 from ..policies.lsol import LSOL, DisagreementFilter, Schedule
 from ..validate import choice, real
 
@@ -42,29 +43,67 @@ def mv_all_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
             "gold_tasks_labelled": int(((D >= 0).any(axis=1) & g).sum())}
 
 
-def oracle_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
-    """Best top-k workers by gold accuracy (hindsight); per task the first k who labeled it."""
+def ranked_prefix_curve(D: np.ndarray, truth: np.ndarray, K: int, score: np.ndarray
+                        ) -> list[dict]:
+    """Per k: accuracy of plurality over the first k workers, in decreasing score, who labeled
+    each gold task (k = 1..W)."""
     g = truth >= 0
-    lab = D[g]
     tr = truth[g]
-    n_lab = (lab >= 0).sum(axis=0)
-    acc = np.where(n_lab > 0, ((lab == tr[:, None]) & (lab >= 0)).sum(axis=0)
-                   / np.maximum(n_lab, 1), 0.0)
-    rank = np.argsort(-acc, kind="stable")
-    L = lab[:, rank]  # labels in oracle order
+    rank = np.argsort(-score, kind="stable")
+    L = D[g][:, rank]  # labels in score order
     avail = L >= 0
     pos = np.cumsum(avail, axis=1)  # how many available among the first j workers
-    best = None
+    out = []
     for k in range(1, D.shape[1] + 1):
         use = avail & (pos <= k)
         counts = np.stack([((L == c) & use).sum(axis=1) for c in range(K)], axis=1)
-        a = float(_expected_correct(counts, tr).mean())
-        if best is None or a > best["accuracy"] + 1e-12:
-            best = {"k": k, "accuracy": a, "labels": int(use.sum()),
-                    "labels_per_task": float(use.sum(axis=1).mean()),
+        out.append({"k": k, "accuracy": float(_expected_correct(counts, tr).mean()),
+                    "labels": int(use.sum()), "labels_per_task": float(use.sum(axis=1).mean()),
                     "gold_tasks_labelled": int(use.any(axis=1).sum()),
-                    "workers": rank[:k].tolist()}
+                    "workers": rank[:k].tolist()})
+    return out
+
+
+def _best(curve: list[dict]) -> dict:
+    best = curve[0]
+    for c in curve[1:]:
+        if c["accuracy"] > best["accuracy"] + 1e-12:
+            best = c
     return best
+
+
+def gold_accuracy(D: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Each worker's accuracy against gold (0 without a gold task)."""
+    g = truth >= 0
+    lab, tr = D[g], truth[g]
+    n_lab = (lab >= 0).sum(axis=0)
+    return np.where(n_lab > 0, ((lab == tr[:, None]) & (lab >= 0)).sum(axis=0)
+                    / np.maximum(n_lab, 1), 0.0)
+
+
+def oracle_baseline(D: np.ndarray, truth: np.ndarray, K: int) -> dict:
+    """Best top-k workers by gold accuracy (hindsight); per task the first k who labeled it."""
+    return _best(ranked_prefix_curve(D, truth, K, gold_accuracy(D, truth)))
+
+
+def label_only_scores(D: np.ndarray, K: int) -> np.ndarray:
+    """Worker accuracies from every stored label without gold: one-coin MAP EM over the whole
+    table (policies/lsol_em.py), the most a label-only learner could know at the end."""
+    counts = np.stack([(D == c) for c in range(K)], axis=2).astype(float)
+    return lsol_em.estimate(counts, None, int((D >= 0).sum()))
+
+
+def capped_baselines(D: np.ndarray, truth: np.ndarray, K: int, cap: float) -> dict:
+    """Best accuracy at cap or fewer labels per task of the hindsight top-k sets: ranked by
+    gold accuracy (oracle) and by the label-only EM fit of every stored label."""
+    out = {}
+    for name, score in (("oracle", gold_accuracy(D, truth)),
+                        ("labels_only", label_only_scores(D, K))):
+        pts = [c for c in ranked_prefix_curve(D, truth, K, score) if c["labels_per_task"] <= cap]
+        b = _best(pts) if pts else None
+        out[name] = None if b is None else {"k": b["k"], "accuracy": b["accuracy"],
+                                            "labels_per_task": b["labels_per_task"]}
+    return out
 
 
 def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator: str = "first",
@@ -131,6 +170,8 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     }
     if g.any():
         out["mv_all"] = mv_all_baseline(D, truth, K)
+        out["within_third"] = capped_baselines(D, truth, K,
+                                               out["mv_all"]["labels_per_task"] / 3)
         orc = oracle_baseline(D, truth, K)
         orc["workers"] = [_id(ids[i]) for i in orc["workers"]]
         out["oracle"] = orc

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..policies import lsol_em
 from ..policies.lsol import DEFAULT_ESTIMATOR, LSOL, DisagreementFilter, Schedule
 from ..problems.labeler_set import LabelerSetInstance
 from ..problems.vote_accuracy import TIE_TOL, WMV_MAX, log_odds, pi_mv, pi_wmv
@@ -173,6 +174,7 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_E
     cost_regret = np.cumsum(spent) - np.arange(1, T + 1) * c_star
     st = learner.state()
     diag = run_diagnostics(p, learner, util, explored, u_star, s_star)
+    diag.update(orientation_diagnostics(p, learner, np.array(truth, dtype=np.int64), u_star))
     return {
         "T": T, "M": M, "rule": rule, "estimator": estimator, "p": p.tolist(),
         "checkpoints": grid.tolist(), "regret": regret[grid - 1].tolist(),
@@ -203,10 +205,7 @@ def run_diagnostics(p: np.ndarray, learner: LSOL, util: np.ndarray, explored: np
     S_T = S*, and the regret per step split into exploration (u* - U on exploration steps) and
     exploitation (u* - U on exploitation steps; nonzero only when a wrong set is exploited)."""
     S, w = learner.selection()
-    if learner.rule == "mv":
-        final = pi_mv(p[S])
-    else:
-        final = pi_wmv(p[S], w, learner.wmv_eps)
+    final = _true_pi(p, learner, S, w)
     ph = learner.p_hat()
     tau = kendall_tau(ph, p)
     T = len(util)
@@ -216,6 +215,60 @@ def run_diagnostics(p: np.ndarray, learner: LSOL, util: np.ndarray, explored: np
             "exploit_reward": float(util[ex].mean()) if ex.any() else None,
             "explore_loss": float((u_star - util[explored]).sum() / T),
             "exploit_loss": float((u_star - util[ex]).sum() / T)}
+
+
+def _true_pi(p: np.ndarray, learner: LSOL, S: np.ndarray, w: np.ndarray) -> float:
+    """True accuracy of set S under the learner's rule (WMV with the learner's weights)."""
+    if learner.rule == "mv":
+        return float(pi_mv(p[S]))
+    return float(pi_wmv(p[S], w, learner.wmv_eps))
+
+
+def orientation_diagnostics(p: np.ndarray, learner: LSOL, tester_truth: np.ndarray,
+                            u_star: float) -> dict:
+    """How much of the final set's shortfall the tester labels allow any estimator to avoid.
+
+    A binary crowd's labels are as likely under (p, truth) as under (1 - p, 1 - truth), so
+    only the constraint mean p > 1/2 orients a fit; the Bayes rule keeps the orientation whose
+    estimated mean accuracy exceeds 1/2 (lsol_em.orient). With the same tester labels:
+    - final_pi_truth_labels: the set chosen on p_hat_i = (agreements with the testers' true
+      labels + 1) / (labels + 2), an estimator that sees the testers' truth;
+    - final_pi_truth_oriented: the set chosen on the learner's p_hat or 1 - p_hat, whichever
+      orders p better (the orientation told by an oracle, the estimate itself unchanged);
+    - orientation_sd: sd of the mean accuracy's estimate were the testers' truth known,
+      sqrt(sum_i p_i (1 - p_i) / n_i) / M (latent truth only adds to it);
+    - wrong_orientation_least: Phi(-(mean p - 1/2) / orientation_sd), the chance that the
+      estimated mean falls on the wrong side of 1/2: a lower bound on the chance that any
+      estimator orients this draw wrongly with these labels;
+    - final_pi_ceiling: u* - wrong_orientation_least (u* - pi(set chosen on 1 - p)), an upper
+      bound on the expected final accuracy of any estimator on this draw (final_pi_reversed:
+      pi of the set chosen on 1 - p);
+    - orientation_confidence: the learner's own posterior probability that its orientation is
+      right (lsol_em.orientation_confidence on its estimate; data only)."""
+    counts = learner.label_counts()
+    M = len(p)
+    n_i = counts.sum(axis=(0, 2))
+    if len(tester_truth):
+        right = counts[np.arange(len(tester_truth)), :, tester_truth].sum(axis=0)
+    else:
+        right = np.zeros(M)
+    known = (right + 1.0) / (n_i + 2.0)
+    ph = learner.p_hat()
+    flip = kendall_tau(1.0 - ph, p) > kendall_tau(ph, p)
+    oriented = 1.0 - ph if flip else ph
+    seen = n_i > 0
+    sd = math.sqrt(float(np.sum(p[seen] * (1.0 - p[seen]) / n_i[seen]))) / M if seen.any() \
+        else math.inf
+    margin = float(p.mean()) - 0.5
+    wrong = 0.5 * math.erfc(margin / (sd * math.sqrt(2.0))) if sd > 0 else float(margin <= 0)
+    u_rev = _true_pi(p, learner, *learner.choose(1.0 - p))
+    return {"final_pi_truth_labels": _true_pi(p, learner, *learner.choose(known)),
+            "final_pi_truth_oriented": _true_pi(p, learner, *learner.choose(oriented)),
+            "mean_p_margin": margin, "orientation_sd": sd,
+            "wrong_orientation_least": wrong,
+            "final_pi_ceiling": u_star - wrong * (u_star - u_rev), "final_pi_reversed": u_rev,
+            "orientation_confidence": lsol_em.orientation_confidence(
+                ph, counts, learner.em_smoothing)}
 
 
 def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
