@@ -175,3 +175,13 @@ def test_extended_model_that_cuts_off_the_start():
     assert res.certificate.certified
     assert res.objective == pytest.approx(brute_force(without)[0], abs=1e-9)
     assert res.objective <= brute_force(inst)[0] + 1e-12
+
+
+def test_optimum_far_below_one_label_per_annotator():
+    """OPT = 0.0046 (decreasing curves): the model is truncated at the cheap bound, so the last
+    test (1e-8 above the incumbent) is decided beyond HiGHS's tolerance and proves it."""
+    inst = P.generate(0, t=5, a=3, trend="dec")
+    out = solve_head_cover(inst, RunOptions(time_limit=30.0))
+    assert out.status.value == "optimal"
+    value = P.evaluate(inst, out.solution).objective
+    assert 0 < value <= out.bound <= value * (1 + 1e-7)

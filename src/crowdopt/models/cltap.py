@@ -236,8 +236,8 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     not labelled (n_j <= K <= t leaves one), which only raises c'.
 
     theta must be a valid upper bound (default: sum_j max_k phi_jk, one label per annotator):
-    the optimum is then min(OPT, theta) = OPT. This max-min model is the `head-cover`
-    formulation (what `build_model(inst, "head-cover")` returns). Its passes
+    the optimum is then min(OPT, theta) = OPT. This max-min model at the tightest cheap bound
+    is the `head-cover` formulation (what `build_model(inst, "head-cover")` returns). Its passes
     (`solvers.cltap_exact.search_passes`) search the bottleneck value on the loaded model by
     bounds alone: eta fixed at a tested value v asks "every task reaches v" (a feasibility
     problem), and heads that cannot reach v (their weight plus the best label of every later
@@ -420,7 +420,20 @@ FORMULATIONS = {"milp-compact": Formulation(
 # defaults (presolve on, gap 0); its passes (the search on eta, solvers/cltap_exact.py) fix eta
 # and read "infeasible" at a tested value as the proof that OPT is below it, not as a defect.
 HEAD_COVER_SETTINGS = Settings(known_feasible=True)
+# Its model is truncated at the tightest cheap bound (covering, counting, pairing; milliseconds):
+# the search tests values between the primal and that bound with a margin of 1e-8 relative to
+# them, and the rows are divided by theta, so HiGHS's tolerance is relative to theta (at the
+# loose default, sum_j max phi, a tested value 1000x below it met that tolerance exactly).
+_CHEAP_BOUND = Lazy("crowdopt.solvers.cltap_exact:cheap_upper_bound")
+
+
+def build_head_cover(inst: CltapInstance) -> pyo.ConcreteModel:
+    """The `head-cover` formulation's model: `build_heads` at the tightest cheap bound."""
+    theta = float(_CHEAP_BOUND(inst)[0])
+    return build_heads(inst, theta if theta > 0 else None)
+
+
 FORMULATIONS["head-cover"] = Formulation(
-    "cltap", "head-cover", build_heads, decode, lambda inst: HEAD_COVER_SETTINGS,
+    "cltap", "head-cover", build_head_cover, decode, lambda inst: HEAD_COVER_SETTINGS,
     Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras)
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}
