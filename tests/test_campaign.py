@@ -295,6 +295,35 @@ def test_a_reader_trusting_the_log_reports_what_a_checking_reader_does(tmp_path,
     assert got == checking and got["answers"] == 90
 
 
+def test_a_long_lived_status_follows_every_answer(tmp_path, monkeypatch):
+    """A status object that keeps its label confidences between calls (it recomputes only the
+    items answered since) reports what a fresh object reads from the file, late answers too."""
+    clock = [1000.0]
+    monkeypatch.setattr(core, "_now", lambda: clock[0])
+    camp = Campaign.create(tmp_path / "k.db", policy="optkg", items=[f"i{i}" for i in range(12)],
+                           budget=40, seed=3, batching="fill")
+    kept = Campaign.open(tmp_path / "k.db", readonly=True)
+    kept.trust_log = True
+    rng = random.Random(3)
+
+    def same() -> dict:
+        st = kept.status()
+        fresh = Campaign.open(tmp_path / "k.db", readonly=True).status()
+        assert st["labels"] == fresh["labels"] and st["late"] == fresh["late"]
+        assert st["confidence_histogram"] == fresh["confidence_histogram"]
+        return st
+
+    while qs := camp.next(4, lease=5):
+        if rng.random() < 0.4:  # a lease runs out: the query goes to another worker
+            clock[0] += 10
+            (again, *_) = camp.next(1)
+            camp.record([(again.item, f"x{again.id}", rng.randrange(2))])
+            same()
+        camp.record([(q.item, f"w{q.id}", rng.randrange(2)) for q in qs])  # late ones too
+        st = same()
+    assert st["late"] > 0 and st["answers"] == 40
+
+
 # ----------------------------------------------------------------------------- store guarantees
 @pytest.fixture
 def small(tmp_path):

@@ -123,6 +123,8 @@ class IndexDriver(Driver):
         self.bound = -math.inf
         self.alive = 0  # pending items that may come back
         self.alive_items: set[int] = set()  # those items
+        self._pp: np.ndarray | None = None  # P(positive) per item as of the last `labels()`
+        self._touched: set[int] = set()  # items observed since then
         for i, c in enumerate(caps):
             if c is not None and c <= 0:
                 pol.exclude(i)
@@ -133,6 +135,7 @@ class IndexDriver(Driver):
         new.pol = self.pol.clone()
         new.count = list(self.count)
         new.alive_items = set(self.alive_items)
+        new._pp, new._touched = None, set()
         return new
 
     def _empty(self) -> bool:
@@ -175,6 +178,7 @@ class IndexDriver(Driver):
         """Feed the answers of proposal `p` to the policy."""
         i = p.item
         self.pol.observe(i, 1 if labels[0] == 1 else -1)
+        self._touched.add(i)
         if self.fill:
             if not self._capped(i):
                 self.pol.include(i)
@@ -190,6 +194,7 @@ class IndexDriver(Driver):
         stays excluded). A pending item's bound is widened to its keys after the late label,
         so `determined()` still covers every outcome of the pending answer."""
         self.pol.observe(item, 1 if label == 1 else -1)
+        self._touched.add(item)
         if self.speculative and item in self.alive_items:
             self.bound = max(self.bound, *self.pol.outcome_keys(item))
 
@@ -206,8 +211,19 @@ class IndexDriver(Driver):
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Current class index per item (1 = positive, ties positive) and P(label right)."""
         pos = self.pol.estimate()
-        pp = self.pol.posterior()
+        pp = self._posterior()
         return pos.astype(np.int64), np.where(pos, pp, 1.0 - pp)
+
+    def _posterior(self) -> np.ndarray:
+        """P(positive) per item, recomputed only for the items observed since the last call
+        (the Beta tail of every item was most of a status under writers)."""
+        if self._pp is None:
+            self._pp = self.pol.posterior()
+        elif self._touched:
+            idx = np.fromiter(self._touched, dtype=np.int64, count=len(self._touched))
+            self._pp[idx] = self.pol.posterior_of(idx)
+        self._touched.clear()
+        return self._pp
 
 
 class PairDriver(Driver):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -119,11 +120,10 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
     conf[unanswered | (lab < 0)] = np.nan
     labelled = lab >= 0
     sl = slice(offset, None if limit is None else offset + limit)
-    idx = range(n_items)[sl]
-    items = [{"item": camp.item_ids[i],
-              "label": camp.classes[int(lab[i])] if lab[i] >= 0 else None,
-              "confidence": None if not np.isfinite(conf[i]) else float(conf[i]),
-              "answers": int(per_item[i])} for i in idx]
+    items = [{"item": camp.item_ids[i], "label": camp.classes[y] if y >= 0 else None,
+              "confidence": c if math.isfinite(c) else None, "answers": k}
+             for i, y, c, k in zip(range(n_items)[sl], lab[sl].tolist(), conf[sl].tolist(),
+                                   per_item[sl].tolist())]
     rel, rel_src = _reliability(camp, mem)
     nw = len(camp.worker_ids)
     n_by = np.bincount(a_worker, minlength=nw) if n_ans else np.zeros(nw, np.int64)

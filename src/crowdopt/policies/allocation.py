@@ -227,6 +227,10 @@ class BetaIndexPolicy:
         """P(positive) of every item under its Beta posterior."""
         return bp.prob_positive(self.a, self.b)
 
+    def posterior_of(self, idx: np.ndarray) -> np.ndarray:
+        """P(positive) of the items `idx` (entries of `posterior()`)."""
+        return bp.prob_positive(self.a[idx], self.b[idx])
+
 
 class FiniteGittinsPolicy(BetaIndexPolicy):
     """Finite-horizon Gittins (digest A8): the index depends on the remaining budget n = T - t,
