@@ -177,6 +177,7 @@ def test_extended_model_that_cuts_off_the_start():
     assert res.objective <= brute_force(inst)[0] + 1e-12
 
 
+@pytest.mark.slow
 def test_optimum_far_below_one_label_per_annotator():
     """OPT = 0.0046 (decreasing curves): the model is truncated at the cheap bound, so the last
     test (1e-8 above the incumbent) is decided beyond HiGHS's tolerance and proves it."""

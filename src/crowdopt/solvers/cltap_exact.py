@@ -40,6 +40,7 @@ PRIMAL_SHARE = 0.05
 PRIMAL_MAX_S = 1.0
 PRIMAL_PER_BINARY = 1e-4
 SEARCH_S = 0.2  # local search from every feasible step's assignment
+SEED = 0  # of the best-of start and local search: `solve` and `solve_model` (no seed) agree
 
 
 def cheap_upper_bound(inst: P.CltapInstance) -> tuple[float, str]:
@@ -53,14 +54,34 @@ def cheap_upper_bound(inst: P.CltapInstance) -> tuple[float, str]:
     return (pair.value, pair.source) if pair.value < hi else (hi, src)
 
 
+_LAST_START: list = []  # [(instance, seed, start)]: the start `solve_head_cover` just made
+
+
 def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0
                  ) -> tuple[P.CltapSolution, float, float, str]:
-    """(best-of solution, its value, tightest cheap bound, its source)."""
+    """(best-of solution, its value, tightest cheap bound, its source); zero optimum: the
+    empty solution. The start `solve_head_cover` made for this very instance object is reused
+    (once) by the search's passes."""
     from .cltap_construct import fast
 
+    if _LAST_START and _LAST_START[0][0] is inst and _LAST_START[0][1] == seed:
+        return _LAST_START.pop()[2]
+    if CB.zero_optimum(inst):
+        return (P.empty_solution(inst), 0.0, 0.0,
+                "zero: fewer than t positive-weight labels fit")
     hi, src = cheap_upper_bound(inst)
     sol = fast(inst, time_limit=primal_s, seed=seed, target=hi)
     return sol, P.evaluate(inst, sol).objective, hi, src
+
+
+def proven(lb: float, ub: float, inst: P.CltapInstance, margin: float = STEP) -> bool:
+    """Whether ub is within the search's last margin of lb (lb optimal)."""
+    return ub <= lb * (1.0 + 2 * margin) + ABS_TINY * float(inst.phi.max(initial=0.0))
+
+
+def primal_seconds(inst: P.CltapInstance, limit: float) -> float:
+    """The best-of start's time budget (PRIMAL_MAX_S, PRIMAL_SHARE, PRIMAL_PER_BINARY)."""
+    return min(PRIMAL_MAX_S, PRIMAL_SHARE * limit, PRIMAL_PER_BINARY * inst.t * inst.a * inst.K)
 
 
 def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> Outcome:
@@ -74,7 +95,18 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     opts = opts or RunOptions()
     if opts.time_limit is None:
         opts = dataclasses.replace(opts, time_limit=DEFAULT_TIME)
-    return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo")
+    t0 = time.perf_counter()
+    start = start_bounds(inst, primal_seconds(inst, opts.time_limit), SEED)
+    sol, lb, ub, src = start
+    if proven(lb, ub, inst):  # the cheap bound meets the best-of start: no model to build
+        return Outcome("optimal", sol, max(ub, lb), src, lb,
+                       {"start_lb": lb, "start_ub": ub, "start_bound": src, "steps": [],
+                        "time_s": time.perf_counter() - t0})
+    _LAST_START[:] = [(inst, SEED, start)]
+    try:
+        return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo")
+    finally:
+        _LAST_START.clear()
 
 
 def _reach(inst: P.CltapInstance) -> np.ndarray:
@@ -148,14 +180,8 @@ def search_passes(ctx: Any) -> Any:
     inst, hm = ctx.inst, ctx.model
     t0 = time.perf_counter()
     limit = ctx.time_left() or DEFAULT_TIME
-    seed = 0  # the same answer from `solve` and from `solve_model` (which takes no seed)
     sr = _Search(ctx)
-    if CB.zero_optimum(inst):
-        start, ub, src = P.empty_solution(inst), 0.0, "zero: fewer than t positive-weight labels fit"
-    else:
-        primal_s = min(PRIMAL_MAX_S, PRIMAL_SHARE * limit,
-                       PRIMAL_PER_BINARY * inst.t * inst.a * inst.K)
-        start, _, ub, src = start_bounds(inst, primal_s, seed)
+    start, _, ub, src = start_bounds(inst, primal_seconds(inst, limit), SEED)
     if sr.cols["theta"] < ub:  # the model's own truncation value bounds eta too
         ub, src = sr.cols["theta"], "head-cover model: eta <= its theta"
     if not sr.offer(start):
@@ -168,7 +194,7 @@ def search_passes(ctx: Any) -> Any:
     margin = STEP
     tiny = ABS_TINY * float(inst.phi.max(initial=0.0))
     step_opts = hm.options.replace(confirm_infeasible=False, known_feasible=False)
-    while ub > sr.lb * (1.0 + 2 * margin) + tiny:
+    while not proven(sr.lb, ub, inst, margin):
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
             status = Status.TIME_LIMIT
@@ -188,7 +214,7 @@ def search_passes(ctx: Any) -> Any:
         elif res.x is not None and res.status is Status.OPTIMAL:
             cand = ctx.decode(res)
             step["value"] = P.evaluate(inst, cand).objective
-            better = local_search(inst, cand, time_limit=SEARCH_S, seed=seed, target=ub)
+            better = local_search(inst, cand, time_limit=SEARCH_S, seed=SEED, target=ub)
             if not (sr.offer(better) or sr.offer(cand)):
                 step["note"] = "decoded assignment does not improve lb: wider margin"
                 margin *= 10
