@@ -435,14 +435,15 @@ SPEC = ProblemSpec.from_module(
         Method("rgl", "fast", Lazy(_SOLVERS + "_baseline", ("rgl",)),
                "random regular graph baseline (seeded)"),
         Method("rnd", "fast", Lazy(_SOLVERS + "_baseline", ("rnd",)), "random baseline (seeded)"),
+        Method("head-cover", "exact", Lazy("crowdopt.solvers.cltap_exact:solve_head_cover"),
+               "search on the bottleneck value in the head-cover MILP (tasks named by their "
+               "first annotator's label, no task symmetry), eta fixed per step, HiGHS; the "
+               "default exact method; default limit 120 s, returns incumbent and the last "
+               "refuted value",
+               applicable=Lazy(_SOLVERS + "_head_cover_size"), time_limit=MILP_DEFAULT_TIME),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
                applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
-        Method("head-cover", "exact", Lazy("crowdopt.solvers.cltap_exact:solve_head_cover"),
-               "search on the bottleneck value: head-cover feasibility MILP per step (tasks "
-               "named by their first annotator's label, no task symmetry), HiGHS; default "
-               "limit 120 s, returns incumbent and the last refuted value",
-               applicable=Lazy(_SOLVERS + "_head_cover_size"), time_limit=MILP_DEFAULT_TIME),
         Method("brute-force", "exact", Lazy(_SOLVERS + "_brute"),
                "exhaustive enumeration (t <= 4, a <= 3)",
                applicable=Lazy(_SOLVERS + "_brute_size")),

@@ -1,10 +1,10 @@
 """Solvers of CL-TAP (paper 003) and its problem spec: fast policies, exact models, bounds.
 
 Fast: `cbp` (Algorithm 1, digest 3.1), `cbp+ls` (CBP then the Sec. 4.3 local search), and the
-baselines `rnd`, `rgl`, `pa`, `ta` (digest 3.7). Exact: `milp-compact` (11)-(17) through the
-HiGHS adapter at gap 0 (only where HiGHS proves it within about a minute, a*t*K <= 750
-binaries), `head-cover` (`cltap_exact`: a search on the bottleneck value, each step a
-feasibility MILP without task symmetry; t = 50, a = 3 in seconds) and `brute-force` (tiny
+baselines `rnd`, `rgl`, `pa`, `ta` (digest 3.7). Exact: `head-cover` (the default;
+`cltap_exact`: a search on the bottleneck value in a MILP without task symmetry, eta fixed per
+step; t = 50, a = 3 in seconds), `milp-compact` (11)-(17) through the HiGHS adapter at gap 0
+(where HiGHS proves it within about a minute, t*a*K <= 4000 binaries) and `brute-force` (tiny
 instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4),
 `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4) and the tighter bounds of
 `cltap_bounds`: `covering` / `covering-dp` (truncated machine covering, G by its LP
