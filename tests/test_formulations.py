@@ -7,6 +7,7 @@ import importlib
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -210,42 +211,152 @@ def test_solve_model_of_build_model_answers_as_solve_on_50_instances(problem):
     assert _same_answers(problem, 50, seed=2026) >= 50
 
 
-# ---------------------------------------------------------------------------- CL-TAP master
+# ---------------------------------------------------------------------------- CL-TAP masters
+def live_arrays(hm) -> dict:
+    """A live `HighsModel`'s matrix, bounds and costs, unscaled (powers of 2: exact)."""
+    rs, cs = hm._rs, hm._cs
+    A = sp.csc_array(sp.diags_array(1.0 / rs) @ hm._A @ sp.diags_array(1.0 / cs))
+    cost = np.asarray(hm.h.getLp().col_cost_) / (cs * hm._sigma)
+    return {"A": A, "row_lo": hm._row_lo / rs, "row_hi": hm._row_hi / rs,
+            "col_lo": hm._col_lo * cs, "col_hi": hm._col_hi * cs, "c": cost}
+
+
+def assert_live_is_emitted(hm, e) -> None:
+    """The live model (built warm) holds the emitter's arrays, entry for entry."""
+    live = live_arrays(hm)
+    for name in ("row_lo", "row_hi", "col_lo", "col_hi", "c"):
+        np.testing.assert_array_equal(live[name], getattr(e, name), err_msg=name)
+    D = (live["A"] - e.A.tocsc()).tocsc()
+    D.eliminate_zeros()
+    assert live["A"].shape == e.A.shape and D.nnz == 0
+
+
+@st.composite
+def colgen_masters(draw):
+    """A small instance, some of its workplans and (faithful) some (task, workplan) pairs."""
+    from crowdopt.models.cltap import feasible_workplans
+    from crowdopt.models.cltap_masters import ColgenMaster
+
+    t, a = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    inst = crowdopt.generate("cltap", draw(st.integers(0, 10_000)), t=t, a=a,
+                             K=draw(st.integers(1, t)))
+    every = feasible_workplans(inst)
+    cols = draw(st.lists(st.sampled_from(every), unique=True, max_size=8)) if every else []
+    if draw(st.booleans()):
+        return ColgenMaster(inst, cols, None)
+    pairs = [(i, h) for h in range(len(cols)) for i in range(t)]
+    pairs = draw(st.permutations(pairs)) if pairs else []
+    return ColgenMaster(inst, cols, pairs[:draw(st.integers(0, len(pairs)))])
+
+
+@st.composite
+def config_masters(draw):
+    """Label classes n[s], their prefix links, a budget, covers and a need level."""
+    from crowdopt.models.cltap_masters import ConfigMaster
+
+    S = draw(st.integers(1, 7))
+    n = np.array(draw(st.lists(st.integers(1, 5), min_size=S, max_size=S)), float)
+    later = np.array(sorted(draw(st.sets(st.integers(1, S - 1), max_size=S - 1)))
+                     if S > 1 else [], dtype=np.int64)
+    cfgs = draw(st.lists(st.sets(st.integers(0, S - 1), min_size=1, max_size=3)
+                         .map(lambda c: tuple(sorted(c))), unique=True, max_size=6))
+    units = draw(st.lists(st.integers(1, 9), min_size=len(cfgs), max_size=len(cfgs)))
+    return ConfigMaster(n, later, draw(st.integers(0, 12)), cfgs, units,
+                        draw(st.integers(0, 9)))
+
+
+def assert_same_master_optimum(form, data) -> None:
+    """Both routes of a master: same status, objective and point by variable key."""
+    a, b = run(form, data, RunOptions()), run(form, data, RunOptions(), route="pyomo")
+    assert (a.route, b.route) == ("arrays", "pyomo")
+    assert a.result.res.status == b.result.res.status
+    assert a.result.res.objective == b.result.res.objective
+    assert a.result.solution == b.result.solution
+
+
 @pytest.mark.slow
 @PROPERTY
-@given(st.integers(0, 10_000), st.integers(2, 5), st.integers(1, 4), st.integers(1, 3))
-def test_colgen_master_arrays_equal_the_pyomo_master(seed, t, a, K):
-    """Column generation's live aggregated master (columns added warm, as arrays) is the
-    compiled `build_aggregated_master` of the same workplans: same entries by (variable,
-    constraint) key, rows left empty in the arrays absent from Pyomo; same RMP value."""
-    from crowdopt.models.cltap import build_aggregated_master
-    from crowdopt.solvers.cltap_colgen import _Master, column_generation
-    from crowdopt.solvers.highs import HighsOptions, solve_model
+@given(colgen_masters())
+def test_colgen_master_emitter_equals_the_compiled_pyomo_model(data):
+    from crowdopt.models.cltap_masters import COLGEN_MASTER
 
-    inst = crowdopt.generate("cltap", seed, t=t, a=a, K=min(K, t))
-    cols = column_generation(inst, aggregated=True, time_limit=5).workplans
-    master = _Master(inst, True, "highspy", HighsOptions(lp_solver="simplex"))
-    master.add([(None, w) for w in cols])
-    f = compile_pyomo(build_aggregated_master(inst, master.columns))
-    names = ([("budget", None)] + [("pair", (j, k)) for j in range(inst.a) for k in range(inst.K)]
-             + [("convex", None)]
-             + [("prefix", (j, k)) for j in range(inst.a) for k in range(1, inst.K)])
-    hm = master.model
-    A = hm._A.tocsr()
-    assert len(names) == A.shape[0]
-    nonempty = [r for r in range(A.shape[0]) if A.indptr[r + 1] > A.indptr[r]]
-    rows = [key(c) for c in f.row_constraints]
-    assert [names[r] for r in nonempty] == rows
-    col_of = {key(v): j for j, v in enumerate(f.columns)}
-    perm = [col_of[("nu", h)] for h in range(hm.num_col)]
-    B = f.A.tocsr()[:, perm]
-    D = (A[nonempty] - B).tocsr()
-    D.eliminate_zeros()
-    assert D.nnz == 0
-    np.testing.assert_array_equal(hm._row_hi[nonempty], f.row_hi)
-    np.testing.assert_array_equal(hm._row_lo[nonempty], f.row_lo)
-    lp = np.asarray(hm.h.getLp().col_cost_)
-    np.testing.assert_array_equal(lp, f.c[perm])
-    value, _ = master.solve()
-    assert solve_model(build_aggregated_master(inst, master.columns)).objective == \
-        pytest.approx(value, abs=1e-9)
+    if not data.columns:  # no variable (aggregated) / eta alone (faithful): nothing to compare
+        return
+    assert_same_matrix(COLGEN_MASTER, data)
+    assert_same_master_optimum(COLGEN_MASTER, data)
+
+
+@pytest.mark.slow
+@PROPERTY
+@given(config_masters())
+def test_config_master_emitter_equals_the_compiled_pyomo_model(data):
+    from crowdopt.models.cltap_masters import CONFIG_MASTER
+
+    assert_same_matrix(CONFIG_MASTER, data)
+    assert_same_master_optimum(CONFIG_MASTER, data)
+
+
+@pytest.mark.parametrize("aggregated", [False, True])
+def test_live_colgen_master_is_the_emitted_master(aggregated):
+    """Column generation's live master, columns added warm in rounds, holds the emitter's
+    matrix (every row), and its warm RMP value is the formulation's optimum."""
+    from crowdopt.models.cltap_masters import COLGEN_MASTER, emit_colgen_master
+    from crowdopt.solvers.cltap_colgen import _Master, column_generation
+    from crowdopt.solvers.exact_runner import formulation_options
+
+    inst = crowdopt.generate("cltap", 3, t=4, a=3, K=3)
+    cols = column_generation(inst, aggregated=aggregated, time_limit=5).workplans
+    master = _Master(inst, aggregated, "highspy",
+                     formulation_options(COLGEN_MASTER.settings(None), RunOptions()))
+    tasks = [None] if aggregated else range(inst.t)
+    for chunk in (cols[:2], cols[2:5], cols[5:]):
+        master.add([(i, w) for w in chunk for i in tasks if i is None or (i + len(w)) % 2])
+        value, _ = master.solve()
+    assert_live_is_emitted(master.model, emit_colgen_master(master.data(), all_rows=True))
+    assert run(COLGEN_MASTER, master.data(), RunOptions()).result.res.objective == \
+        pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
+def test_live_config_master_is_the_emitted_master():
+    """The configuration LP's live master, covers added warm and levels changed, holds the
+    emitter's matrix and bounds, and its warm value is the formulation's optimum."""
+    from crowdopt.models.cltap_masters import CONFIG_MASTER, ConfigMaster, emit_config_master
+    from crowdopt.solvers.cltap_bounds import ConfigMasterLP
+
+    n = np.array([2.0, 1.0, 3.0, 2.0, 1.0])
+    data = ConfigMaster(n, np.array([1, 3]), 5)
+    live = ConfigMasterLP(data, RunOptions())
+    u = np.array([3, 2, 1, 4, 2])
+    live.add([(0, 2), (1, 3)], u)
+    live.model.solve()
+    live.set_level(5)
+    live.add([(2, 4), (0, 3, 4), (1,)], u)
+    res = live.model.solve()
+    full = ConfigMaster(n, data.later, 5, list(live.pool), list(live.pool.values()), 5)
+    assert_live_is_emitted(live.model, emit_config_master(full))
+    assert run(CONFIG_MASTER, full, RunOptions()).result.res.objective == \
+        pytest.approx(res.objective, rel=1e-9, abs=1e-12)
+
+
+def test_the_matrix_check_catches_swapped_master_rows():
+    """Two rows of the master's matrix swapped (keys, bounds and coefficient lists kept) fail
+    the entry-for-entry check."""
+    import dataclasses
+
+    from crowdopt.models.cltap import feasible_workplans
+    from crowdopt.models.cltap_masters import COLGEN_MASTER, ColgenMaster
+
+    inst = crowdopt.generate("cltap", 1, t=3, a=2, K=2)
+    data = ColgenMaster(inst, feasible_workplans(inst)[:4], [(0, 0), (1, 1), (2, 2), (0, 3)])
+    assert_same_matrix(COLGEN_MASTER, data)
+    emit = COLGEN_MASTER.emit
+
+    def swapped(d):
+        e = emit(d)
+        perm = np.arange(e.A.shape[0])
+        perm[[0, 1]] = [1, 0]
+        e.A = sp.csc_array(e.A.tocsr()[perm])
+        return e
+
+    with pytest.raises(AssertionError):
+        assert_same_matrix(dataclasses.replace(COLGEN_MASTER, emit=swapped), data)

@@ -97,8 +97,8 @@ def build_extended(inst: CltapInstance, columns: Sequence[Workplan], *, relax: b
     m.A = pyo.RangeSet(0, a - 1)
     m.I = pyo.RangeSet(0, K - 1)
     m.P = pyo.Set(initialize=pairs, dimen=2)
+    m.eta = pyo.Var(domain=pyo.Reals)  # column 0, then lam in `pairs` order
     m.lam = pyo.Var(m.P, domain=pyo.NonNegativeReals if relax else pyo.Binary)
-    m.eta = pyo.Var(domain=pyo.Reals)
     m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize)
     by_task: dict[int, list[int]] = {i: [] for i in range(t)}
     using: dict[tuple[int, int], list[tuple[int, int]]] = {}
@@ -121,7 +121,7 @@ def build_extended(inst: CltapInstance, columns: Sequence[Workplan], *, relax: b
                               <= 1 if by_task[i] else pyo.Constraint.Skip)
     if K > 1:
         def prefix(m, j, k):
-            if (j, k) not in using:
+            if (j, k) not in using and (j, k - 1) not in using:
                 return pyo.Constraint.Skip
             return usage(m, j, k) - usage(m, j, k - 1) <= 0
 

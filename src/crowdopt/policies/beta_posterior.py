@@ -23,6 +23,7 @@ import numpy as np
 from scipy import special
 
 from ..errors import InputError
+from ..models.formulation import Formulation
 
 LN2 = math.log(2.0)
 # Scores are compared on a grid of 1e-12 (absolute; every index here lies in [-1/2, 1/2]).
@@ -170,24 +171,35 @@ def cvar_index(a, b, alpha: float):
     return q * hi + (1.0 - q) * lo
 
 
-def cvar_lp(values, probs, alpha: float, time_limit: float | None = 30.0) -> float:
-    """The CVaR_alpha LP of Sec. 4.1 written in Pyomo and solved by HiGHS (cross-check of
-    `cvar_upper`): max sum_c q_c R_c s.t. 0 <= q_c <= p_c / alpha, sum_c q_c = 1."""
+def build_cvar_lp(data: tuple) -> object:
+    """The CVaR_alpha LP of Sec. 4.1 in Pyomo, data (values R_c, probabilities p_c, alpha):
+    max sum_c q_c R_c s.t. 0 <= q_c <= p_c / alpha, sum_c q_c = 1."""
     import pyomo.environ as pyo
     from pyomo.core.util import quicksum
 
-    from ..solvers.highs import HighsOptions, Status, solve_model
-
-    if not 0.0 < alpha <= 1.0:
-        raise InputError("alpha", "a number in (0, 1] for the LP", alpha)
-    vals = [float(v) for v in values]
-    prb = [float(p) for p in probs]
-    m = pyo.ConcreteModel()
+    vals, prb, alpha = data
+    m = pyo.ConcreteModel(name="cvar_lp")
     m.C = pyo.RangeSet(0, len(vals) - 1)
     m.q = pyo.Var(m.C, bounds=lambda _m, c: (0.0, prb[c] / alpha))
     m.one = pyo.Constraint(expr=quicksum([m.q[c] for c in m.C]) == 1.0)
     m.obj = pyo.Objective(expr=quicksum([vals[c] * m.q[c] for c in m.C]), sense=pyo.maximize)
-    res = solve_model(m, HighsOptions(time_limit=time_limit))
+    return m
+
+
+CVAR_LP = Formulation("optkg", "cvar-lp", build_cvar_lp, lambda data, m, res: None)
+
+
+def cvar_lp(values, probs, alpha: float, time_limit: float | None = 30.0) -> float:
+    """CVaR_alpha by its LP (`build_cvar_lp`) through the exact runner (cross-check of
+    `cvar_upper`)."""
+    from ..problems.catalogue import RunOptions
+    from ..solvers.exact_runner import run
+    from ..status import Status
+
+    if not 0.0 < alpha <= 1.0:
+        raise InputError("alpha", "a number in (0, 1] for the LP", alpha)
+    data = ([float(v) for v in values], [float(p) for p in probs], alpha)
+    res = run(CVAR_LP, data, RunOptions(time_limit=time_limit)).result.res
     if res.status != Status.OPTIMAL:
         raise RuntimeError(f"CVaR LP not solved: {res.status} {res.message}")
     return float(res.objective)

@@ -22,6 +22,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InputError
+from ..models.formulation import Formulation
 from . import beta_posterior as bp
 
 Row = tuple  # (group, a, b)
@@ -247,17 +248,15 @@ def evaluate_policy(K: int, T: int, policy: str, prior=(1, 1), *, tie: str = "ra
 
 
 # ----------------------------------------------------------------------------- MDP as an LP
-def mdp_lp(K: int, T: int, prior=(1, 1), *, canonical: bool = True,
-           time_limit: float | None = 60.0) -> dict:
-    """The finite-horizon MDP as a Pyomo LP solved by HiGHS: min sum_S V(S) s.t.
+def build_mdp_lp(data: tuple) -> object:
+    """The finite-horizon MDP of (K, T, prior, canonical) as a Pyomo LP: min sum_S V(S) s.t.
     V(S) >= p1 V(S+e_i) + p2 V(S+f_i) for every stage-t state S < T and action i, terminal V
-    fixed to sum_i h(I). Its optimum has V(S0) = V*; returns value, accuracy, sizes, times."""
+    fixed to sum_i h(I). `start_id`: the index of S0 in V (None when T = 0), `start_value`:
+    V(S0) when it is terminal."""
     import pyomo.environ as pyo
     from pyomo.core.util import quicksum
 
-    from ..solvers.highs import HighsOptions, Status, solve_model
-
-    t0 = time.perf_counter()
+    K, T, prior, canonical = data
     m = _Model(K, T, prior, False, canonical)
     start = m.key(m.start)
     layers = [[start]]
@@ -271,7 +270,7 @@ def mdp_lp(K: int, T: int, prior=(1, 1), *, canonical: bool = True,
     inner = [s for layer in layers[:-1] for s in layer]
     ids = {s: k for k, s in enumerate(inner)}
     term = {s: float(m.terminal(s)) for s in layers[-1]}
-    model = pyo.ConcreteModel()
+    model = pyo.ConcreteModel(name="mdp_lp")
     model.S = pyo.RangeSet(0, len(inner) - 1)
     model.V = pyo.Var(model.S, bounds=(0.0, float(K)))
     model.c = pyo.ConstraintList()
@@ -289,14 +288,37 @@ def mdp_lp(K: int, T: int, prior=(1, 1), *, canonical: bool = True,
             p = float(a) / float(a + b)
             model.c.add(model.V[ids[s]] >= p * ref(up) + (1.0 - p) * ref(dn))
     model.obj = pyo.Objective(expr=quicksum([model.V[k] for k in model.S]), sense=pyo.minimize)
-    build_s = time.perf_counter() - t0
-    res = solve_model(model, HighsOptions(time_limit=time_limit))
+    model.start_id = ids.get(start)
+    model.start_value = term.get(start)
+    return model
+
+
+def _decode_mdp_lp(data: tuple, model: object, res: object) -> float:
+    """V(S0) of a solved `build_mdp_lp` model."""
+    if model.start_id is None:
+        return model.start_value
+    return res.value(model.V[model.start_id])
+
+
+MDP_LP = Formulation("optkg", "mdp-lp", build_mdp_lp, _decode_mdp_lp)
+
+
+def mdp_lp(K: int, T: int, prior=(1, 1), *, canonical: bool = True,
+           time_limit: float | None = 60.0) -> dict:
+    """The MDP's LP (`build_mdp_lp`) solved by HiGHS through the exact runner: its optimum has
+    V(S0) = V*; returns value, accuracy, sizes, times."""
+    from ..problems.catalogue import RunOptions
+    from ..solvers.exact_runner import run
+    from ..status import Status
+
+    done = run(MDP_LP, (K, T, prior, canonical), RunOptions(time_limit=time_limit))
+    res = done.result.res
     if res.status != Status.OPTIMAL:
         raise RuntimeError(f"MDP LP not solved: {res.status} {res.message}")
-    v0 = res.value(model.V[ids[start]]) if T > 0 else term[start]
-    return {"value": v0, "accuracy": v0 / K, "variables": len(inner),
-            "constraints": len(model.c), "build_s": build_s, "solve_s": res.time_s,
-            "status": str(res.status)}
+    v0 = done.result.solution
+    return {"value": v0, "accuracy": v0 / K, "variables": done.model.num_col,
+            "constraints": done.model.num_row, "build_s": done.details["build_s"],
+            "solve_s": res.time_s, "status": str(res.status)}
 
 
 # ----------------------------------------------------------------------------- Gittins

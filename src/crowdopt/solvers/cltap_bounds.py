@@ -370,6 +370,48 @@ def _backtrack(seg: _Segments, steps, c: int, grid: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+class ConfigMasterLP:
+    """The configuration LP (`models.cltap_masters.CONFIG_MASTER`) as a live HiGHS model: the
+    emitter's matrix without covers, cover columns appended warm (`add`), covers below the need
+    level closed by their bounds (`set_level`); `pool` maps each cover to its units."""
+
+    def __init__(self, data: Any, opts: Any) -> None:
+        from ..models.cltap_masters import CONFIG_MASTER, ConfigRows, emit_config_master
+        from .exact_runner import formulation_options
+        from .highs import HighsModel
+
+        e = emit_config_master(data)
+        self.rows = ConfigRows(len(data.n), len(data.later))
+        self.S = len(data.n)
+        self.model = HighsModel.from_arrays(
+            e.c, e.A, e.row_lo, e.row_hi, e.col_lo, e.col_hi, None, e.sense,
+            options=formulation_options(CONFIG_MASTER.settings(data), opts))
+        self.pool: dict[tuple[int, ...], int] = {}
+        self.level = data.level
+
+    def add(self, cfgs: list[tuple[int, ...]], u: np.ndarray) -> int:
+        """Append the new nonempty covers (u: units per segment); returns how many."""
+        from ..models.cltap_masters import cover_bounds
+
+        new = [c for c in dict.fromkeys(cfgs) if c and c not in self.pool]
+        for c in new:
+            self.pool[c] = int(u[list(c)].sum())
+        if new:
+            self.model.add_columns(np.ones(len(new)), 0.0,
+                                   cover_bounds([self.pool[c] for c in new], self.level),
+                                   self.rows.covers(new))
+        return len(new)
+
+    def set_level(self, level: int) -> None:
+        """Open the covers with at least `level` units, close the others."""
+        from ..models.cltap_masters import cover_bounds
+
+        self.level = level
+        if self.pool:
+            self.model.set_col_bounds(np.arange(self.S, self.S + len(self.pool)), 0.0,
+                                      cover_bounds(list(self.pool.values()), level))
+
+
 def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CONFIG_GRID,
                     time_limit: float | None = 30.0, initial: list[CltapSolution] | None = None,
                     rounds_per_level: int = CONFIG_ROUNDS_PER_LEVEL, smoothing: float = 0.5,
@@ -406,10 +448,8 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     refuting ones (Wentges), falling back to the master's own duals. Initial columns: the
     workplans of `initial` solutions.
     """
-    from ..models.cltap_masters import CONFIG_MASTER_SETTINGS
+    from ..models.cltap_masters import ConfigMaster
     from ..problems.catalogue import RunOptions
-    from .exact_runner import formulation_options
-    from .highs import INF, HighsModel
 
     t0 = time.perf_counter()
     t = inst.t
@@ -426,51 +466,17 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     if S > max_segments:
         det["skipped"] = f"{S} label classes > {max_segments}"
         return BoundResult(hi, "input bound (configuration LP too large)", det)
-    import scipy.sparse as sp
-
-    P = len(seg.prefix_later)
-    r_mu, r_pre, r_b = S, 2 * S, 2 * S + P
-    R = r_b + 1
     nseg = seg.n.astype(float)
     later = seg.prefix_later
-    rows = np.concatenate([np.arange(S), r_mu + np.arange(S), np.full(S, r_b),
-                           r_pre + np.arange(P), r_pre + np.arange(P)])
-    cols = np.concatenate([np.arange(S), np.arange(S), np.arange(S), later, later - 1])
-    vals = np.concatenate([-np.ones(S), np.ones(S), np.ones(S), 1.0 / nseg[later],
-                           -1.0 / nseg[later - 1]])
-    A = sp.csc_array((vals, (rows, cols)), shape=(R, S))
-    row_hi = np.zeros(R)
-    row_hi[r_mu:r_pre] = nseg
-    row_hi[r_b] = inst.b
     # HiGHS's time limit counts the Highs object's run time across re-solves: the whole budget
-    opts = formulation_options(CONFIG_MASTER_SETTINGS, RunOptions(time_limit=time_limit))
-    master = HighsModel.from_arrays(np.zeros(S), A, np.full(R, -INF), row_hi, np.zeros(S),
-                                    np.full(S, INF), None, "max", options=opts)
-    pool: dict[tuple[int, ...], int] = {}
-    units: list[int] = []
-    level = [0]
+    master = ConfigMasterLP(ConfigMaster(nseg, later, inst.b), RunOptions(time_limit=time_limit))
+    pool = master.pool
 
     def add(cfgs: list[tuple[int, ...]]) -> int:
-        new = [c for c in dict.fromkeys(cfgs) if c and c not in pool]
-        if not new:
-            return 0
-        rr = np.concatenate([np.asarray(c) for c in new])
-        cc = np.repeat(np.arange(len(new)), [len(c) for c in new])
-        for c in new:
-            pool[c] = int(seg.u[list(c)].sum())
-            units.append(pool[c])
-        ub = np.array([INF if pool[c] >= level[0] else 0.0 for c in new])
-        master.add_columns(np.ones(len(new)), 0.0, ub,
-                           sp.csc_array((np.ones(len(rr)), (rr, cc)), shape=(R, len(new))))
-        return len(new)
-
-    def set_level(n_need: int) -> None:
-        level[0] = n_need
-        if units:
-            u = np.asarray(units)
-            master.set_col_bounds(np.arange(S, S + len(u)), 0.0, np.where(u >= n_need, INF, 0.0))
+        return master.add(cfgs, seg.u)
 
     def farley(y: np.ndarray) -> tuple[float, np.ndarray, np.ndarray, list]:
+        r_mu, r_pre, r_b = master.rows.r_mu, master.rows.r_pre, master.rows.r_b
         gamma = y[:S]
         beta = y[r_b]
         eps = y[r_pre:r_b]
@@ -495,15 +501,15 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
         # Farley bound refutes every level it can, so the descent jumps
         n_need = hi_lvl - 1 if strategy == "descent" else (lo_lvl + hi_lvl) // 2
         levels += 1
-        set_level(n_need)
+        master.set_level(n_need)
         center: np.ndarray | None = None
         for _ in range(rounds_per_level):
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 out_of_time = True
                 break
             rounds += 1
-            if master.num_col > S:
-                res = master.solve()
+            if pool:
+                res = master.model.solve()
                 version = res.highs_version or version
                 if res.row_duals is None or res.objective is None:
                     det["master_status"] = f"{res.status} {res.message}"
@@ -511,7 +517,7 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
                     break
                 z, y = float(res.objective), np.maximum(res.row_duals, 0.0)
             else:
-                z, y = 0.0, np.zeros(R)
+                z, y = 0.0, np.zeros(master.rows.num_row)
             if z >= t - 1e-7:
                 lo_lvl = n_need  # LP(N) >= t: this level cannot be refuted
                 break

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..problems.cltap import CltapInstance, CltapSolution, Workplan, empty_solution
 from ..problems.cltap import linear_correctness as workplan_cost
@@ -176,16 +175,17 @@ def price_dp(reward: np.ndarray, b: int, tight: bool = True) -> tuple[float, Wor
 
 def price_milp(reward: np.ndarray, b: int, tight: bool = True, time_limit: float | None = None
                ) -> tuple[float, Workplan]:
-    """Pricing (25)-(28) as a Pyomo MILP through the adapter (the check of `price_dp`)."""
-    from ..models.cltap import build_pricing
-    from .highs import HighsOptions, solve_model
+    """Pricing (25)-(28) as a Pyomo MILP (`models.cltap_masters.PRICING`) through the exact
+    runner (the check of `price_dp`)."""
+    from ..models.cltap_masters import PRICING, Pricing
+    from ..problems.catalogue import RunOptions
+    from .exact_runner import run
 
-    m = build_pricing(reward, b, tight=tight)
-    res = solve_model(m, HighsOptions(time_limit=time_limit, known_feasible=True))
+    done = run(PRICING, Pricing(reward, b, tight), RunOptions(time_limit=time_limit))
+    res = done.result.res
     if res.status is not Status.OPTIMAL:
         raise RuntimeError(f"pricing MILP: {res.status} {res.message}")
-    w = tuple(sorted(jk for jk, v in res.values(m.w).items() if v > 0.5))
-    return float(res.objective), w
+    return float(res.objective), done.result.solution
 
 
 def average_integer_bound(inst: CltapInstance) -> float:
@@ -221,70 +221,40 @@ class ColgenResult:
 class _Master:
     """The restricted master LP of (18)-(23) (`aggregated=False`, the paper's: variables
     lambda[i, h] for chosen (task, workplan) pairs) or its task-aggregated form (digest 2.5, one
-    nu per workplan), as arrays in a live HiGHS model (or rebuilt through Pyomo each round).
-
-    Rows (faithful): [0, t) (19); t (20); t+1+jK+k (21); then t rows (22); then (23) for k >= 1.
-    Rows (aggregated): 0 budget; 1+jK+k pair; 1+aK convex; then prefix rows. The Pyomo models
-    of the same matrices: `models.cltap.build_extended` (faithful) and
-    `build_aggregated_master` (aggregated; tests/test_formulations.py compares the entries).
+    nu per workplan): the formulation `models.cltap_masters.COLGEN_MASTER`. Engine "highspy":
+    its emitter's matrix (every row of `ColgenRows`) as a live HiGHS model, the emitter's new
+    columns appended warm; engine "pyomo": its Pyomo model rebuilt and solved each round.
     """
 
     def __init__(self, inst: CltapInstance, aggregated: bool, engine: str,
                  options: Any) -> None:
+        from ..models.cltap_masters import ColgenMaster, ColgenRows, emit_colgen_master
         from .highs import HighsModel
 
         if engine not in ("highspy", "pyomo"):
             raise ValueError(f"engine must be 'highspy' or 'pyomo', not {engine!r}")
-        if engine == "pyomo" and aggregated:
-            raise ValueError("the Pyomo master route is the faithful master only")
         self.inst, self.agg, self.engine, self.options = inst, aggregated, engine, options
-        t, a, K = inst.t, inst.a, inst.K
-        self.K = K
-        if aggregated:
-            self.r_budget, self.r_pair = 0, 1
-            self.r_convex = 1 + a * K
-            self.r_prefix = self.r_convex + 1
-        else:
-            self.r_budget, self.r_pair = t, t + 1
-            self.r_convex = t + 1 + a * K
-            self.r_prefix = self.r_convex + t
-        self.num_row = self.r_prefix + a * (K - 1)
+        self.rows = ColgenRows(inst, aggregated)
+        self.K, self.num_row = inst.K, self.rows.num_row
+        self.r_budget, self.r_pair = self.rows.r_budget, self.rows.r_pair
+        self.r_convex, self.r_prefix = self.rows.r_convex, self.rows.r_prefix
+        self.rhs = self.rows.rhs
         self.columns: list[Workplan] = []  # distinct workplans
         self.index: dict[Workplan, int] = {}
-        self.pairs: set[tuple[int, int]] = set()  # (task, column) in the master (faithful)
+        self.pairs: dict[tuple[int, int], None] = {}  # (task, column), in column order
         self.model: Any = None  # a live HighsModel (engine "highspy")
-        self.rhs = np.zeros(self.num_row)
-        self.rhs[self.r_budget] = inst.b
-        self.rhs[self.r_pair:self.r_pair + a * K] = 1.0
-        self.rhs[self.r_convex:self.r_convex + (1 if aggregated else t)] = 1.0
         if engine == "highspy":
-            row_lo = np.full(self.num_row, -INF)
-            if aggregated:
-                self.model = HighsModel.from_arrays(
-                    np.zeros(0), sp.csc_array((self.num_row, 0)), row_lo, self.rhs, np.zeros(0),
-                    np.zeros(0), None, "max", options=options)
-            else:
-                eta = sp.csc_array((np.ones(t), (np.arange(t), np.zeros(t, int))),
-                                   shape=(self.num_row, 1))
-                self.model = HighsModel.from_arrays([1.0], eta, row_lo, self.rhs, [-INF], [INF],
-                                                    None, "max", options=options)
+            e = emit_colgen_master(ColgenMaster(inst, [], None if aggregated else []),
+                                   all_rows=True)
+            self.model = HighsModel.from_arrays(e.c, e.A, e.row_lo, e.row_hi, e.col_lo,
+                                                e.col_hi, None, e.sense, options=options)
 
-    def _column_entries(self, w: Workplan) -> tuple[list[int], list[float]]:
-        """Rows and coefficients of one workplan in the rows shared by all tasks."""
-        K, t = self.K, self.inst.t
-        scale = float(t) if self.agg else 1.0
-        rows = [self.r_budget]
-        vals = [scale * len(w)]
-        for j, k in w:
-            rows.append(self.r_pair + j * K + k)
-            vals.append(scale)
-            if k >= 1:
-                rows.append(self.r_prefix + j * (K - 1) + k - 1)
-                vals.append(1.0)
-            if k + 1 < K:
-                rows.append(self.r_prefix + j * (K - 1) + k)
-                vals.append(-1.0)
-        return rows, vals
+    def data(self) -> Any:
+        """The master as the formulation's data (`ColgenMaster`)."""
+        from ..models.cltap_masters import ColgenMaster
+
+        return ColgenMaster(self.inst, list(self.columns),
+                            None if self.agg else list(self.pairs))
 
     def has(self, i: int | None, w: Workplan) -> bool:
         h = self.index.get(w)
@@ -292,8 +262,7 @@ class _Master:
 
     def add(self, items: list[tuple[int | None, Workplan]]) -> int:
         """Add (task, workplan) variables (task None in the aggregated master); returns count."""
-        cost, rr, cc, vv = [], [], [], []
-        col = 0
+        new: list[tuple[int | None, Workplan]] = []
         for i, w in items:
             if self.has(i, w):
                 continue
@@ -301,22 +270,13 @@ class _Master:
             if h is None:
                 h = self.index[w] = len(self.columns)
                 self.columns.append(w)
-            c_h = workplan_cost(self.inst, w)
-            rows, vals = self._column_entries(w)
-            if self.agg:
-                rows, vals, obj = rows + [self.r_convex], vals + [1.0], c_h
-            else:
-                self.pairs.add((i, h))
-                rows, vals, obj = rows + [i, self.r_convex + i], vals + [-c_h, 1.0], 0.0
-            cost.append(obj)
-            rr += rows
-            vv += vals
-            cc += [col] * len(rows)
-            col += 1
-        if col and self.engine == "highspy":
-            A = sp.csc_array((vv, (rr, cc)), shape=(self.num_row, col))
-            self.model.add_columns(np.array(cost), 0.0, INF, A)
-        return col
+            if not self.agg:
+                self.pairs[(i, h)] = None
+            new.append((i, w))
+        if new and self.engine == "highspy":
+            cost, A = self.rows.columns(new)
+            self.model.add_columns(cost, 0.0, INF, A)
+        return len(new)
 
     def solve(self) -> tuple[float, np.ndarray]:
         """(RMP value, row duals d obj / d rhs >= 0 in the row layout above)."""
@@ -332,26 +292,22 @@ class _Master:
         return self._solve_pyomo()
 
     def _solve_pyomo(self) -> tuple[float, np.ndarray]:
-        """Rebuild the Pyomo model (18)-(23) and solve it (the slow reference route)."""
-        from ..models.cltap import build_extended
+        """Build the formulation's Pyomo model and solve it (the slow reference route); the
+        duals of its rows go to their keys' places in the row layout (0 for absent rows)."""
+        from ..models.cltap_masters import COLGEN_MASTER
         from .highs import solve_model
 
-        inst, K = self.inst, self.K
-        m = build_extended(inst, self.columns, relax=True, pairs=sorted(self.pairs))
+        if not self.columns:
+            return 0.0, np.zeros(self.num_row)
+        m = COLGEN_MASTER.model(self.data())
         res = solve_model(m, self.options)
         if res.status is not Status.OPTIMAL:
             raise RuntimeError(f"restricted master (Pyomo): {res.status} {res.message}")
         y = np.zeros(self.num_row)
-        for i in range(inst.t):
-            y[i] = res.dual(m.bottleneck[i])
-            if i in m.convex:
-                y[self.r_convex + i] = res.dual(m.convex[i])
-        y[self.r_budget] = res.dual(m.budget)
-        for (j, k), con in m.pair.items():
-            y[self.r_pair + j * K + k] = res.dual(con)
-        if K > 1:
-            for (j, k), con in m.prefix.items():
-                y[self.r_prefix + j * (K - 1) + k - 1] = res.dual(con)
+        for r, (name, idx) in enumerate(self.rows.keys()):
+            con = m.find_component(name)
+            if con is not None and idx in con:
+                y[r] = res.dual(con[idx])
         return float(res.objective), np.maximum(y, 0.0)
 
     def prices(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
