@@ -30,6 +30,9 @@ its size guard (the constant in its module, set where this benchmark measured ab
 2-core development machine, or where memory binds first; olas-select milp-compact on the harder
 Spambase-like family) and prints the time; `--guard-worker CASE --size S` probes one size. `--presolve` adds the TU-LP presolve on/off
 table (raw replays with the presolve option flipped).
+`--masters` times only CL-TAP's LP masters (column generation's faithful and aggregated
+masters, the configuration LP) at 3 sizes each: the registered route (array emitter) against the
+user's (the formulation's Pyomo model), as `--user-route` does for the methods.
 `--user-route` adds, for every method with a Pyomo model, the route a user takes,
 `crowdopt.solve_model(inst, crowdopt.build_model(inst, method))`, next to the registered
 `crowdopt.solve(inst, method)`, in CPU seconds (time.process_time: the machine may be loaded),
@@ -397,6 +400,127 @@ def user_route(case: Case, size: Any, repeat: int, seed: int) -> dict | None:
     return out
 
 
+MASTER_SIZES = {"colgen faithful": ((20, 4), (40, 6), (60, 8)),
+                "colgen aggregated": ((60, 8), (150, 15), (300, 30)),
+                "config-lp": ((60, 10), (150, 20), (300, 30))}
+MASTER_QUICK = {"colgen faithful": ((10, 3), (20, 4), (30, 5)),
+                "colgen aggregated": ((20, 4), (40, 6), (60, 8)),
+                "config-lp": ((20, 4), (40, 6), (60, 10))}
+
+
+def master_data(name: str, size: tuple, seed: int) -> tuple[Any, Any, int]:
+    """(formulation, data, columns) of a CL-TAP master at instance size (t, a): the workplans
+    column generation ends with (faithful: every task x workplan), or the configuration LP's
+    label classes at grid 200 of the closed-form bound with one cover per task of CBP's
+    assignment and of CONFIG_COVERS random covers (one segment per annotator)."""
+    import numpy as np
+
+    import crowdopt.problems.cltap as P
+    from crowdopt.models.cltap_masters import (
+        COLGEN_MASTER,
+        CONFIG_MASTER,
+        ColgenMaster,
+        ConfigMaster,
+    )
+    from crowdopt.solvers.cltap_bounds import CONFIG_GRID, _Segments
+    from crowdopt.solvers.cltap_cbp import cbp
+    from crowdopt.solvers.cltap_colgen import closed_form_bound, column_generation
+
+    t, a = size
+    inst = P.generate(seed, t=t, a=a, trend="inc")
+    if name.startswith("colgen"):
+        agg = name.endswith("aggregated")
+        cols = column_generation(inst, aggregated=agg, time_limit=60).workplans
+        pairs = None if agg else [(i, h) for h in range(len(cols)) for i in range(t)]
+        data = ColgenMaster(inst, cols, pairs)
+        return COLGEN_MASTER, data, len(cols) if agg else 1 + len(pairs)
+    seg = _Segments(inst, closed_form_bound(inst) / CONFIG_GRID, CONFIG_GRID)
+    rng = np.random.default_rng(seed)
+    covers = {tuple(sorted({int(seg.of[j, k]) for j, k in wp}))
+              for wp in cbp(inst).workplans(t) if wp}
+    while len(covers) < 20 * t:
+        js = rng.choice(a, size=int(rng.integers(1, min(a, 6) + 1)), replace=False)
+        covers.add(tuple(sorted(int(seg.of[j, rng.integers(inst.K)]) for j in js)))
+    covers_l = sorted(covers)
+    units = [int(seg.u[list(c)].sum()) for c in covers_l]
+    data = ConfigMaster(seg.n.astype(float), seg.prefix_later, inst.b, covers_l, units,
+                        int(np.median(units)))
+    return CONFIG_MASTER, data, seg.S + len(covers_l)
+
+
+def master_route(name: str, size: tuple, repeat: int, seed: int) -> dict:
+    """A master's registered route (its array emitter, `exact_runner.run`) vs the user's (its
+    Pyomo model, `run(..., model=)`), CPU seconds, medians of `repeat` runs; answers checked."""
+    from crowdopt.registry import RunOptions
+    from crowdopt.solvers.certify import close
+    from crowdopt.solvers.exact_runner import run
+    from crowdopt.solvers.highs import capture
+
+    form, data, columns = master_data(name, size, seed)
+    clock = time.process_time
+    runs: dict[str, list[float]] = {k: [] for k in (
+        "reg_s", "reg_build_s", "reg_highs_s", "user_s", "user_build_s", "user_compile_s",
+        "user_highs_s")}
+    for _ in range(max(repeat, 1)):
+        with capture(clock) as cap:
+            t0 = clock()
+            reg = run(form, data, RunOptions())
+            runs["reg_s"].append(clock() - t0)
+        runs["reg_highs_s"].append(cap.highs_s)
+        t0 = clock()
+        form.emit(data)  # the emitter alone (the run's own build_s is wall-clock)
+        runs["reg_build_s"].append(clock() - t0)
+        t0 = clock()
+        m = form.model(data)
+        build = clock() - t0
+        with capture(clock) as cap:
+            t1 = clock()
+            user = run(form, data, RunOptions(), model=m)
+            solve = clock() - t1
+        runs["user_s"].append(build + solve)
+        runs["user_build_s"].append(build)
+        runs["user_compile_s"].append(cap.compile_s)
+        runs["user_highs_s"].append(cap.highs_s)
+        a, b = reg.result.res, user.result.res
+        if a.status != b.status or not close(a.objective, b.objective):
+            raise AssertionError(f"{name} {size}: user route {b.status} {b.objective}, "
+                                 f"registered {a.status} {a.objective}")
+    out = {k: statistics.median(v) for k, v in runs.items()}
+    out.update(columns=columns, status=str(reg.result.res.status),
+               highs_x=out["user_highs_s"] / max(out["reg_highs_s"], 1e-9),
+               total_x=out["user_s"] / max(out["reg_s"], 1e-9))
+    return out
+
+
+def masters_table(args: argparse.Namespace) -> None:
+    """The `--masters` table: every CL-TAP master at its 3 sizes, registered vs user route."""
+    from common import emit
+
+    sizes = MASTER_QUICK if args.quick else MASTER_SIZES
+    rows = []
+    for name, sz in sizes.items():
+        master_route(name, MASTER_QUICK[name][0], 1, args.seed)  # warm-up: imports, Pyomo
+        for i, size in enumerate(sz):
+            r = master_route(name, size, args.repeat, args.seed)
+            verdict = ""
+            if i == len(sz) - 1:
+                verdict = "pass" if r["highs_x"] <= USER_HIGHS_LARGEST else "FAIL"
+            rows.append({"master": name, "t,a": f"{size[0]},{size[1]}", **r,
+                         "criteria": verdict})
+            print(f"  {name} {size}: registered {r['reg_s']:.3f} s, user {r['user_s']:.3f} s",
+                  file=sys.stderr, flush=True)
+    emit("exact_overhead_masters", rows, ["master", "t,a", "columns", "status", "reg_s",
+                                          "reg_build_s", "reg_highs_s", "user_s",
+                                          "user_build_s", "user_compile_s", "user_highs_s",
+                                          "highs_x", "total_x", "criteria"], args,
+         note="CL-TAP's LP masters (models/cltap_masters.py), one cold solve each, CPU seconds "
+              "(time.process_time), medians of --repeat runs: registered = the array emitter "
+              "through solvers.exact_runner.run; user = the formulation's Pyomo model (build) "
+              "through run(..., model=) (compile, HiGHS); highs_x = user HiGHS / registered "
+              f"HiGHS (criteria: <= {USER_HIGHS_LARGEST} at the largest size). Column "
+              "generation itself re-solves the emitter's matrix warm (bench_cltap.py).")
+
+
 def raw_rss_worker(dump: str) -> dict:
     """HiGHS's own peak RSS: the captured calls replayed after the arrays are loaded."""
     from crowdopt.solvers.highs import new_highs
@@ -479,6 +603,8 @@ def main() -> None:
     ap.add_argument("--no-raw-rss", action="store_true", help="skip HiGHS's own RSS")
     ap.add_argument("--user-route", action="store_true",
                     help="also time build_model + solve_model against solve (CPU seconds)")
+    ap.add_argument("--masters", action="store_true",
+                    help="only the CL-TAP LP masters: array emitter vs Pyomo model (CPU s)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--raw-rss", help=argparse.SUPPRESS)
     ap.add_argument("--guard-worker", help=argparse.SUPPRESS)
@@ -499,6 +625,9 @@ def main() -> None:
         print(json.dumps(guard_worker(by_name[args.guard_worker], args.seed, size), default=str))
         return
 
+    if args.masters:
+        masters_table(args)
+        return
     cases = [c for c in CASES if not args.only or any(w in c.name for w in args.only)]
     rows: list[dict] = []
     growth: list[dict] = []
