@@ -360,3 +360,17 @@ def test_the_matrix_check_catches_swapped_master_rows():
 
     with pytest.raises(AssertionError):
         assert_same_matrix(dataclasses.replace(COLGEN_MASTER, emit=swapped), data)
+
+
+def test_master_with_zero_cost_workplans_equals_the_pyomo_model():
+    """Workplans of coin-flip labels (c' = 0) have no bottleneck/objective entry in either."""
+    from crowdopt.models.cltap import feasible_workplans
+    from crowdopt.models.cltap_masters import COLGEN_MASTER, ColgenMaster
+    from crowdopt.problems.cltap import CltapInstance
+
+    inst = CltapInstance.from_arrays([[0.5, 0.5], [0.8, 0.7], [0.5, 0.9]], 3, 4)
+    cols = feasible_workplans(inst)
+    for pairs in (None, [(i, h) for h in range(len(cols)) for i in range(3) if (i + h) % 3]):
+        data = ColgenMaster(inst, cols, pairs)
+        assert_same_matrix(COLGEN_MASTER, data)
+        assert_same_master_optimum(COLGEN_MASTER, data)

@@ -92,8 +92,8 @@ class ColgenRows:
         cc: list[int] = []
         for col, (i, w) in enumerate(items):
             c_h = workplan_cost(self.inst, w)
-            rows = [self.r_budget]
-            vals = [scale * len(w)]
+            rows = [self.r_budget] if w else []  # no zero entries: Pyomo writes none
+            vals = [scale * len(w)] if w else []
             for j, k in w:
                 rows.append(self.r_pair + j * K + k)
                 vals.append(scale)
@@ -108,14 +108,12 @@ class ColgenRows:
                 vals.append(1.0)
                 cost[col] = c_h
             else:
-                rows += [i, self.r_convex + i]
-                vals += [-c_h, 1.0]
+                rows += [i, self.r_convex + i] if c_h else [self.r_convex + i]
+                vals += [-c_h, 1.0] if c_h else [1.0]
             rr += rows
             vv += vals
             cc += [col] * len(rows)
-        A = sp.csc_array((vv, (rr, cc)), shape=(self.num_row, len(items)))
-        A.eliminate_zeros()  # a zero cost: Pyomo writes no entry either
-        return cost, A
+        return cost, sp.csc_array((vv, (rr, cc)), shape=(self.num_row, len(items)))
 
     def eta(self) -> tuple[np.ndarray, sp.csc_array]:
         """The faithful master's epigraph column eta (objective 1, +1 in every bottleneck row);
