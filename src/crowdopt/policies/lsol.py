@@ -199,8 +199,7 @@ class LSOL:
         self.first = np.full((cap, self.M), -1, dtype=np.int64)  # labels at first assignment
         self.ycount = np.zeros((cap, self.K), dtype=np.int64)  # tally of outcomes y_k(n)
         self.ytilde = np.zeros(cap, dtype=np.int64)  # consensus of each tester (eq. 5)
-        self.counts = (np.zeros((cap, self.M, self.K), dtype=np.int64)
-                       if self.estimator in ("pooled", "em") else None)
+        self.counts = np.zeros((cap, self.M, self.K), dtype=np.int64)  # every tester label
         self.agree = np.zeros((cap, self.M))  # agreement of labeler i with tester k
         self.denom = np.zeros((cap, self.M))
         self.agree_sum = np.zeros(self.M)
@@ -230,15 +229,9 @@ class LSOL:
                             0.5)
 
     def label_counts(self) -> np.ndarray:
-        """The tester labels the estimator uses, as counts[k, i, l] (testers x M x K): every
-        assignment for 'pooled'/'em', the first one for the paper's 'first'."""
-        if self.counts is not None:
-            return self.counts[: self.n]
-        f = self.first[: self.n]
-        out = np.zeros((self.n, self.M, self.K), dtype=np.int64)
-        k, i = np.nonzero(f >= 0)
-        out[k, i, f[k, i]] = 1
-        return out
+        """Every label the testers received, as counts[k, i, l] (testers x M x K); the paper's
+        'first' scores only the first assignment's, though its consensus uses them all."""
+        return self.counts[: self.n]
 
     def _em_fit(self, group: Any) -> np.ndarray:
         """EM estimate for the group's testers, refit (warm) when the testers changed."""
@@ -424,8 +417,7 @@ class LSOL:
         self.N, self.ctx, self.ytilde = grow(self.N), grow(self.ctx), grow(self.ytilde)
         self.first, self.ycount = grow(self.first, -1), grow(self.ycount)
         self.agree, self.denom = grow(self.agree), grow(self.denom)
-        if self.counts is not None:
-            self.counts = grow(self.counts)
+        self.counts = grow(self.counts)
 
     def _update_tester(self, k: int, full: np.ndarray, y: int) -> None:
         """N_k += 1, tally y, re-derive the consensus (eq. 5) and labeler k-agreement rows."""
@@ -435,9 +427,9 @@ class LSOL:
         top = np.flatnonzero(c == c.max())
         self.ytilde[k] = top[0] if len(top) == 1 else top[self.rng.integers(len(top))]
         yt = self.ytilde[k]
-        if self.counts is not None:
-            seen = full >= 0
-            self.counts[k, np.flatnonzero(seen), full[seen]] += 1
+        seen = full >= 0
+        self.counts[k, np.flatnonzero(seen), full[seen]] += 1
+        if self.estimator != "first":
             new_a = self.counts[k, :, yt].astype(float)
             new_d = self.counts[k].sum(axis=1).astype(float)
         else:

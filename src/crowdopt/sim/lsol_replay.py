@@ -94,15 +94,17 @@ def label_only_scores(D: np.ndarray, K: int) -> np.ndarray:
 
 
 def capped_baselines(D: np.ndarray, truth: np.ndarray, K: int, cap: float) -> dict:
-    """Best accuracy at cap or fewer labels per task of the hindsight top-k sets: ranked by
-    gold accuracy (oracle) and by the label-only EM fit of every stored label."""
+    """Best accuracy at cap or fewer labels per task of the hindsight top-k sets (by_k: every
+    such k from 1): ranked by gold accuracy (oracle) and by the label-only EM fit of every
+    stored label."""
     out = {}
     for name, score in (("oracle", gold_accuracy(D, truth)),
                         ("labels_only", label_only_scores(D, K))):
         pts = [c for c in ranked_prefix_curve(D, truth, K, score) if c["labels_per_task"] <= cap]
         b = _best(pts) if pts else None
         out[name] = None if b is None else {"k": b["k"], "accuracy": b["accuracy"],
-                                            "labels_per_task": b["labels_per_task"]}
+                                            "labels_per_task": b["labels_per_task"],
+                                            "by_k": [c["accuracy"] for c in pts]}
     return out
 
 
