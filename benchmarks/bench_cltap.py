@@ -116,7 +116,7 @@ def bench_bounds_table(args, sizes):
             res = {}
             for name in names:
                 m = spec.method(name)
-                if m.applicable(inst) is not None:
+                if m.refuses(inst) is not None:
                     continue
                 limit = 2.0 if name == "best-of" else 10.0
                 reps = 1 if name in ("best-of", "column-generation", "config-lp") else args.repeat

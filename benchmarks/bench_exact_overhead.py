@@ -25,10 +25,9 @@ A second subprocess replays the captured calls alone for HiGHS's own peak RSS (`
 
 Every instance is seeded and every run checks its status and objective against the first run.
 Growth: the exponent p of time ~ n^p (least squares on the 3 sizes, n = binaries), or for the
-exponential methods the factor r of time ~ r^M per labeler. `--guards` runs each method once at
-its size guard (the constant in its module, set where this benchmark measured about 60 s on the
-2-core development machine, or where memory binds first; olas-select milp-compact on the harder
-Spambase-like family) and prints the time; `--guard-worker CASE --size S` probes one size. `--presolve` adds the TU-LP presolve on/off
+exponential methods the factor r of time ~ r^M per labeler. `--guards` runs each method with a
+memory guard once at it (the constant in its module) and prints the time (time guards are fitted
+by bench_guards.py); `--guard-worker CASE --size S` probes one size. `--presolve` adds the TU-LP presolve on/off
 table (raw replays with the presolve option flipped).
 `--masters` times only CL-TAP's LP masters (column generation's faithful and aggregated
 masters, the configuration LP) at 3 sizes each: the registered route (array emitter) against the
@@ -128,22 +127,13 @@ def _guard(module: str, attr: str, to_size: Callable[[Any], Any] = lambda v: v,
     return get
 
 
-def _literal_u(rows: int, M: int = 12) -> tuple[int, int]:
-    """The largest pool whose literal model has at most `rows` nominal (10e) rows, M labelers."""
-    pairs = M * (M - 1) // 2
-    u = 2
-    while pairs * ((u + 1) * u // 2) <= rows:
-        u += 1
-    return (u, M)
-
-
 CASES: list[Case] = [
     Case("olas-assign milp-epigraph", "olas-assign", "milp-epigraph",
          lambda s: {"points": s[0], "labelers": s[1], "noise": "superellipse"},
          ((60, 8), (200, 17), (400, 17)), ((30, 5), (60, 8), (90, 10)), (10, 3),
          lambda s: s[0] * s[1], "binaries (N*M)",
-         guard=_guard("olas_assign", "MILP_MAX_BINARIES", lambda v: (v // 17, 17)),
-         guard_note="N*M binaries"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (N*M binaries)"),
     Case("olas-assign threshold", "olas-assign", "threshold",
          lambda s: {"points": s, "labelers": 17, "capacity_min": s, "capacity_max": s},
          (100_000, 400_000, 1_600_000), (10_000, 40_000, 160_000), 100,
@@ -163,19 +153,19 @@ CASES: list[Case] = [
     Case("olas-select milp-compact", "olas-select", "milp-compact", _olas_sel_small,
          ((40, 8), (80, 12), (120, 17)), ((20, 5), (40, 8), (60, 10)), (10, 3),
          lambda s: s[0] * s[1], "binaries (<= u*M)",
-         guard=_guard("olas_select", "COMPACT_MAX_PAIRS", lambda v: (v // 17, 17)),
-         guard_note="u*M pairs, Spambase-like pool (linear noise)",
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (u*M pairs, Spambase-like pool (linear noise))",
          guard_params=lambda s: _olas_sel(s[0], s[1])),
     Case("olas-select milp-literal", "olas-select", "milp-literal", _olas_sel_small,
          ((30, 4), (80, 5), (110, 5)), ((10, 3), (30, 4), (50, 5)), (6, 2),
          lambda s: s[0] * s[1], "binaries (<= u*M)",
-         guard=_guard("olas_select", "LITERAL_MAX_ROWS", _literal_u),
-         guard_note="nominal (10e) rows, M = 12"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (nominal (10e) rows, M = 12)"),
     Case("cltap milp-compact", "cltap", "milp-compact",
          lambda s: {"t": s[0], "a": s[1]}, ((6, 3), (8, 3), (10, 3)), ((4, 2), (5, 3), (6, 3)),
          (3, 2), lambda s: s[0] * s[0] * s[1], "binaries (t*a*K)",
-         guard=_guard("cltap", "MILP_MAX_BINARIES", lambda v: (int((v / 5) ** 0.5), 5)),
-         guard_note="t*a*K binaries, a = 5"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (t*a*K binaries, a = 5)"),
     Case("cltap brute-force", "cltap", "brute-force",
          lambda s: {"t": s[0], "a": s[1]}, ((3, 2), (4, 2), (4, 3)), ((3, 2), (4, 2), (4, 3)),
          (2, 2), lambda s: s[0] * s[0] * s[1], "pairs (t*a*K)",
@@ -184,39 +174,39 @@ CASES: list[Case] = [
     Case("labeler-set milp (mv)", "labeler-set", "milp",
          lambda s: {"labelers": s, "rule": "mv"}, (8, 10, 12), (6, 7, 8), 4,
          lambda s: s, "binaries (M)", growth="exp",
-         guard=_guard("labeler_set", "MILP_MAX", key="mv"),
-         guard_note="M labelers"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M labelers)"),
     Case("labeler-set milp (wmv)", "labeler-set", "milp",
          lambda s: {"labelers": s, "rule": "wmv"}, (6, 7, 8), (4, 5, 6), 3,
          lambda s: s + 2 ** (s + 1), "binaries (M + 2^(M+1))", growth="exp",
-         guard=_guard("labeler_set", "MILP_MAX", key="wmv"),
-         guard_note="M labelers"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M labelers)"),
     Case("labeler-set enumeration (mv)", "labeler-set", "enumeration",
          lambda s: {"labelers": s, "rule": "mv", "costs": "random"}, (12, 14, 16), (8, 10, 12), 4,
          lambda s: 2 ** s, "sets (2^M)", growth="exp",
-         guard=_guard("labeler_set", "ENUM_MAX", key="mv"),
-         guard_note="M labelers"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M labelers)"),
     Case("labeler-set enumeration (wmv)", "labeler-set", "enumeration",
          lambda s: {"labelers": s, "rule": "wmv", "costs": "random"}, (8, 10, 12), (6, 8, 10), 3,
          lambda s: 2 ** s, "sets (2^M)", growth="exp",
-         guard=_guard("labeler_set", "ENUM_MAX", key="wmv"),
-         guard_note="M labelers"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M labelers)"),
     Case("worker-select milp-a", "worker-select", "milp-a",
          lambda s: {"workers": s[0], "max_workers": s[1]},
          ((300, 50), (1_000, 100), (3_000, 100)), ((100, 20), (300, 50), (1_000, 50)), (20, 10),
          lambda s: s[0] * s[1] + s[1], "binaries (M*B + B)",
-         guard=_guard("worker_select", "FORMULATION_A_MAX_BINARIES", lambda v: (v // 100, 100)),
-         guard_note="M*B binaries, B = 100"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M*B binaries, B = 100)"),
     Case("worker-select milp-a (costs)", "worker-select", "milp-a", lambda s: {},
          (20, 40, 80), (10, 20, 30), 6, lambda s: s * s + s, "binaries (M*B + B)",
          make=lambda problem, s, seed: _ws_costs(s, seed),
-         guard=_guard("worker_select", "FORMULATION_A_COSTS_MAX_BINARIES", lambda v: int(v ** 0.5)),
-         guard_note="M*B binaries, B = M"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M*B binaries, B = M)"),
     Case("worker-select milp-compact", "worker-select", "milp-compact",
          lambda s: {"workers": s, "max_workers": s}, (20, 30, 40), (10, 15, 20), 6,
          lambda s: 2 * s, "binaries (M + B)",
-         guard=_guard("worker_select", "COMPACT_MAX_WORKERS"),
-         guard_note="M workers"),
+         guard=None,
+         guard_note="time guard fitted by bench_guards.py (M workers)"),
     Case("worker-select cost-dp", "worker-select", "cost-dp", lambda s: {},
          (100, 400, 1_600), (50, 100, 200), 6, lambda s: s * s * 41, "cells (M*B*(C+1))",
          make=lambda problem, s, seed: _ws_costs(s, seed),

@@ -1,5 +1,6 @@
 """Time limits that hold: every exact method with `--time-limit S` (default 10) on the hardest
-instance of its bench that its size guard admits, wall clock and CPU of the whole method
+instance of its bench (run with force=True: past its time guard too, not its memory guard),
+wall clock and CPU of the whole method
 (matrix build, compile and HiGHS), its status and what it returns at the stop.
 
 A method meets the limit when its wall time is within S + 2 s (the adapter's watchdog gives
@@ -76,8 +77,8 @@ def main() -> None:
     for alg, inst in cases(args.quick):
         w0, c0 = time.perf_counter(), time.process_time()
         try:
-            r = crowdopt.solve(inst, alg, time_limit=args.limit)
-        except crowdopt.InputError as exc:  # past the method's size guard
+            r = crowdopt.solve(inst, alg, time_limit=args.limit, force=True)
+        except crowdopt.InputError as exc:  # past the method's memory guard
             print(f"{alg}: {exc}", file=sys.stderr)
             continue
         wall, cpu = time.perf_counter() - w0, time.process_time() - c0

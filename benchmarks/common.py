@@ -107,7 +107,7 @@ def warm_up() -> float:
         spec = get_problem(name)
         inst = spec.example()
         for m in spec.methods:
-            if m.kind in ("fast", "exact") and m.applicable(inst) is None:
+            if m.kind in ("fast", "exact") and m.refuses(inst) is None:
                 run_method(spec, inst, m, RunOptions(time_limit=30.0))
     _WARM = True
     return time.perf_counter() - t0

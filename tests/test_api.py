@@ -230,21 +230,25 @@ def test_import_and_fast_solve_load_no_solver():
 
 
 # ----------------------------------------------------------------------------- defaults
-def test_exact_falls_through_size_guards_then_fails_with_one_line():
-    from crowdopt.solvers.labeler_set import ENUM_MAX, MILP_MAX
+def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
+    from crowdopt.solvers import guards
 
+    # time guards with known fits: the MILP predicted e^(M - 5) s, the enumeration 2^(M - 8) s
+    fits = {"labeler-set/milp/mv-uniform": {"features": ["M"], "coef": [-5.0, 1.0]},
+            "labeler-set/enumeration/mv": {"features": ["M"], "coef": [-8 * 0.6931, 0.6931]}}
+    monkeypatch.setattr(guards, "coefficients", lambda: fits)
     spec = get_problem("labeler-set")
-    assert MILP_MAX["mv"] < ENUM_MAX["mv"] <= 22  # the enumeration is the wider guard
-    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, MILP_MAX["mv"] + 1))
-    assert spec.method("milp").applicable(mid) and spec.method("enumeration").applicable(mid) is None
+    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 11))  # MILP ~400 s, enum 8 s
+    assert spec.method("milp").refuses(mid) and spec.method("enumeration").refuses(mid) is None
+    assert spec.method("milp").applicable(mid) is None  # a time guard, not a memory guard
     r = crowdopt.solve(mid, "exact")
     assert r.algorithm == "enumeration" and r.proven_optimal
-    big = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, ENUM_MAX["mv"] + 1))
+    big = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 16))  # enumeration ~256 s
     with pytest.raises(InputError) as err:
         crowdopt.solve(big, "exact")
     text = str(err.value)
     assert "\n" not in text and "milp:" in text and "enumeration:" in text and "fast" in text
-    with pytest.raises(InputError, match=f"MILP limited to M <= {MILP_MAX['mv']}"):
+    with pytest.raises(InputError, match="predicted .* s > 120 s .*--force"):
         crowdopt.solve(big, "milp")  # a named method past its guard is an error too
     assert run_method(spec, big, "milp").status is Status.SKIPPED  # compare shows it skipped
     # compare (and sweeps) name kinds too: they fall through, and none left is a skipped row
@@ -253,10 +257,17 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line():
     rows = crowdopt.compare(big, algorithms=["fast", "exact"])
     assert [(r.algorithm, r.status) for r in rows] == [("top-k", Status.OPTIMAL),
                                                         ("milp", Status.SKIPPED)]
+    # force: the first exact method runs anyway, under the time limit, and says it was forced
+    forced = crowdopt.solve(mid, "exact", force=True, time_limit=30)
+    assert forced.algorithm == "milp" and forced.proven_optimal
+    assert forced.certificate.details["forced"].startswith("predicted")
+    assert forced.objective == pytest.approx(r.objective, abs=1e-9)
+    with pytest.raises(InputError, match="force"):
+        crowdopt.solve(mid, "exact", force="yes")
 
 
 def test_cli_exact_with_no_applicable_method_exits_2_with_one_line():
-    doc = crowdopt.generate("cltap", seed=1, t=30).to_dict()  # t=30, a=7: past both exact guards
+    doc = crowdopt.generate("cltap", seed=1, t=45).to_dict()  # t=45, a=7: past both exact guards
     r = subprocess.run([sys.executable, "-m", "crowdopt", "solve", "-", "--method", "exact"],
                        input=json.dumps(doc), capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == ""

@@ -15,7 +15,7 @@ from crowdopt.api import solve
 from crowdopt.models.cltap import build_heads, decode_heads
 from crowdopt.problems import cltap as P
 from crowdopt.registry import RunOptions
-from crowdopt.solvers.cltap import _head_cover_size, _milp_size, brute_force, solve_milp
+from crowdopt.solvers.cltap import _head_cover_size, brute_force, solve_milp
 from crowdopt.solvers.cltap_exact import solve_head_cover
 from crowdopt.solvers.highs import HighsOptions, Status, solve_model
 
@@ -109,7 +109,7 @@ def test_certified_through_the_registry():
     res = solve(inst, "head-cover", time_limit=30.0)
     assert res.certificate.certified and res.certificate.proven_optimal
     big = P.generate(0, t=40, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
-    assert _milp_size(big) is not None and _head_cover_size(big) is None
+    assert P.SPEC.method("milp-compact").refuses(big) is not None and _head_cover_size(big) is None
 
 
 def _random_assignment(inst, rng):

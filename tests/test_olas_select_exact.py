@@ -22,7 +22,6 @@ from crowdopt.registry import RunOptions, get_problem
 from crowdopt.solvers import olas_select as S
 from crowdopt.solvers.certify import close
 from crowdopt.solvers.highs import HighsOptions, Status, solve_model
-from crowdopt.solvers.olas_select import literal_rows
 
 
 def check_exact(inst: P.OlasSelectInstance, out, greedy_value: float, name: str) -> None:
@@ -56,7 +55,7 @@ def test_literal_equals_compact_equals_lps_on_small_pools():
     done = 0
     while done < 100:
         inst = random_instance(rng, max_points=12)
-        if inst.n_labelers > 5 or literal_rows(inst) > S.LITERAL_MAX_ROWS:
+        if inst.n_labelers > 5 or P.SPEC.method("milp-literal").refuses(inst):
             continue
         done += 1
         g = P.evaluate(inst, S.select_greedy(inst)).objective
@@ -72,7 +71,7 @@ def test_greedy_satisfies_every_row_of_the_literal_model_t2_2():
     rng = np.random.default_rng(3)
     for _ in range(120):
         inst = random_instance(rng, max_points=10)
-        if inst.n_points == 0 or literal_rows(inst) > S.LITERAL_MAX_ROWS:
+        if inst.n_points == 0 or P.SPEC.method("milp-literal").refuses(inst):
             continue
         m = build_model10_literal(inst)  # indexed by labeler and point (no ids: positions)
         sol = S.select_greedy(inst)

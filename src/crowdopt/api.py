@@ -111,6 +111,12 @@ def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
                       real(mip_rel_gap, "mip_rel_gap", lo=0.0), presolve)
 
 
+def _flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(field, "True or False", value)
+    return value
+
+
 def _method_name(method: Any, field: str = "method") -> str:
     if not isinstance(method, str):
         raise InputError(field, "a method name (fast, exact, bound or an algorithm)", method)
@@ -142,17 +148,19 @@ def solution_part(spec: ProblemSpec, doc: dict) -> dict:
 
 # ----------------------------------------------------------------------------- one method
 def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
-               options: RunOptions | None = None) -> Result:
-    """Run one method as named (a method that does not apply is `skipped`, with the reason);
-    evaluate its solution with the problem's evaluator; certify it."""
+               options: RunOptions | None = None, force: bool = False) -> Result:
+    """Run one method as named (a method that does not apply is `skipped`, with the reason;
+    `force`: past its time guard it runs anyway, under its time limit); evaluate its solution
+    with the problem's evaluator; certify it."""
     options = options or RunOptions()
     m = spec.method(method) if isinstance(method, str) else method
-    reason = m.applicable(instance)
+    reason = m.refuses(instance, force)
     if reason:
         return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
                       status=Status.SKIPPED, message=reason, instance=instance)
-    if options.time_limit is None and m.time_limit is not None:
-        options = dataclasses.replace(options, time_limit=m.time_limit)
+    forced = m.time_guard(instance) if force else None  # run past its time guard
+    if options.time_limit is None and (m.time_limit is not None or forced):
+        options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
     t0 = time.perf_counter()
     try:
         out = m.run(instance, options)
@@ -185,6 +193,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                               "recomputed objective (beyond the relative tolerance): not proven")
     times = {"total_s": elapsed, **{k: v for k, v in out.details.items() if k.endswith("_s")}}
     details = dict(out.details)
+    if forced:
+        details["forced"] = forced
     if options.time_limit is not None:
         details.setdefault("time_limit_s", options.time_limit)
     cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=status,
@@ -200,7 +210,7 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
 
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
-          presolve: bool | None = None) -> Result:
+          presolve: bool | None = None, force: bool = False) -> Result:
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
@@ -209,6 +219,9 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
         the instance: past one method's size guard the next one runs; none left is an
         InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
         `[m.algorithm for m in instance.spec.methods]`).
+    force: run the method even past its time guard (its fitted time prediction exceeds the
+        default limit: `crowdopt.solvers.guards`), under the time limit; memory guards still
+        refuse.
     time_limit: seconds per solve; None = the method's default (MILP_DEFAULT_TIME = 120 s for
         MILPs, none for the others). A MILP stopped by it returns status 'time_limit' with its
         incumbent and bound.
@@ -222,7 +235,8 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     """
     spec, inst = spec_and_instance(instance)
     opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
-    return run_method(spec, inst, spec.resolve(_method_name(method), inst), opts)
+    force = _flag(force, "force")
+    return run_method(spec, inst, spec.resolve(_method_name(method), inst, force), opts, force)
 
 
 # ----------------------------------------------------------------------------- side by side
@@ -248,7 +262,7 @@ def _best_primal(spec: ProblemSpec, results: list[Result]) -> Result | None:
     return best
 
 
-def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method]) -> float:
+def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method], force: bool = False) -> float:
     """Pay the one-off costs before anything is timed; returns the seconds spent.
 
     Runs the first applicable fast method once (module imports, numpy's first calls, the
@@ -256,7 +270,7 @@ def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method]) -> float:
     one-variable model through the HiGHS adapter (Pyomo, its compiler and HiGHS loaded).
     """
     t0 = time.perf_counter()
-    runnable = [m for m in methods if m.applicable(instance) is None]
+    runnable = [m for m in methods if m.refuses(instance, force) is None]
     fast = [m for m in runnable if m.kind == "fast"]
     if fast:
         try:
@@ -276,11 +290,11 @@ def warm_up(spec: ProblemSpec, instance: Any, methods: list[Method]) -> float:
     return time.perf_counter() - t0
 
 
-def _pick(spec: ProblemSpec, inst: Any, name: str) -> Method:
+def _pick(spec: ProblemSpec, inst: Any, name: str, force: bool = False) -> Method:
     """The method `name` stands for in a comparison: a kind falls through size guards like in
     `solve`; a method that does not apply is kept (and reported 'skipped', not an error)."""
     try:
-        return spec.resolve(name, inst)
+        return spec.resolve(name, inst, force)
     except InputError:
         return spec.method(name)
 
@@ -291,8 +305,10 @@ class _Clock:
 
     MIN_S = 0.05  # less than this left: the next method is skipped, not started
 
-    def __init__(self, total: float | None, per_method: float | None) -> None:
+    def __init__(self, total: float | None, per_method: float | None,
+                 force: bool = False) -> None:
         self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
+        self.force = force  # run methods past their time guards
 
     def left(self) -> float | None:
         return None if self.total is None else self.total - (time.perf_counter() - self.t0)
@@ -312,7 +328,7 @@ class _Clock:
         left = self.left()
         if left is not None:
             limit = left if limit is None else min(limit, left)
-        return run_method(spec, inst, m, dataclasses.replace(opts, time_limit=limit))
+        return run_method(spec, inst, m, dataclasses.replace(opts, time_limit=limit), self.force)
 
 
 def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float | None]:
@@ -327,7 +343,8 @@ def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float
 def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
-            warmup: bool = True, total_time_limit: float | None = None) -> Comparison:
+            warmup: bool = True, total_time_limit: float | None = None,
+            force: bool = False) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -341,26 +358,27 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     warmup: pay one-off costs (imports, the first HiGHS solve, the instance's cached
         matrices) before timing, reported apart as `warmup_s` (inside the overall limit).
+    force: run exact methods past their time guards too (under the time limits).
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve)
-    clock = _Clock(*_limits(total_time_limit, time_limit))
+    clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple)):
         raise InputError("algorithms", "a list of algorithm names", algorithms)
-    methods = [_pick(spec, inst, _method_name(a, "algorithms")) for a in algorithms] \
+    methods = [_pick(spec, inst, _method_name(a, "algorithms"), clock.force) for a in algorithms] \
         if algorithms else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
-    warm = warm_up(spec, inst, methods) if warmup else 0.0
+    warm = warm_up(spec, inst, methods, clock.force) if warmup else 0.0
     results = [clock.run(spec, inst, m, opts) for m in methods]
     best, source = _best_bound(spec, results)
     if best is None and not algorithms:
         # every exact model skipped (too large) or failed: fall back to the bound methods
         bounds = [m for m in spec.methods if m.kind == "bound"]
         if warmup and bounds and not clock.used_up():
-            warm += warm_up(spec, inst, bounds)
+            warm += warm_up(spec, inst, bounds, clock.force)
         results += [clock.run(spec, inst, m, opts) for m in bounds]
         best, source = _best_bound(spec, results)
     out = []
@@ -398,7 +416,7 @@ def _closed_by(spec: ProblemSpec, objective: float | None, primal: str | None,
 def certify(instance: Any, solution: Any = None, *, time_limit: float | None = None,
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
             presolve: bool | None = None, total_time_limit: float | None = None,
-            gap: float = 0.0) -> Certificate:
+            gap: float = 0.0, force: bool = False) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -411,6 +429,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     total_time_limit: seconds for the whole certification (None: no overall limit); each
         method gets at most what is left, a method with nothing left is skipped.
     gap: stop once the relative gap is at most this (0 = only a proof stops early).
+    force: run exact methods past their time guards too (under the time limits).
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -420,7 +439,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     solution = _solution_of(spec, inst, solution)
     opts = _options(None, threads, seed, mip_rel_gap, presolve)
     stop_gap = real(gap, "gap", lo=0.0)
-    clock = _Clock(*_limits(total_time_limit, time_limit))
+    clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
     t0 = time.perf_counter()
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None

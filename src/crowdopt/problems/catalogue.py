@@ -107,6 +107,12 @@ class RunOptions:
     presolve: bool | None = None
 
 
+def predicted_time_guard(problem: str, algorithm: str) -> Lazy:
+    """The time guard of an exact method: its fitted time prediction against its limit
+    (`solvers.guards.time_guard`, coefficients measured by benchmarks/bench_guards.py)."""
+    return Lazy("crowdopt.solvers.guards:time_guard", (problem, algorithm))
+
+
 def _always(inst: Any) -> str | None:
     """The size guard of a method that applies to every instance."""
     return None
@@ -117,7 +123,10 @@ class Method:
     """One way to solve a problem. kind: 'fast' (heuristic/closed form), 'exact', or 'bound'.
 
     run(instance, options) -> Outcome, usually a `Lazy` reference to a solver.
-    applicable(instance): None if the method applies, else a one-line reason (e.g. too large).
+    applicable(instance): None if the method applies, else a one-line reason: what it cannot
+    do at all, or a MEMORY guard (a table too large to hold); `force` does not lift it.
+    time_guard(instance): None, or why the method is predicted to outlast its limit (the fitted
+    prediction of `solvers.guards`); `force` runs the method anyway, under its time limit.
     time_limit: the default limit in seconds when the caller gives none (MILPs:
     MILP_DEFAULT_TIME), None for methods that always finish quickly.
     """
@@ -128,6 +137,12 @@ class Method:
     description: str = ""
     applicable: Callable[[Any], str | None] = _always
     time_limit: float | None = None
+    time_guard: Callable[[Any], str | None] = _always
+
+    def refuses(self, instance: Any, force: bool = False) -> str | None:
+        """Why the method does not run on this instance (its `applicable` reason, then, unless
+        `force`, its time guard's), else None."""
+        return self.applicable(instance) or (None if force else self.time_guard(instance))
 
 
 @dataclass(frozen=True)
@@ -189,17 +204,18 @@ class ProblemSpec:
                 return m
         raise InputError("method", f"a problem with a {kind!r} method", self.name)
 
-    def resolve(self, name: str, instance: Any) -> Method:
+    def resolve(self, name: str, instance: Any, force: bool = False) -> Method:
         """The method to run for `name` on this instance, or a one-line InputError.
 
         A kind ('fast', 'exact', 'bound') means its first method, in catalogue order, that
         applies to the instance (past one method's size guard the next one runs); an algorithm
-        name means that method, which must apply.
+        name means that method, which must apply. `force`: time guards do not refuse (memory
+        guards still do), so a kind means its first method.
         """
         m = self.method(name)
         kinds = {x.kind for x in self.methods}
         if name not in kinds or name == m.algorithm:
-            reason = m.applicable(instance)
+            reason = m.refuses(instance, force)
             if reason:
                 raise InputError("method", f"a method that applies to this instance "
                                  f"({self.size(instance)})", name, note=reason)
@@ -208,7 +224,7 @@ class ProblemSpec:
         for cand in self.methods:
             if cand.kind != name:
                 continue
-            reason = cand.applicable(instance)
+            reason = cand.refuses(instance, force)
             if reason is None:
                 return cand
             reasons.append(f"{cand.algorithm}: {reason}")

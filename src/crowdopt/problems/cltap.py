@@ -21,7 +21,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
-from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
+from .catalogue import (
+    MILP_DEFAULT_TIME,
+    Evaluation,
+    Lazy,
+    Method,
+    ProblemInstance,
+    ProblemSpec,
+    predicted_time_guard,
+)
 
 Workplan = tuple[tuple[int, int], ...]  # ((annotator, iteration), ...), 0-based (Sec. 5)
 
@@ -443,7 +451,8 @@ SPEC = ProblemSpec.from_module(
                applicable=Lazy(_SOLVERS + "_head_cover_size"), time_limit=MILP_DEFAULT_TIME),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
-               applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
+               time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("cltap", "milp-compact")),
         Method("brute-force", "exact", Lazy(_SOLVERS + "_brute"),
                "exhaustive enumeration (t <= 4, a <= 3)",
                applicable=Lazy(_SOLVERS + "_brute_size")),

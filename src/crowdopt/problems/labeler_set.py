@@ -28,7 +28,15 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
+from .catalogue import (
+    MILP_DEFAULT_TIME,
+    Evaluation,
+    Lazy,
+    Method,
+    ProblemInstance,
+    ProblemSpec,
+    predicted_time_guard,
+)
 from .vote_accuracy import WMV_MAX, log_odds, pi_mv, pi_wmv
 
 RULES = ("mv", "wmv")
@@ -291,9 +299,10 @@ SPEC = ProblemSpec.from_module(
                applicable=Lazy(_SOLVERS + "_local_size")),
         Method("milp", "exact", Lazy(_SOLVERS + "solve_milp"),
                "vote-margin MILP (MV) or pattern MILP (WMV), HiGHS, gap 0",
-               applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME),
+               applicable=Lazy(_SOLVERS + "_milp_size"), time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("labeler-set", "milp")),
         Method("enumeration", "exact", Lazy(_SOLVERS + "solve_enumeration"),
                "all 2^M - 1 non-empty sets",
-               applicable=Lazy(_SOLVERS + "_enum_size")),
+               time_guard=predicted_time_guard("labeler-set", "enumeration")),
     ),
 )

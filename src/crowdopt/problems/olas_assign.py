@@ -24,7 +24,15 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
+from .catalogue import (
+    MILP_DEFAULT_TIME,
+    Evaluation,
+    Lazy,
+    Method,
+    ProblemInstance,
+    ProblemSpec,
+    predicted_time_guard,
+)
 from .olas_noise import NoiseFunction, noise_from_spec
 
 
@@ -277,6 +285,7 @@ SPEC = ProblemSpec.from_module(
                "bottleneck threshold search with the nested Hall condition (polynomial)"),
         Method("milp-epigraph", "exact", Lazy(_SOLVERS + "solve_milp"),
                "epigraph MILP (2a)-(2d), HiGHS, gap 0 (cross-check; default limit 120 s)",
-               applicable=Lazy(_SOLVERS + "_exact_size"), time_limit=MILP_DEFAULT_TIME),
+               time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("olas-assign", "milp-epigraph")),
     ),
 )

@@ -33,7 +33,14 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemSpec
+from .catalogue import (
+    MILP_DEFAULT_TIME,
+    Evaluation,
+    Lazy,
+    Method,
+    ProblemSpec,
+    predicted_time_guard,
+)
 from .olas_assign import POOL_PARAMS, OlasAssignInstance, OlasPool, assign_sorted, draw_pool
 from .olas_noise import noise_from_spec
 
@@ -346,10 +353,12 @@ SPEC = ProblemSpec.from_module(
                "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
                "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
-               applicable=Lazy(_SOLVERS + "_compact_size"), time_limit=MILP_DEFAULT_TIME),
+               time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("olas-select", "milp-compact")),
         Method("milp-literal", "exact", Lazy(_SOLVERS + "solve_literal"),
                "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
-               applicable=Lazy(_SOLVERS + "_literal_size"), time_limit=MILP_DEFAULT_TIME),
+               time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("olas-select", "milp-literal")),
         Method("lp-bmatching", "exact", Lazy(_SOLVERS + "solve_bmatching_lp"),
                "b-matching LP (10a)-(10d), totally unimodular (integrality checked)"),
     ),

@@ -32,7 +32,15 @@ from ..validate import (
     real_array,
     sequence,
 )
-from .catalogue import MILP_DEFAULT_TIME, Evaluation, Lazy, Method, ProblemInstance, ProblemSpec
+from .catalogue import (
+    MILP_DEFAULT_TIME,
+    Evaluation,
+    Lazy,
+    Method,
+    ProblemInstance,
+    ProblemSpec,
+    predicted_time_guard,
+)
 from .worker_scores import ESTIMATORS, scores
 
 BOUND_CONSTANTS = ("paper", "rigorous")
@@ -314,10 +322,12 @@ SPEC = ProblemSpec.from_module(
                "with costs the exact integer-cost DP"),
         Method("milp-a", "exact", Lazy(_SOLVERS + "solve_formulation_a"),
                "formulation A (per-cardinality selectors), HiGHS gap 0, then min |S| among optima",
-               applicable=Lazy(_SOLVERS + "_a_size"), time_limit=MILP_DEFAULT_TIME),
+               applicable=Lazy(_SOLVERS + "_a_size"), time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("worker-select", "milp-a")),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
                "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
-               applicable=Lazy(_SOLVERS + "_compact_size"), time_limit=MILP_DEFAULT_TIME),
+               time_limit=MILP_DEFAULT_TIME,
+               time_guard=predicted_time_guard("worker-select", "milp-compact")),
         Method("cost-dp", "exact", Lazy(_SOLVERS + "solve_dp"),
                "integer-cost DP over (worker, size, spend)",
                applicable=Lazy(_SOLVERS + "_dp_size")),

@@ -32,11 +32,6 @@ from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
 from .cltap_construct import fast as fast_best_of
 from .cltap_search import local_search
 
-# Size guard of milp-compact (t*a*K binaries), where benchmarks/bench_exact_overhead.py measured
-# about 60 s on the 2-core development machine (`--guards`; default generator, seed 0, a = 5):
-# 0.23 s at 720, 1.4 s at 1125, 6.1 s at 2000, 34 s at 3380 binaries, time limit (120 s) at
-# 4500; t ~ n^3.3 near the guard. Instances vary: bench_cltap's t=12, a=5 (720) took 2-43 s.
-MILP_MAX_BINARIES = 4_000
 BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
 LS_DEFAULT_TIME = 2.0
@@ -50,7 +45,7 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
                symmetry_break: bool = False) -> Outcome:
     """Exact CL-TAP by the compact MILP (11)-(17) and HiGHS at gap 0; bound = MIP dual bound.
     Without a time limit in `opts` the limit is MILP_DEFAULT_TIME (the bound stays valid).
-    Size guard MILP_MAX_BINARIES (t*a*K = 4000: ~60 s in bench_exact_overhead.py --guards)."""
+    Time guard fitted across shapes by bench_guards.py (solvers/guards.py)."""
     import dataclasses
 
     from ..models.cltap import FORMULATIONS, build_compact  # Pyomo, HiGHS: exact solves only
@@ -102,14 +97,6 @@ def _brute(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 def _brute_size(inst: P.CltapInstance) -> str | None:
     if inst.t > 4 or inst.a > 3:
         return "brute force only for t <= 4 and a <= 3"
-    return None
-
-
-def _milp_size(inst: P.CltapInstance) -> str | None:
-    n = inst.t * inst.a * inst.K
-    if n > MILP_MAX_BINARIES:
-        return (f"compact MILP has {n} binaries (> {MILP_MAX_BINARIES}, beyond what HiGHS proves "
-                "in about a minute); use the bounds")
     return None
 
 

@@ -27,6 +27,17 @@ from .highs import HighsModel, HighsOptions, compile_pyomo, highs_options
 MIN_SOLVE_S = 0.5  # HiGHS's share of a time limit the matrix build has used up
 
 
+class OutOfTime(Exception):
+    """The time limit ran out between two stages of loading a model (build, compile)."""
+
+
+def _check_clock(deadline: float | None, t0: float, stage: str) -> None:
+    """Between stages of a load: past the deadline, stop before the next (costly) stage."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise OutOfTime(f"stopped by the time limit after {stage} "
+                        f"({time.perf_counter() - t0:.3g} s): HiGHS not started, no solution")
+
+
 def formulation_options(settings: Settings, opts: Any) -> HighsOptions:
     """The HiGHS options of a formulation's settings under the run options `opts` (time_limit,
     threads, mip_rel_gap, presolve: None = the formulation's own)."""
@@ -67,14 +78,17 @@ class ExactRun:
 
 
 def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
-         model: Any = None, arrays: bool = True) -> Context:
+         model: Any = None, arrays: bool = True, deadline: float | None = None) -> Context:
     """Load the formulation's matrix: from `model` (a Pyomo model, compiled once), else from
     the array emitter if the formulation has one (and `arrays`), else from a freshly built
-    Pyomo model. `integral_lp` loads the integer columns as continuous."""
+    Pyomo model. `integral_lp` loads the integer columns as continuous. `deadline`
+    (perf_counter): the clock is read after the build and after the compile, and `OutOfTime`
+    raised past it (a build itself is not interrupted)."""
     t0 = time.perf_counter()
     if model is None and arrays and form.emit is not None:
         e = form.emit(inst)
         build_s = time.perf_counter() - t0
+        _check_clock(deadline, t0, "emitting the matrix")
         hm = HighsModel.from_arrays(e.c, e.A, e.row_lo, e.row_hi, e.col_lo, e.col_hi,
                                     None if integral_lp else e.integrality, sense=e.sense,
                                     offset=e.offset, options=hopts)
@@ -85,8 +99,10 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
     route = "pyomo" if model is None else "model"
     if model is None:
         model = form.model(inst)
+        _check_clock(deadline, t0, "building the Pyomo model")
     build_s = time.perf_counter() - t0
     compiled = compile_pyomo(model)
+    _check_clock(deadline, t0, "building and compiling the Pyomo model")
     hm = HighsModel.from_compiled(compiled, hopts, relax_integrality=integral_lp)
     extras = form.extras(inst, model, hm._columns) if form.extras is not None else {}
     ctx = Context(inst, hm, lambda res: form.decode(inst, model, res), compiled.c,
@@ -96,8 +112,9 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
 
 
 def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
-        route: str = "arrays") -> ExactRun:
-    """Load (see `load`; route "pyomo" forces the Pyomo builder) and run the passes."""
+        route: str = "arrays", stop_in_load: bool = False) -> ExactRun:
+    """Load (see `load`; route "pyomo" forces the Pyomo builder) and run the passes.
+    `stop_in_load`: with a time limit, raise `OutOfTime` if the load alone used it up."""
     settings = form.settings(inst)
     hopts = formulation_options(settings, opts)
     if model is not None:  # a user's rows may contradict: feasibility is no longer by
@@ -105,7 +122,9 @@ def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
     if route not in ("arrays", "pyomo"):
         raise ValueError(f"route must be 'arrays' or 'pyomo', not {route!r}")
     t0 = time.perf_counter()
-    ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays")
+    deadline = t0 + hopts.time_limit if stop_in_load and hopts.time_limit is not None else None
+    ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays",
+               deadline=deadline)
     if hopts.time_limit is not None:  # building the matrix counts against the limit
         left = max(hopts.time_limit - (time.perf_counter() - t0), MIN_SOLVE_S)
         ctx.options = ctx.model.options = ctx.model.options.replace(time_limit=left)
@@ -131,5 +150,11 @@ def outcome(done: ExactRun) -> Outcome:
 
 
 def solve_exact(form: Formulation, inst: Any, opts: Any, route: str = "arrays") -> Outcome:
-    """A registered exact method: `run` then `outcome`."""
-    return outcome(run(form, inst, opts, route=route))
+    """A registered exact method: `run` then `outcome`; a time limit used up by building the
+    model is status time_limit without a solution."""
+    t0 = time.perf_counter()
+    try:
+        return outcome(run(form, inst, opts, route=route, stop_in_load=True))
+    except OutOfTime as exc:
+        return Outcome("time_limit", details={"message": str(exc),
+                                              "build_s": time.perf_counter() - t0})

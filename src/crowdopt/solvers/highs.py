@@ -59,6 +59,14 @@ __all__ = [
 # its presolve does not look at the clock, and a run still going then is left behind.
 WATCHDOG_SLACK_S = 1.0
 WATCHDOG = True
+_LEFT_BEHIND: list[threading.Thread] = []  # runs the watchdog gave up on
+
+
+def runs_left_behind() -> int:
+    """How many HiGHS runs the watchdog left behind are still going (the CLI exits without
+    waiting for them: `cli.main`)."""
+    _LEFT_BEHIND[:] = [t for t in _LEFT_BEHIND if t.is_alive()]
+    return len(_LEFT_BEHIND)
 
 
 @dataclass(frozen=True)
@@ -880,6 +888,7 @@ class HighsModel:
             finished = done.wait(time_limit + WATCHDOG_SLACK_S)
         if not finished:
             self._overrun = thread
+            _LEFT_BEHIND.append(thread)
             return None
         if error:
             raise error[0]

@@ -34,8 +34,10 @@ from ..problems.vote_accuracy import pi_mv_prefix, pi_wmv
 #   M = 22 (x2 a labeler; the guard was set when one (2^M, M+1) table took 4 GB there).
 # - enumeration, WMV (one exact WMV accuracy per set, ~30 us each): 1.8 s at M = 16, 79 s at 21
 #   (x2.1 a labeler): ~37 s at 20.
-ENUM_MAX = {"mv": 22, "wmv": 20}
-MILP_MAX = {"mv": 16, "wmv": 11}
+# These timings are now fitted across shapes by benchmarks/bench_guards.py: both methods have a
+# time guard (solvers/guards.py), not a size cap. What stays is a MEMORY guard of the WMV pattern
+# MILP: 3 * 2^M rows of M terms each as Pyomo objects (~1 GB at M = 16).
+PATTERN_MAX_LABELERS = 16
 
 
 def quality_rank(inst: P.LabelerSetInstance) -> np.ndarray:
@@ -158,8 +160,8 @@ ENUM_CHUNK = 1 << 15  # sets per block: the clock is read between blocks, memory
 
 def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
     """Exhaustive search over all 2^M - 1 non-empty sets (the brute-force reference), block by
-    block: a time limit stops it between blocks with the best set seen (no bound). Size guard
-    ENUM_MAX (MV 22, WMV 20), from bench_exact_overhead.py --guards."""
+    block: a time limit stops it between blocks with the best set seen (no bound). Time guard
+    fitted by bench_guards.py (solvers/guards.py)."""
     t0 = time.perf_counter()
     limit = opts.time_limit if opts is not None else None
     M = inst.n_labelers
@@ -199,14 +201,9 @@ def solve_enumeration(inst: P.LabelerSetInstance, opts: RunOptions | None = None
                    best_val, {"sets": total})
 
 
-def _enum_size(inst: P.LabelerSetInstance) -> str | None:
-    lim = ENUM_MAX[inst.rule]
-    return None if inst.n_labelers <= lim else f"enumeration limited to M <= {lim}"
-
-
 def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0. Size guard
-    MILP_MAX (MV 16, WMV 11 labelers: ~60 s in bench_exact_overhead.py --guards)."""
+    """Exact by the vote-margin MILP (MV) or the pattern MILP (WMV) and HiGHS, gap 0. Time guard
+    fitted by bench_guards.py; memory guard PATTERN_MAX_LABELERS for the WMV pattern model."""
     # Pyomo and HiGHS load only here, so the fast path and the learner stay light to import.
     from ..models.labeler_set import FORMULATIONS
     from .exact_runner import solve_exact
@@ -217,5 +214,8 @@ def solve_milp(inst: P.LabelerSetInstance, opts: RunOptions | None = None) -> Ou
 
 
 def _milp_size(inst: P.LabelerSetInstance) -> str | None:
-    lim = MILP_MAX[inst.rule]
-    return None if inst.n_labelers <= lim else f"MILP limited to M <= {lim} for rule {inst.rule}"
+    """Memory guard of the WMV pattern MILP (3 * 2^M rows held as Pyomo objects)."""
+    if inst.rule == "wmv" and inst.n_labelers > PATTERN_MAX_LABELERS:
+        return (f"memory: the WMV pattern MILP holds 3 * 2^M rows, M = {inst.n_labelers} > "
+                f"{PATTERN_MAX_LABELERS}")
+    return None

@@ -8,8 +8,8 @@
   feasible assignment, checked by the nested Hall condition. It returns the optimum with a
   proof: the next smaller value is infeasible, so the optimum is also a lower bound.
 - `solve_milp`: the epigraph MILP (models/olas_assign.py) through the HiGHS adapter, gap 0; a
-  cross-check only, with the default MILP time limit; size guard MILP_MAX_BINARIES (N*M =
-  40,000: ~60 s in bench_exact_overhead.py --guards, see its note).
+  cross-check only, with the default MILP time limit; time guard fitted by bench_guards.py
+  (solvers/guards.py).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def _fast(inst: P.OlasAssignInstance, opts: RunOptions) -> Outcome:
 
 def solve_milp(inst: P.OlasAssignInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact Model 2 by the epigraph MILP and HiGHS (mip gap 0): a cross-check of `threshold`.
-    Stopped by its time limit it returns the incumbent and the MIP dual bound. Size guard
-    MILP_MAX_BINARIES (N*M = 40,000: ~60 s in bench_exact_overhead.py --guards)."""
+    Stopped by its time limit it returns the incumbent and the MIP dual bound. Time guard
+    fitted by bench_guards.py (solvers/guards.py)."""
     from ..models.olas_assign import FORMULATIONS  # Pyomo loads only for exact solves
     from .exact_runner import solve_exact
 
@@ -80,15 +80,3 @@ def solve_threshold(inst: P.OlasAssignInstance, opts: RunOptions | None = None) 
                    {"thresholds_tested": int(np.ceil(np.log2(len(values) + 1)))})
 
 
-# Size guard of milp-epigraph (N*M binaries), where benchmarks/bench_exact_overhead.py (`--guards`,
-# superellipse noise, M = 17, seed 0) measured about 60 s on the 2-core development machine:
-# 0.78 s at 10,200, 29.5 s at 37,400, 101 s at 45,050 and 76 s at 51,000 binaries.
-MILP_MAX_BINARIES = 40_000
-
-
-def _exact_size(inst: P.OlasAssignInstance) -> str | None:
-    n = inst.n_points * inst.n_labelers
-    if n > MILP_MAX_BINARIES:
-        return (f"MILP too large ({inst.n_points}x{inst.n_labelers} = {n} binaries > "
-                f"{MILP_MAX_BINARIES}); use threshold")
-    return None

@@ -57,16 +57,8 @@ def select_greedy(inst: P.OlasSelectInstance) -> P.OlasSelectSolution:
 
 # ---------------------------------------------------------------------------- exact references
 
-# Size guards, from benchmarks/bench_exact_overhead.py `--guards` (seed 0) on the 2-core
-# development machine; MILP times vary by instance, so each is the largest size measured near
-# (below) 60 s:
-# - milp-literal, nominal (10e) rows M(M-1)/2 * u(u-1)/2 (superellipse noise, M = 12): 1.0 s at
-#   208,560, 27 s at 737,550, 32 s at 993,366 rows.
-# - milp-compact, u*M pairs (Spambase-like pool: linear noise, capacity 16, M = 17): 15 s at
-#   20,000, 37 s at 30,600, 32 s at 40,800, 39 s at 61,200 (the sparse superellipse family of
-#   the overhead table: 11 s at 136,000).
-LITERAL_MAX_ROWS = 1_000_000
-COMPACT_MAX_PAIRS = 60_000
+# milp-literal and milp-compact have time guards fitted across pool shapes by
+# benchmarks/bench_guards.py (solvers/guards.py); the LPs have none (memory binds first).
 
 
 def _empty() -> P.OlasSelectSolution:
@@ -87,14 +79,13 @@ def _solve(name: str, inst: P.OlasSelectInstance, opts: RunOptions | None,
 
 def solve_literal(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
     """Exact: the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools).
-    Size guard LITERAL_MAX_ROWS (1M nominal (10e) rows: ~30-60 s in bench_exact_overhead.py
-    --guards)."""
+    Time guard fitted by bench_guards.py (solvers/guards.py)."""
     return _solve("milp-literal", inst, opts)
 
 
 def solve_compact(inst: P.OlasSelectInstance, opts: RunOptions | None = None) -> Outcome:
-    """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools). Size guard
-    COMPACT_MAX_PAIRS (u*M = 60,000: ~40-60 s in bench_exact_overhead.py --guards)."""
+    """Exact: the compact w-formulation MILP, HiGHS, gap 0 (medium pools). Time guard
+    fitted by bench_guards.py (solvers/guards.py)."""
     return _solve("milp-compact", inst, opts)
 
 
@@ -127,25 +118,3 @@ def solve_bmatching_lp(inst: P.OlasSelectInstance, opts: RunOptions | None = Non
 
 def _fast(inst: P.OlasSelectInstance, opts: RunOptions) -> Outcome:
     return Outcome("feasible", select_greedy(inst))
-
-
-def literal_rows(inst: P.OlasSelectInstance) -> int:
-    """Nominal number of (10e) rows, M(M-1)/2 * u(u-1)/2 (the size the paper's model has)."""
-    M, u = inst.n_labelers, inst.n_points
-    return M * (M - 1) // 2 * (u * (u - 1) // 2)
-
-
-def _literal_size(inst: P.OlasSelectInstance) -> str | None:
-    rows = literal_rows(inst)
-    if rows > LITERAL_MAX_ROWS:
-        return (f"literal model has {rows} (10e) rows (limit {LITERAL_MAX_ROWS}); "
-                "use milp-compact or lp-prefix")
-    return None
-
-
-def _compact_size(inst: P.OlasSelectInstance) -> str | None:
-    pairs = inst.n_points * inst.n_labelers
-    if pairs > COMPACT_MAX_PAIRS:
-        return (f"compact MILP with u*M = {pairs} pairs (limit {COMPACT_MAX_PAIRS}) takes "
-                "minutes; use lp-prefix")
-    return None

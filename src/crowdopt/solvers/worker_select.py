@@ -27,19 +27,14 @@ from ..problems.worker_select import tie_tol
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
 
-# Size guards, each where benchmarks/bench_exact_overhead.py (`--guards`, seed 0) measured about
-# 60 s on the 2-core development machine, unless memory binds first:
-# - milp-a, uniform costs (M*B binaries; the integral LP and its warm shrink pass): 0.7 s at
-#   0.3M, 11.9 s and 2.9 GB at 2M, 49.5 s and 8.6 GB at 6M binaries (t ~ n^1.3, 1.44 KB each).
-# - milp-a with costs (the MILP, 3 KB per binary): 3.9 s at 0.16M, 36.7 s and 3.0 GB at 1.0M,
-#   65 s and 4.5 GB at 1.5M binaries (M = B = 1224).
-# - milp-compact (M workers, weak relaxation): 0.72 s at M = 60, 26 s at 120, 30 s at 140
-#   (t ~ M^4.4): ~60 s at M = 160.
+# milp-a and milp-compact have time guards fitted by benchmarks/bench_guards.py across shapes
+# (solvers/guards.py). What stays here are MEMORY guards, from bench_exact_overhead.py:
+# - milp-a: 1.44 KB per binary with uniform costs (8.6 GB at 6M binaries), 3 KB with costs
+#   (4.5 GB at 1.5M): refused past FORMULATION_A_MAX_GB.
 # - cost-dp (M*B*(C+1) cells): a one-byte choice table per cell, 0.16 s at 1.05e8 cells; memory
 #   binds long before time (60 s would be ~4e10 cells, 40 GB): 2e8 cells = 200 MB.
-FORMULATION_A_MAX_BINARIES = 6_000_000
-FORMULATION_A_COSTS_MAX_BINARIES = 1_500_000
-COMPACT_MAX_WORKERS = 160
+FORMULATION_A_MAX_GB = 8.0
+FORMULATION_A_KB_PER_BINARY = {False: 1.44, True: 3.0}  # has costs -> KB
 DP_MAX_CELLS = 200_000_000
 
 
@@ -167,9 +162,8 @@ def solve_formulation_a(inst: P.WorkerSelectInstance, opts: RunOptions | None = 
     same matrix straight from numpy; "pyomo": the builder `build_formulation_a` compiled once.
     Same settings (presolve off) and passes.
 
-    Size guards (M*B binaries), measured by bench_exact_overhead.py --guards at ~60 s:
-    FORMULATION_A_MAX_BINARIES (6M) for uniform costs, FORMULATION_A_COSTS_MAX_BINARIES (1.5M)
-    with costs; the notes at the constants give the timings.
+    Time guard fitted by bench_guards.py (solvers/guards.py); memory guard
+    FORMULATION_A_MAX_GB (the note at the constants gives the memory per binary).
     """
     return _solve("milp-a", inst, opts, route)
 
@@ -178,24 +172,19 @@ def solve_compact(inst: P.WorkerSelectInstance, opts: RunOptions | None = None) 
     """Exact selection by the compact McCormick model (digest 2.4 B), small instances only.
 
     Pyomo-built (M + B binaries: the build is negligible next to HiGHS), compiled once; the
-    second pass runs on the same live model. Size guard COMPACT_MAX_WORKERS (M = 160, ~60 s in
-    bench_exact_overhead.py --guards): see its note.
+    second pass runs on the same live model. Time guard fitted by bench_guards.py
+    (solvers/guards.py): the weak relaxation grows fast with M.
     """
     return _solve("milp-compact", inst, opts)
 
 
 def _a_size(inst: P.WorkerSelectInstance) -> str | None:
+    """Memory guard of formulation A (M*B binaries at the measured KB per binary)."""
     n = inst.n_workers * inst.cap
-    lim = FORMULATION_A_COSTS_MAX_BINARIES if inst.has_costs else FORMULATION_A_MAX_BINARIES
-    if n > lim:
-        return f"formulation A too large (M*B = {n} binaries > {lim})"
-    return None
-
-
-def _compact_size(inst: P.WorkerSelectInstance) -> str | None:
-    if inst.n_workers > COMPACT_MAX_WORKERS:
-        return (f"compact model only for M <= {COMPACT_MAX_WORKERS} (weak relaxation); "
-                "use milp-a")
+    gb = n * FORMULATION_A_KB_PER_BINARY[bool(inst.has_costs)] / 2 ** 20
+    if gb > FORMULATION_A_MAX_GB:
+        return (f"memory: formulation A has M*B = {n} binaries, ~{gb:.3g} GB > "
+                f"{FORMULATION_A_MAX_GB:g} GB")
     return None
 
 
@@ -203,5 +192,6 @@ def _dp_size(inst: P.WorkerSelectInstance) -> str | None:
     if not inst.has_costs:
         return "the DP is for instances with costs (Algorithm 1 is exact without them)"
     if dp_cells(inst) > DP_MAX_CELLS:
-        return f"DP table too large ({dp_cells(inst)} cells > {DP_MAX_CELLS}); use milp-a"
+        return (f"memory: DP table too large ({dp_cells(inst)} cells > {DP_MAX_CELLS}); "
+                "use milp-a")
     return None

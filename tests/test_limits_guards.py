@@ -1,0 +1,124 @@
+"""Time guards fitted from measurement (solvers/guards.py, data/guards.json), told apart from
+memory guards; --force past a time guard; the CLI does not wait for a run the watchdog left."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import crowdopt
+from crowdopt import InputError, LabelerSetInstance
+from crowdopt.cli import main
+from crowdopt.registry import Lazy, get_problem, problem_names
+from crowdopt.solvers import guards
+
+
+def _time_guarded() -> list[tuple[str, str]]:
+    return [(p, m.algorithm) for p in problem_names() for m in get_problem(p).methods
+            if isinstance(m.time_guard, Lazy)]
+
+
+def test_every_time_guarded_method_has_figures_and_a_committed_fit():
+    pairs = _time_guarded()
+    assert ("labeler-set", "milp") in pairs and ("worker-select", "milp-a") in pairs
+    fits = guards.coefficients()
+    for problem, algorithm in pairs:
+        spec = get_problem(problem)
+        inst = spec.example()
+        key = guards.guard_key(problem, algorithm, inst)
+        fig = guards.figures(problem, algorithm, inst)
+        assert {"rows", "cols", "nnz"} <= set(fig)
+        assert key in fits, f"no fitted guard for {key} (benchmarks/bench_guards.py --write)"
+        assert len(fits[key]["coef"]) == len(fits[key]["features"]) + 1
+        # the built-in example is small: predicted well inside the limit, so it runs
+        assert guards.predict(problem, algorithm, inst) < guards.GUARD_LIMIT_S
+
+
+def test_prediction_grows_with_size_and_refuses_far_past_the_frontier():
+    small = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 9))
+    huge = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 60))
+    assert guards.predict("labeler-set", "enumeration", small) < guards.predict(
+        "labeler-set", "enumeration", huge)
+    reason = get_problem("labeler-set").method("enumeration").refuses(huge)
+    assert reason.startswith("predicted") and "--force" in reason and "\n" not in reason
+
+
+def test_a_memory_guard_refuses_even_when_forced():
+    spec = get_problem("labeler-set")
+    wmv = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 17), rule="wmv")
+    m = spec.method("milp")
+    assert m.refuses(wmv, force=True).startswith("memory:")
+    with pytest.raises(InputError, match="memory"):
+        crowdopt.solve(wmv, "milp", force=True)
+
+
+@pytest.mark.slow
+def test_cli_force_runs_a_method_past_its_time_guard(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(guards, "coefficients", lambda: {
+        "labeler-set/milp/mv-uniform": {"features": ["M"], "coef": [10.0, 0.0]}})  # e^10 s: refused
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(LabelerSetInstance.from_arrays([0.6, 0.7, 0.8]).to_dict()))
+    assert main(["solve", str(path), "--method", "milp", "--json"]) == 2
+    assert "predicted" in capsys.readouterr().err
+    assert main(["solve", str(path), "--method", "milp", "--force", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "optimal" and doc["certificate"]["details"]["forced"]
+    assert main(["certify", str(path), "--force", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)["details"]["runs"]
+    assert all(r["status"] != "skipped" or "not needed" in r["message"] for r in runs)
+
+
+LEFT_BEHIND = """
+import sys, threading, time
+from crowdopt.solvers import highs
+run = threading.Thread(target=time.sleep, args=(60,), name="highs-run")  # a run still going
+run.start()
+highs._LEFT_BEHIND.append(run)
+sys.argv = ["crowdopt", *sys.argv[1:]]
+from crowdopt.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.slow
+def test_cli_exits_after_its_output_without_waiting_for_a_left_behind_run(tmp_path):
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(LabelerSetInstance.from_arrays([0.6, 0.7, 0.8]).to_dict()))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(LEFT_BEHIND), "solve", str(path),
+                        "--json"], capture_output=True, text=True, timeout=50, env=env)
+    assert time.perf_counter() - t0 < 50  # not the 60 s the left-behind run takes
+    assert r.returncode == 0 and json.loads(r.stdout)["algorithm"] == "top-k"
+    assert "without waiting" in r.stderr
+    bad = subprocess.run([sys.executable, "-c", textwrap.dedent(LEFT_BEHIND), "solve",
+                          str(tmp_path / "none.json")], capture_output=True, text=True,
+                         timeout=50, env=env)
+    assert bad.returncode == 2 and bad.stdout == ""  # the code is kept
+
+
+@pytest.mark.slow
+def test_a_build_that_uses_up_the_limit_stops_before_highs(monkeypatch):
+    import dataclasses
+
+    from crowdopt.models import labeler_set as models
+
+    form = models.FORMULATIONS["milp"]
+
+    def slow_build(inst):
+        time.sleep(0.3)
+        return form.build(inst)
+
+    monkeypatch.setitem(models.FORMULATIONS, "milp", dataclasses.replace(form, build=slow_build))
+    inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
+    r = crowdopt.solve(inst, "milp", time_limit=0.1)
+    assert r.status == "time_limit" and r.solution is None
+    assert "after building the Pyomo model" in r.message and "HiGHS not started" in r.message
+    assert crowdopt.solve(inst, "milp", time_limit=5).proven_optimal  # in time: solved
