@@ -58,7 +58,7 @@ FEATURES: dict[str, list[str]] = {
     "worker-select/milp-a": ["log:nnz", "log:B"],
     "worker-select/milp-a/costs": ["log:nnz"],
     "worker-select/milp-compact": ["M", "log:B"],
-    "cltap/milp-compact": ["log:cols", "log:a", "rising"],
+    "cltap/milp-compact": ["log:cols", "log:a", "learning"],
 }
 
 
@@ -161,14 +161,17 @@ SHAPES: list[Shape] = [
       for B, sizes in ((None, (20, 30, 40, 60, 80, 100, 120, 160, 240)),
                        (10, (20, 30, 40, 60, 80, 100, 120, 160, 240)))],
     # CL-TAP compact MILP: tasks t (K = t), annotators a, accuracy trend of the crowd
-    *[Shape("cltap/milp-compact", f"a={a}" + (f" {trend}" if trend != "dec" else ""), "cltap",
-            "milp-compact", sizes,
-            lambda t, s, a=a, trend=trend: _gen("cltap", s, t=t, a=a, trend=trend), "t")
-      for a, trend, sizes in ((2, "dec", (6, 10, 14, 18, 27, 35, 45, 60, 80)),
-                              (3, "dec", (6, 8, 10, 12, 14, 16, 18, 22)),
-                              (5, "dec", (4, 6, 8, 10, 11, 12, 13, 15)),
-                              (3, "inc", (4, 5, 6, 7, 8, 10, 12, 14, 16, 20)),
-                              (3, "nonmono", (4, 6, 8, 10, 12, 14, 16, 20)))],
+    *[Shape("cltap/milp-compact", f"a={a}" + (f" {trend}" if trend != "dec" else "")
+            + (f" b={bf:g}t" if bf != 2 else ""), "cltap", "milp-compact", sizes,
+            lambda t, s, a=a, trend=trend, bf=bf: _gen("cltap", s, t=t, a=a, trend=trend,
+                                                       budget_factor=bf), "t")
+      for a, trend, bf, sizes in ((2, "dec", 2, (6, 10, 14, 18, 27, 35, 45, 60, 80)),
+                                  (3, "dec", 2, (6, 8, 10, 12, 14, 16, 18, 22)),
+                                  (5, "dec", 2, (4, 6, 8, 10, 11, 12, 13, 15)),
+                                  (3, "inc", 2, (4, 5, 6, 7, 8, 10, 12, 14, 16, 20)),
+                                  (3, "nonmono", 2, (4, 6, 8, 10, 12, 14, 16, 20)),
+                                  (3, "dec", 3, (6, 8, 10, 12, 14, 16, 18, 22)),
+                                  (3, "inc", 3, (4, 5, 6, 7, 8, 10, 12, 14, 16)))],
 ]
 
 

@@ -167,7 +167,7 @@ def test_catalogue_names_only_models_and_solvers():
     module defines."""
     for name in problem_names():
         spec = get_problem(name)
-        refs = [x.target for m in spec.methods for x in (m.run, m.applicable)
+        refs = [x.target for m in spec.methods for x in (m.run, m.applicable, m.time_guard)
                 if isinstance(x, Lazy)]
         refs += [spec.models + ":BUILDERS", spec.models + ":decode"]
         assert len(refs) > 2, name

@@ -103,8 +103,9 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
                        {"start_lb": lb, "start_ub": ub, "start_bound": src, "steps": [],
                         "time_s": time.perf_counter() - t0})
     _LAST_START[:] = [(inst, SEED, start)]
-    try:
-        return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo")
+    try:  # its passes start from a primal found without HiGHS: run them after a long build
+        return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
+                           stop_in_load=False)
     finally:
         _LAST_START.clear()
 

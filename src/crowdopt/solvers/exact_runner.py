@@ -149,12 +149,14 @@ def outcome(done: ExactRun) -> Outcome:
                    res.objective, details)
 
 
-def solve_exact(form: Formulation, inst: Any, opts: Any, route: str = "arrays") -> Outcome:
-    """A registered exact method: `run` then `outcome`; a time limit used up by building the
-    model is status time_limit without a solution."""
+def solve_exact(form: Formulation, inst: Any, opts: Any, route: str = "arrays",
+                stop_in_load: bool = True) -> Outcome:
+    """A registered exact method: `run` then `outcome`. `stop_in_load`: a time limit used up
+    by building the model is status time_limit without a solution (off for formulations whose
+    passes find a primal without HiGHS)."""
     t0 = time.perf_counter()
     try:
-        return outcome(run(form, inst, opts, route=route, stop_in_load=True))
+        return outcome(run(form, inst, opts, route=route, stop_in_load=stop_in_load))
     except OutOfTime as exc:
         return Outcome("time_limit", details={"message": str(exc),
                                               "build_s": time.perf_counter() - t0})

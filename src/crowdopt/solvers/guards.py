@@ -86,12 +86,15 @@ def _worker_select_compact(inst: Any) -> dict[str, float]:
 
 def _cltap_compact(inst: Any) -> dict[str, float]:
     """The compact CL-TAP MILP: t*a*K assignment binaries; rising = the share of annotators'
-    consecutive labels whose accuracy rises (learning crowds prove far more slowly)."""
+    consecutive labels whose accuracy rises, learning = 1 past a quarter (a crowd that learns,
+    monotone or not, proves far more slowly: bench_guards.py)."""
     n = inst.t * inst.a * inst.K
     steps = inst.p[:, 1:] - inst.p[:, :-1]
     rising = float((steps > 0).mean()) if steps.size else 0.0
     return {"rows": inst.t + inst.a * inst.K + inst.t * inst.a, "cols": n, "nnz": 3 * n,
-            "t": inst.t, "a": inst.a, "K": inst.K, "b": inst.b, "rising": rising}
+            "t": inst.t, "a": inst.a, "K": inst.K, "b": inst.b, "bt": inst.b / inst.t,
+            "rising": rising,
+            "learning": int(rising > 0.25)}
 
 
 # (problem, algorithm) -> a key function (the variant of the method a fit is kept for: a vote
