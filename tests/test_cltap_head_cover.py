@@ -108,7 +108,7 @@ def test_certified_through_the_registry():
     inst = P.generate(0, t=6, a=3, trend="inc")
     res = solve(inst, "head-cover", time_limit=30.0)
     assert res.certificate.certified and res.certificate.proven_optimal
-    big = P.generate(0, t=40, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
+    big = P.generate(0, t=55, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
     assert P.SPEC.method("milp-compact").refuses(big) is not None and _head_cover_size(big) is None
 
 
