@@ -56,9 +56,9 @@ def test_build_model_refuses_what_it_cannot_build():
     inst = FROM_ARRAYS["olas-assign"]()
     with pytest.raises(crowdopt.InputError, match="milp-epigraph"):
         crowdopt.build_model(inst, "threshold")  # polynomial, no model
-    big = crowdopt.generate("cltap", seed=1, t=30)  # t*a*K = 6300 binaries
-    with pytest.raises(crowdopt.InputError, match="binaries"):
-        crowdopt.build_model(big, "milp-compact")
+    wide = crowdopt.generate("labeler-set", seed=1, labelers=17, rule="wmv")
+    with pytest.raises(crowdopt.InputError, match="memory"):  # a memory guard refuses the build
+        crowdopt.build_model(wide, "milp")
 
 
 def test_a_side_constraint_is_certified_against_the_modified_models_own_bound():
