@@ -152,3 +152,15 @@ def test_reproduce_task_functions():
     shape = recs[4]["result"]
     assert shape["status"] == "optimal" and shape["best"] <= shape["opt"] + 1e-9
     assert shape["opt"] <= shape["ub"] * (1 + 1e-9) and len(s["shape"]) == 1
+
+
+def test_shape_verdict_compares_the_proven_optimum_with_the_paper():
+    from crowdopt.experiments.cltap_repro import shape_verdict
+
+    row = {"trend": "inc", "t": 30, "a": 3, "n": 5, "proven": 5, "opt/ub_lp_%": "75.84",
+           "opt/ub_%": "88.43"}
+    text = shape_verdict([row])
+    assert "75.8 % of UB_LP" in text and "1000 (86.53 %): out of reach" in text
+    assert "88.4 % of the tightest cheap bound on average, at or above" in text
+    assert shape_verdict([{**row, "proven": 4}]) == ""  # an unproven seed: no claim
+    assert shape_verdict([{**row, "trend": "dec"}]) == ""
