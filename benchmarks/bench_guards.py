@@ -1,7 +1,8 @@
 """Fit the exact methods' time guards (crowdopt/solvers/guards.py) from measurement.
 
-Usage: python benchmarks/bench_guards.py [--only KEY ...] [--stop S] [--cap S] [--seed N]
-                                         [--from FILE] [--write | --check] [--stops]
+Usage: python benchmarks/bench_guards.py [--only KEY ...] [--shapes NAME ...] [--stop S]
+                                         [--cap S] [--seed N] [--out NAME] [--from FILE ...]
+                                         [--write | --check] [--stops] [--split]
 
 For every guarded method, several instance shapes (a vote rule, costs or not, a pool's number
 of labelers, a capacity family, ...), each a ladder of growing sizes: each size is solved once
@@ -16,9 +17,14 @@ within [1/3, 3] on every frontier instance.
 
 --write rewrites src/crowdopt/data/guards.json (the fit the guard reads); --check predicts with
 the committed file instead of the new fit and exits 1 if a frontier ratio leaves [1/3, 3].
---from FILE refits saved measurements (benchmarks/results/guards_measurements.json, written
-by every run) without solving.
+--from FILE ... refits saved measurements (benchmarks/results/NAME.json, rewritten after every
+instance of a run, --out NAME, default guards_measurements; several files are merged, the first
+measurement of an instance kept) without solving.
 --stops prints where each method stops under the committed fit (README's table) and exits.
+--split (with --from) builds and compiles the Pyomo model of each frontier instance and prints
+their CPU seconds beside the method's measured total (why a build is not interrupted).
+The committed fit: `--stop 5`/`--stop 6 --cap 300`, the keys run in parallel processes (--only,
+--shapes), under load (CPU time is what is fitted), merged with --from and written with --write.
 """
 
 from __future__ import annotations
