@@ -256,12 +256,13 @@ def replay_rows(records: list[dict]) -> list[dict]:
                             ("label-only ranking within a third", cap.get("labels_only"))):
                 if b is None:
                     continue
-                if "by_k" in b:
-                    name += " (k = 1, 2, ...: " + ", ".join(f"{a:.3f}" for a in b["by_k"]) + ")"
                 rows.append({"dataset": ds,
                              "method": name + (f" (k={b['k']})" if "k" in b else ""),
                              "price": None, "runs": 1, "accuracy": b["accuracy"], "sd": None,
-                             "labels_per_task": b["labels_per_task"], "testers": None})
+                             "labels_per_task": b["labels_per_task"], "testers": None,
+                             "accuracy for k = 1, 2, ...": (", ".join(f"{a:.3f}" for a in
+                                                                     b["by_k"])
+                                                           if "by_k" in b else None)})
     return rows
 
 
@@ -368,7 +369,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     if rrows:
         rep.table("Replay on real label tables (shuffled order, D2 = 0)", rrows,
                   ["dataset", "method", "price", "runs", "accuracy", "sd", "labels_per_task",
-                   "testers"],
+                   "testers", "accuracy for k = 1, 2, ..."],
                   note="price = lambda per label in the selection objective pi(S) - lambda|S|. "
                   "The oracle ranks workers by accuracy against gold in hindsight and picks "
                   "the best k; majority vote of all buys every stored label. `within a "
@@ -398,8 +399,9 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                     n_est += 1
             others = [r for r in pts if not r["method"].startswith("LS_OL")]
             for k, r in enumerate(others, start=n_est):  # single points drawn above the curve
-                ax.plot(r["labels_per_task"], r["accuracy"],
-                        **{**series_style(k, r["method"]), "linestyle": "none", "ms": 8,
+                ax.plot(r["labels_per_task"], r["accuracy"],  # legend shared: no k
+                        **{**series_style(k, r["method"].split(" (k=")[0]), "linestyle": "none",
+                           "ms": 8,
                            "zorder": 20 + k})
             ax.set_title(ds)
             ax.set_xlabel("labels per task")
