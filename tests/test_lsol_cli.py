@@ -62,3 +62,4 @@ def test_simulate_json_has_the_run_diagnostics(capsys):
     assert 0.5 < mv["final_pi"] <= 1 and 0 <= mv["final_is_opt"] <= 1
     assert mv["explore_loss"] + mv["exploit_loss"] == pytest.approx(mv["u_star"]
                                                                     - mv["avg_reward"])
+    assert mv["reversed"] == 0 and mv["final_pi_ceiling"] <= mv["u_star"] + 1e-12

@@ -83,6 +83,13 @@ def _summarize_runs(runs: list[dict]) -> dict:
                    exploit_reward=float(np.mean(ex)) if ex else None,
                    explore_loss=float(np.mean([r["explore_loss"] for r in runs])),
                    exploit_loss=float(np.mean([r["exploit_loss"] for r in runs])))
+        fp = [r["final_pi"] for r in runs]
+        out["final_pi_sd"] = float(np.std(fp, ddof=1)) if len(fp) > 1 else 0.0
+        out["reversed"] = float(np.mean([r["kendall_tau"] < 0 for r in runs]))
+    if "final_pi_ceiling" in runs[0]:  # what the tester labels allow (orientation limit)
+        for k in ("wrong_orientation_least", "final_pi_ceiling", "final_pi_truth_oriented",
+                  "final_pi_truth_labels"):
+            out[k] = float(np.mean([r[k] for r in runs]))
     return out
 
 
