@@ -59,6 +59,20 @@ def test_a_memory_guard_refuses_even_when_forced():
         crowdopt.solve(wmv, "milp", force=True)
 
 
+@pytest.mark.parametrize("problem, algorithm, params", [
+    ("cltap", "milp-compact", {"t": 1000, "a": 100, "K": 1000}),
+    ("olas-select", "milp-literal", {"points": 3680, "labelers": 17}),
+    ("olas-assign", "milp-epigraph", {"points": 3_000_000, "labelers": 17}),
+])
+def test_pyomo_milps_past_the_memory_they_would_take_are_refused_even_when_forced(
+        problem, algorithm, params):
+    """A forced MILP still may not build a model of tens of GB (KB_PER_NNZ per nonzero)."""
+    inst = crowdopt.generate(problem, 0, **params)
+    reason = get_problem(problem).method(algorithm).refuses(inst, force=True)
+    assert reason.startswith("memory:") and "GB" in reason and "\n" not in reason
+    assert guards.memory_guard(problem, algorithm, crowdopt.generate(problem, 0)) is None
+
+
 @pytest.mark.slow
 def test_cli_force_runs_a_method_past_its_time_guard(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(guards, "coefficients", lambda: {

@@ -138,8 +138,9 @@ def test_full_size_pool_lps_equal_greedy():
         check_exact(inst, S.solve_prefix_lp(inst), g, "lp-prefix")
         if budget is not None:  # the b-matching LP build takes seconds at this size
             check_exact(inst, S.solve_bmatching_lp(inst), g, "lp-bmatching")
-        assert P.SPEC.method("milp-literal").applicable(inst)  # refused, with a reason
-        assert "lp-prefix" in P.SPEC.method("milp-compact").applicable(inst)
+        # the literal model would hold ~1e9 rows: a memory guard, which force does not lift
+        assert P.SPEC.method("milp-literal").refuses(inst, force=True).startswith("memory:")
+        assert "--force" in P.SPEC.method("milp-compact").refuses(inst)  # the time guard's
 
 
 def test_fractional_lp_is_flagged_and_falls_back_to_the_milp():

@@ -113,6 +113,12 @@ def predicted_time_guard(problem: str, algorithm: str) -> Lazy:
     return Lazy("crowdopt.solvers.guards:time_guard", (problem, algorithm))
 
 
+def predicted_memory_guard(problem: str, algorithm: str) -> Lazy:
+    """The memory guard of a Pyomo-built MILP: its nonzeros at the measured KB per nonzero
+    (`solvers.guards.memory_guard`); an `applicable` reason, which --force does not lift."""
+    return Lazy("crowdopt.solvers.guards:memory_guard", (problem, algorithm))
+
+
 def _always(inst: Any) -> str | None:
     """The size guard of a method that applies to every instance."""
     return None

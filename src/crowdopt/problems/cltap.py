@@ -28,6 +28,7 @@ from .catalogue import (
     Method,
     ProblemInstance,
     ProblemSpec,
+    predicted_memory_guard,
     predicted_time_guard,
 )
 
@@ -451,6 +452,7 @@ SPEC = ProblemSpec.from_module(
                applicable=Lazy(_SOLVERS + "_head_cover_size"), time_limit=MILP_DEFAULT_TIME),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
+               applicable=predicted_memory_guard("cltap", "milp-compact"),
                time_limit=MILP_DEFAULT_TIME,
                time_guard=predicted_time_guard("cltap", "milp-compact")),
         Method("brute-force", "exact", Lazy(_SOLVERS + "_brute"),

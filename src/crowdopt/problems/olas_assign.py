@@ -31,6 +31,7 @@ from .catalogue import (
     Method,
     ProblemInstance,
     ProblemSpec,
+    predicted_memory_guard,
     predicted_time_guard,
 )
 from .olas_noise import NoiseFunction, noise_from_spec
@@ -285,6 +286,7 @@ SPEC = ProblemSpec.from_module(
                "bottleneck threshold search with the nested Hall condition (polynomial)"),
         Method("milp-epigraph", "exact", Lazy(_SOLVERS + "solve_milp"),
                "epigraph MILP (2a)-(2d), HiGHS, gap 0 (cross-check; default limit 120 s)",
+               applicable=predicted_memory_guard("olas-assign", "milp-epigraph"),
                time_limit=MILP_DEFAULT_TIME,
                time_guard=predicted_time_guard("olas-assign", "milp-epigraph")),
     ),

@@ -39,6 +39,7 @@ from .catalogue import (
     Lazy,
     Method,
     ProblemSpec,
+    predicted_memory_guard,
     predicted_time_guard,
 )
 from .olas_assign import POOL_PARAMS, OlasAssignInstance, OlasPool, assign_sorted, draw_pool
@@ -353,10 +354,12 @@ SPEC = ProblemSpec.from_module(
                "Hall prefix LP, O(u + M) rows, totally unimodular (integrality checked)"),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
                "compact MILP, (10e) as a monotone rank variable, HiGHS, gap 0",
+               applicable=predicted_memory_guard("olas-select", "milp-compact"),
                time_limit=MILP_DEFAULT_TIME,
                time_guard=predicted_time_guard("olas-select", "milp-compact")),
         Method("milp-literal", "exact", Lazy(_SOLVERS + "solve_literal"),
                "the paper's MILP (10a)-(10i) with pairwise (10e), HiGHS, gap 0 (small pools)",
+               applicable=predicted_memory_guard("olas-select", "milp-literal"),
                time_limit=MILP_DEFAULT_TIME,
                time_guard=predicted_time_guard("olas-select", "milp-literal")),
         Method("lp-bmatching", "exact", Lazy(_SOLVERS + "solve_bmatching_lp"),

@@ -39,6 +39,7 @@ from .catalogue import (
     Method,
     ProblemInstance,
     ProblemSpec,
+    predicted_memory_guard,
     predicted_time_guard,
 )
 from .worker_scores import ESTIMATORS, scores
@@ -326,6 +327,7 @@ SPEC = ProblemSpec.from_module(
                time_guard=predicted_time_guard("worker-select", "milp-a")),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_compact"),
                "compact McCormick model, HiGHS gap 0, then min |S| (small instances)",
+               applicable=predicted_memory_guard("worker-select", "milp-compact"),
                time_limit=MILP_DEFAULT_TIME,
                time_guard=predicted_time_guard("worker-select", "milp-compact")),
         Method("cost-dp", "exact", Lazy(_SOLVERS + "solve_dp"),

@@ -23,6 +23,12 @@ from ..problems.catalogue import MILP_DEFAULT_TIME
 
 GUARD_FILE = "guards.json"
 GUARD_LIMIT_S = MILP_DEFAULT_TIME  # a method predicted to need more is refused (unless forced)
+# Memory of a Pyomo-built MILP (model + compile + HiGHS), peak RSS growth per nonzero with a 3 s
+# limit (force): cltap milp-compact 0.197 KB (t=100, a=30, K=100), olas-assign milp-epigraph
+# 0.226 (N=20,000, M=17), olas-select milp-compact 0.208 (u=20,000, M=17), milp-literal 0.207
+# (M=12, u=200). A memory guard refuses past MEMORY_MAX_GB whatever --force says.
+KB_PER_NNZ = 0.25
+MEMORY_MAX_GB = 8.0
 
 
 # ----------------------------------------------------------------------------- size figures
@@ -153,6 +159,17 @@ def predict(problem: str, algorithm: str, inst: Any) -> float | None:
     if fit is None:
         return None
     return predict_from(fit, figures(problem, algorithm, inst))
+
+
+def memory_guard(problem: str, algorithm: str, inst: Any) -> str | None:
+    """None if the method's Pyomo model fits in MEMORY_MAX_GB (KB_PER_NNZ per nonzero), else
+    why not, starting 'memory:' (--force does not lift it)."""
+    nnz = figures(problem, algorithm, inst)["nnz"]
+    gb = nnz * KB_PER_NNZ / 2 ** 20
+    if gb <= MEMORY_MAX_GB:
+        return None
+    return (f"memory: the model has {nnz:,.0f} nonzeros, ~{gb:.3g} GB > {MEMORY_MAX_GB:g} GB "
+            f"at {KB_PER_NNZ:g} KB each")
 
 
 def time_guard(problem: str, algorithm: str, inst: Any) -> str | None:
