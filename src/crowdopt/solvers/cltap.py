@@ -100,16 +100,34 @@ def _brute_size(inst: P.CltapInstance) -> str | None:
     return None
 
 
-# Size guard of head-cover: links (label pairs of two annotators) of its model, a(a-1)/2 K^2.
-# t = 50, a = 3 (7,500 links) is proven in 1-25 s CPU (benchmarks/bench_cltap.py --frontier).
+# Guards of head-cover, on the links (label pairs of two annotators) of its model, a(a-1)/2 K^2.
+# Time: t = 50, a = 3 (7,500 links) is proven in 1-25 s CPU (benchmarks/bench_cltap.py
+# --frontier), so past HEAD_COVER_MAX_LINKS it is refused unless forced. Memory: one binary and
+# two rows per link in Pyomo (~1 KB), refused past HEAD_COVER_MEMORY_LINKS even when forced.
 HEAD_COVER_MAX_LINKS = 10_000
+HEAD_COVER_MEMORY_LINKS = 4_000_000
+
+
+def _head_cover_links(inst: P.CltapInstance) -> int:
+    return inst.a * (inst.a - 1) // 2 * inst.K ** 2
 
 
 def _head_cover_size(inst: P.CltapInstance) -> str | None:
-    n = inst.a * (inst.a - 1) // 2 * inst.K ** 2
+    """Time guard of head-cover (HEAD_COVER_MAX_LINKS links); --force lifts it."""
+    n = _head_cover_links(inst)
     if n > HEAD_COVER_MAX_LINKS:
-        return (f"head-cover model has up to {n} links (a(a-1)/2 K^2 > {HEAD_COVER_MAX_LINKS}); "
-                "use the bounds")
+        return (f"head-cover model has up to {n:,} links (a(a-1)/2 K^2 > "
+                f"{HEAD_COVER_MAX_LINKS:,}): past the measured frontier; use the bounds, or "
+                "--force runs it anyway under the time limit")
+    return None
+
+
+def _head_cover_memory(inst: P.CltapInstance) -> str | None:
+    """Memory guard of head-cover (HEAD_COVER_MEMORY_LINKS links); --force does not lift it."""
+    n = _head_cover_links(inst)
+    if n > HEAD_COVER_MEMORY_LINKS:
+        return (f"memory: head-cover model has up to {n:,} links (a(a-1)/2 K^2 > "
+                f"{HEAD_COVER_MEMORY_LINKS:,})")
     return None
 
 

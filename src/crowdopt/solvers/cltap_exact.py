@@ -103,6 +103,9 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
                        {"start_lb": lb, "start_ub": ub, "start_bound": src, "steps": [],
                         "time_s": time.perf_counter() - t0})
     _LAST_START[:] = [(inst, SEED, start)]
+    # the start (cheap bounds, best-of primal) counts against the limit, as a build does
+    opts = dataclasses.replace(opts, time_limit=max(opts.time_limit - (time.perf_counter() - t0),
+                                                    0.05))
     try:  # its passes start from a primal found without HiGHS: run them after a long build
         return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
                            stop_in_load=False)
