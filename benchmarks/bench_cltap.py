@@ -108,7 +108,8 @@ def bench_bounds_table(args, sizes):
     column generation's (the paper's UB; None where its master is too large)."""
     spec = get_problem("cltap")
     names = ["cbp", "cbp-phi", "alloc-lpt", "best-of", "lp-closed-form", "column-generation",
-             "covering", "covering-dp", "counting", "pairing", "config-lp"]
+             "covering", "covering-dp", "counting", "pairing", "first-labels",
+             "config-lp"]
     rows = []
     for t, a in sizes:
         for trend in ("dec", "inc"):

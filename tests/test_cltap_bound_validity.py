@@ -29,7 +29,10 @@ def _all_bounds(inst: P.CltapInstance) -> dict[str, float]:
     out = {"lp": closed_form_bound(inst), "covering": cov,
            "covering-dp": CB.covering_bound(inst, exact=True).value,
            "counting": CB.counting_bound(inst).value,
-           "pairing": CB.pairing_bound(inst).value}
+           "pairing": CB.pairing_bound(inst).value,
+           "first-labels": CB.first_labels_bound(inst).value,
+           "first-labels-wide": CB.first_labels_bound(inst, shares=(0.25, 0.5, 0.75, 1.0),
+                                                      lambdas=(0.1, 1.0, 10.0)).value}
     hi = min(out.values())
     lo = P.evaluate(inst, cbp(inst)).objective
     out["config-lp"] = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=10.0).value
@@ -130,7 +133,7 @@ def test_certify_names_the_tightest_bound():
     assert cert.bound == pytest.approx(best)
     assert cert.bound < closed_form_bound(inst)
     assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "pairing",
-                                               "config-lp", "head-cover"}
+                                               "first-labels", "config-lp", "head-cover"}
 
 
 def test_verdicts():

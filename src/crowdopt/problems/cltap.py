@@ -472,6 +472,9 @@ SPEC = ProblemSpec.from_module(
         Method("pairing", "bound", Lazy(_SOLVERS + "_pairing"),
                "covering + a Hall condition on two-label tasks (small labels need large "
                "partners)"),
+        Method("first-labels", "bound", Lazy(_SOLVERS + "_first_labels"),
+               "covering + the tasks of one annotator's first labels (rising curves: her "
+               "weakest labels need the others' best, one label per task and annotator)"),
         Method("counting", "bound", Lazy(_SOLVERS + "_counting"),
                "labels-per-task counting bound (singles, pairs, 3+ labels)"),
         Method("config-lp", "bound", Lazy(_SOLVERS + "_config_lp"),

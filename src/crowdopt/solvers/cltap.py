@@ -172,6 +172,10 @@ def _pairing(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return _bound_outcome(CB.pairing_bound(inst))
 
 
+def _first_labels(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    return _bound_outcome(CB.first_labels_bound(inst))
+
+
 def _covering_dp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return _bound_outcome(CB.covering_bound(inst, exact=True))
 

@@ -12,6 +12,9 @@ point never refutes a threshold by accident (every test needs a relative margin 
 - `covering_bound`: truncated machine-covering bound (theta-truncated weights; G by the
   concave-hull greedy = its LP relaxation, or by the exact multiple-choice knapsack DP).
 - `counting_bound`: labels-per-task counting (singles, pairs, three or more labels).
+- `pairing_bound`: covering + a Hall condition on two-label tasks.
+- `first_labels_bound`: covering + the tasks of one annotator's first m labels, which every
+  other annotator reaches with at most one label each (rising curves: her weakest labels).
 - `config_lp_bound`: the configuration LP over truncated, rounded-up weights ("column generation
   over truncated weights"): covers with at most one label per annotator, label and prefix rows,
   HiGHS master, exact DP pricing and a Farley bound valid at every round.
@@ -626,3 +629,121 @@ def pairing_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = No
     value, steps = _bisect(test, max(0.0, lo), top, rel=1e-7)
     return BoundResult(value, "covering + Hall condition on two-label tasks (pairing bound)",
                        {"bisection_steps": steps, "time_s": time.perf_counter() - t0})
+
+
+# ----------------------------------------------------------------------------- first labels
+FIRST_LAMBDAS = (0.25, 0.5, 1.0, 2.0, 4.0)  # weights of the first-labels row on the covering
+FIRST_SHARES = (0.3, 0.6)  # m / t: the tasks of one annotator's first m labels
+
+
+def _budget_dual(V: np.ndarray, allowed: np.ndarray, b: int, target: float,
+                 iters: int = 30) -> tuple[bool, float]:
+    """(refuted, beta): refuted if max sum_j V[j, n_j] over allowed n (sum n_j <= b) is proven
+    < target: for any beta >= 0 that max is <= beta b + sum_j max_{n allowed} (V[j, n] - beta n)
+    (weak duality of the budget row (13)); beta by golden-section search on this convex
+    function (any beta is valid), returned at the smallest value seen."""
+    Vm = np.where(allowed, V, -np.inf)
+    n = np.arange(V.shape[1], dtype=float)
+
+    def f(beta: float) -> float:
+        return beta * b + float((Vm - beta * n).max(axis=1).sum())
+
+    r = 0.5 * (math.sqrt(5.0) - 1.0)
+    lo, hi = 0.0, float(np.abs(np.diff(V, axis=1)).max(initial=0.0)) + 1.0
+    m1, m2 = hi - r * (hi - lo), lo + r * (hi - lo)
+    f1, f2 = f(m1), f(m2)
+    best, arg = min((f(lo), lo), (f1, m1), (f2, m2))
+    for _ in range(iters):
+        if best < target:
+            return True, arg
+        if f1 < f2:
+            hi, m2, f2 = m2, m1, f1
+            m1 = hi - r * (hi - lo)
+            f1 = f(m1)
+            best, arg = min((best, arg), (f1, m1))
+        else:
+            lo, m1, f1 = m1, m2, f2
+            m2 = lo + r * (hi - lo)
+            f2 = f(m2)
+            best, arg = min((best, arg), (f2, m2))
+    return best < target, arg
+
+
+def _top_q_of_prefix(w: np.ndarray, S: np.ndarray, q: int) -> np.ndarray:
+    """T[j, n] >= the sum of the q largest of w[j, :n]: exact on monotone rows (the last q of a
+    non-decreasing prefix, the first q of a non-increasing one), else min(S[j, n], top q of the
+    whole row)."""
+    a, K = w.shape
+    nn = np.arange(K + 1)
+    d = np.diff(w, axis=1)
+    inc, dec = np.all(d >= 0, axis=1), np.all(d <= 0, axis=1)
+    top = -np.sort(-w, axis=1)[:, :q].sum(axis=1)
+    T = np.minimum(S, top[:, None])
+    T[inc] = (S - S[:, np.maximum(nn - q, 0)])[inc]
+    T[dec] = S[dec][:, np.minimum(nn, q)]
+    return T
+
+
+def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None = None,
+                       lambdas: tuple = FIRST_LAMBDAS, shares: tuple = FIRST_SHARES
+                       ) -> BoundResult:
+    """Covering + the tasks that hold one annotator's first m labels (first-labels bound).
+
+    Validity. Suppose OPT >= theta > 0; take an optimal assignment with prefix lengths n
+    (sum n_j <= b, (13), (16)) and truncated weights w = min(phi, theta) (each task still has
+    sum_{W_i} w >= theta). Covering (`covering_bound`): sum_j S_j(n_j) >= t theta, S_j the
+    prefix sums of w_j. Fix an annotator j and m <= t. Let M be the tasks of j's first
+    min(n_j, m) labels (distinct tasks, (14), (15)), filled up to m tasks with any others. On M
+    the weights sum to >= m theta; j gives exactly S_j(min(n_j, m)), every other annotator at
+    most one label per task of M ((14)), so at most the m largest of her prefix, T_j(n_j)
+    (`_top_q_of_prefix`). Hence for any lambda >= 0, sum_j V_j(n_j) >= (t + lambda m) theta with
+    V_j = S_j + lambda S_j(min(., m)) for j and S_j' + lambda T_j' for the others: a knapsack
+    over prefix lengths whose maximum is bounded above by the budget row's Lagrangian
+    (`_budget_dual`, weak duality: any multiplier is valid). When it falls short (with relative
+    margin REL), OPT < theta. Rising rows make S_j(m) the sum of j's weakest labels, which the
+    covering bound (an average over all tasks) never sees: two rising annotators who label
+    every task cannot both put their strong labels on the tasks of each other's weak ones.
+    Tried: j among the two longest prefixes of the covering knapsack's Lagrangian allocation at
+    theta, m = share * t, every lambda of the grid; any choice is valid. The test need not be
+    monotone in theta; bisection returns a refuted theta, valid in any case, never above `hi`
+    (default: the covering bound).
+    """
+    t0 = time.perf_counter()
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           {"time_s": time.perf_counter() - t0})
+    if hi is None:
+        hi = covering_bound(inst).value
+    phi, t, b = inst.phi, inst.t, inst.b
+    a, K = phi.shape
+    if a < 2 or not hi > lo:
+        return BoundResult(hi, "input bound (first-labels bound does not apply)",
+                           {"time_s": time.perf_counter() - t0})
+    nn = np.arange(K + 1)
+    ms = sorted({max(1, min(t, K, round(f * t))) for f in shares})
+
+    def test(theta: float) -> bool:
+        w = np.minimum(phi, theta)
+        S = np.concatenate([np.zeros((a, 1)), np.cumsum(w, axis=1)], axis=1)
+        full = np.ones((a, K + 1), dtype=bool)
+        tgt = t * theta * (1 - REL)
+        done, beta = _budget_dual(S, full, b, tgt)
+        if done:
+            return True
+        n = (S - beta * nn).argmax(axis=1)  # the covering knapsack's allocation at beta
+        rows = [int(j) for j in np.argsort(-n, kind="stable")[:2]]
+        for m in ms:
+            top = _top_q_of_prefix(w, S, m)
+            for j in rows:
+                V = top.copy()
+                V[j] = S[j, np.minimum(nn, m)]
+                if any(_budget_dual(S + lam * V, full, b, tgt + lam * m * theta * (1 - REL))[0]
+                       for lam in lambdas):
+                    return True
+        return False
+
+    top = hi * (1 + 1e-12) + 1e-300
+    value, steps = _bisect(test, max(0.0, lo), top, rel=1e-5)
+    src = ("first-labels bound (covering + the tasks of one annotator's first labels)"
+           if value < hi else "input bound (first-labels bound refuted nothing)")
+    return BoundResult(value, src, {"bisection_steps": steps, "time_s": time.perf_counter() - t0})
