@@ -143,7 +143,7 @@ def shape_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
                    seed: int = 0) -> dict:
     """The large cells' shape (a = t/10, b = 2t) at a size the head-cover search proves: the
     best-of primal (`fast`, ls_time), the proven optimum, the tightest cheap bound (covering,
-    counting, pairing) and UB_LP, so that each side's distance to OPT is measured."""
+    counting, pairing, first labels) and UB_LP, so that each side's distance to OPT is measured."""
     from ..problems.catalogue import RunOptions
     from ..solvers.cltap_colgen import closed_form_bound
     from ..solvers.cltap_construct import fast
@@ -471,27 +471,29 @@ with OPT proven by HiGHS at gap 0. Large cells run `crowdopt certify` on each in
 (Algorithm 1) and the best primal of every fast method (CBP + local search, CBP-phi,
 allocation-then-LPT, the best-of `fast`); UB_LP is the paper's bound (compact LP in closed form,
 = column generation at convergence when b >= t); the tightest bound is the minimum over every
-valid bound (`covering`, `covering-dp`, `counting`, `config-lp`, UB_LP), named in ub_source. A
+valid bound (`covering`, `covering-dp`, `counting`, `pairing`, `first-labels`, `config-lp`,
+UB_LP), named in ub_source. A
 ratio is 'proven optimal' when lower meets upper (within 1e-7, also 0 == 0) and n/a over a
 bound within 1e-9 of 0, never a percentage. Classification error is the exact expected error
 of the logit-weighted vote (tie = 1/2), variance-free, where the paper simulated labels.
 
 Where the certified ratio stays below the paper's (measured with `--scale table3`):
-inc (1000, 100), 79.9 % against 86.53 % (seeds 0 and 1: 0.753 and 0.845). At b = 2t with rising
+inc (1000, 100), 83.5 % against 86.53 % (seeds 0 and 1: 0.807 and 0.863). At b = 2t with rising
 curves every construction ends with two annotators labelling every task (the best pair of
 whole rows, searched exhaustively by `full-rows`, is CBP's own pair on seed 0, 4.013); the local
-search finds no improving move at t = 1000 within its budget. The best bound is the truncated
-covering bound (5.326 on seed 0); the pairing and counting bounds do not improve it there, and
-the configuration LP (4k label classes) does not refute any level within 90 s (column
-generation tails off). The gap is most likely in the bound: covering bounds an average of two
-labels per task, and the bottleneck pairing of a rising row with a reversed one loses against
-it; no valid bound we have captures that loss at this size. The table "Which side is loose"
+search finds no improving move at t = 1000 within its budget. The best bound is the first-labels
+bound (4.973 on seed 0, where the truncated covering bound gives 5.326: the tasks of one rising
+annotator's first labels need the others' best, one label each); the configuration LP (4k label
+classes) does not refute any level within 90 s (column generation tails off). The gap is most
+likely still in the bound: the bottleneck pairing of the two rising rows, one reversed, gives
+3.974 < 4.013 only when no other annotator helps, and no valid bound we have captures the whole
+loss at this size. The table "Which side is loose"
 measures it at the same shape (a = t/10, b = 2t) where the head-cover search proves the optimum
 (t = 30, a = 3, seeds 0-4): the best-of primal is optimal on all five increasing instances,
-while the tightest cheap bound is 0-29 % above the optimum (OPT / bound 71.1, 98.4, 100, 96.2,
-76.5 %). The loose side is the bound: covering averages the labels over the tasks, but a task
-takes at most one label of each annotator, so a strong annotator's labels beyond the bound's
-share go to tasks already covered. The configuration LP (covers with one label per annotator)
+while the tightest cheap bound is 0-18 % above the optimum (OPT / bound 82.5, 98.4, 100, 96.2,
+87.6 %; 71.1 and 76.5 % on seeds 0 and 4 before the first-labels bound). The loose side is the
+bound: covering averages the labels over the tasks, but a task takes at most one label of each
+annotator, so a strong annotator's labels beyond the bound's share go to tasks already covered. The configuration LP (covers with one label per annotator)
 captures this (t = 50, a = 3, seed 0: 1.321 against OPT 1.257 and covering 1.810) but does not
 converge at t = 1000.
 
@@ -583,7 +585,8 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
                    "opt/ub_%", "opt/ub_lp_%", "looser", "exact_cpu_s"],
                   note="best = the best-of primal (every construction + local search), opt = "
                        "the head-cover search's proven optimum, ub = the tightest cheap bound "
-                       "(covering, counting, pairing; what certify has at t = 1000), ub_lp = "
+                       "(covering, counting, pairing, first-labels; what certify has at "
+                       "t = 1000), ub_lp = "
                        "the paper's bound. looser: the side farther from the optimum."
                        + shape_verdict(s["shape"]))
     bt, ba = SCALES[scale]["base_size"]
