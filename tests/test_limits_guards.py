@@ -138,3 +138,9 @@ def test_a_build_that_uses_up_the_limit_stops_before_highs(monkeypatch):
     assert r.status == "time_limit" and r.solution is None
     assert "after building the Pyomo model" in r.message and "HiGHS not started" in r.message
     assert crowdopt.solve(inst, "milp", time_limit=5).proven_optimal  # in time: solved
+
+
+def test_a_time_limit_too_long_for_a_thread_wait_solves_instead_of_overflowing():
+    """1e308 s would overflow the watchdog's wait (OverflowError): such a limit has no watchdog."""
+    inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
+    assert crowdopt.solve(inst, "milp", time_limit=1e308).proven_optimal

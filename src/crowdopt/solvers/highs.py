@@ -59,6 +59,9 @@ __all__ = [
 # its presolve does not look at the clock, and a run still going then is left behind.
 WATCHDOG_SLACK_S = 1.0
 WATCHDOG = True
+# a limit past this has no watchdog: a thread wait that long overflows the platform's clock
+# (1e12 s: OverflowError), and a run that long outlives any watch anyway
+WATCHDOG_MAX_S = 1e6
 _LEFT_BEHIND: list[threading.Thread] = []  # runs the watchdog gave up on
 
 
@@ -860,7 +863,7 @@ class HighsModel:
         """One HiGHS run; its model status, or None when the watchdog gave up on it."""
         # HiGHS writes its log (verbose) and some warnings at C level on fd 1: send them to stderr
         self._last = None
-        if time_limit is None or not WATCHDOG:
+        if time_limit is None or not WATCHDOG or time_limit > WATCHDOG_MAX_S:
             with stdout_to_stderr():
                 self.h.run()
             return self.h.getModelStatus()
