@@ -350,6 +350,24 @@ def split(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _saved(ap: argparse.ArgumentParser, files: list[str],
+           only: list[str] | None) -> dict[tuple, dict]:
+    """The measurements of saved files (--from), the first of an instance kept, only the keys
+    `only` starts; a file that is missing or not a measurements file is a one-line error."""
+    seen: dict[tuple, dict] = {}
+    for src in files:
+        try:
+            rows = json.loads(Path(src).read_text())["measurements"]
+            keys = [(r["key"], r["shape"], r["size"]) for r in rows]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            ap.error(f"--from {src}: expected a measurements file of bench_guards.py, "
+                     f"found {type(exc).__name__}: {exc}")
+        for k, r in zip(keys, rows, strict=True):
+            if not only or any(k[0].startswith(o) for o in only):
+                seen.setdefault(k, r)
+    return seen
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="guard keys (prefixes) to run")
@@ -380,20 +398,17 @@ def main() -> None:
         return
     shapes = [s for s in SHAPES if (not args.only or any(s.key.startswith(o) for o in args.only))
               and (not args.shapes or s.name in args.shapes)]
+    if args.split and not args.src:
+        ap.error("--split needs --from FILE ... (saved measurements)")
+    saved = _saved(ap, args.src or [], args.only)
     if args.split:
-        rows = [r for src in args.src or [] for r in json.loads(Path(src).read_text())[
-            "measurements"] if not args.only or any(r["key"].startswith(o) for o in args.only)]
+        rows = list(saved.values())
         emit("guards_build_split", split(rows), ["key", "shape", "size", "measured_cpu_s",
                                                  "route", "build_s", "compile_s", "share"], args,
              note="CPU seconds; share = (build + compile) / measured total of the method")
         return
     if args.src:
-        seen: dict[tuple, dict] = {}  # the first measurement of an instance is kept
-        for src in args.src:
-            for r in json.loads(Path(src).read_text())["measurements"]:
-                if not args.only or any(r["key"].startswith(o) for o in args.only):
-                    seen.setdefault((r["key"], r["shape"], r["size"]), r)
-        rows = list(seen.values())
+        rows = list(saved.values())
     else:
         RESULTS.mkdir(exist_ok=True)
         rows = measure(shapes, args.seed, args.stop, args.cap, RESULTS / f"{args.out}.json")
@@ -410,7 +425,7 @@ def main() -> None:
             {"measurements": rows, "fits": fits}, indent=1, default=str))
     print("criteria:", "pass" if ok else "FAIL", f"(frontier ratios within {RATIO_MAX:g}x)")
     if args.write:
-        if not args.src and args.only:
+        if args.only:  # the keys not measured keep their committed fit
             old = json.loads(GUARD_DATA.read_text())["fits"] if GUARD_DATA.exists() else {}
             fits = {**old, **fits}
         doc = {"note": "time-guard fits of the exact methods: ln(CPU s) = coef . [1, features]; "

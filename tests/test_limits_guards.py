@@ -144,3 +144,12 @@ def test_a_time_limit_too_long_for_a_thread_wait_solves_instead_of_overflowing()
     """1e308 s would overflow the watchdog's wait (OverflowError): such a limit has no watchdog."""
     inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
     assert crowdopt.solve(inst, "milp", time_limit=1e308).proven_optimal
+
+
+def test_bench_guards_names_a_missing_measurements_file_in_one_line(tmp_path):
+    bench = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_guards.py")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, bench, "--check", "--from", str(tmp_path / "none.json")],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "none.json" in r.stderr.strip().splitlines()[-1]
