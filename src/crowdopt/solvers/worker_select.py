@@ -23,6 +23,7 @@ import numpy as np
 from ..problems import worker_select as P
 from ..problems.catalogue import Outcome, RunOptions
 from ..problems.worker_select import tie_tol
+from .guards import MEMORY_MAX_GB
 
 # Pyomo and HiGHS are imported inside the exact methods: the fast path (used in experiment loops
 # and `crowdopt select`) must not pay Pyomo's import time.
@@ -33,7 +34,7 @@ from ..problems.worker_select import tie_tol
 #   (4.5 GB at 1.5M): refused past FORMULATION_A_MAX_GB.
 # - cost-dp (M*B*(C+1) cells): a one-byte choice table per cell, 0.16 s at 1.05e8 cells; memory
 #   binds long before time (60 s would be ~4e10 cells, 40 GB): 2e8 cells = 200 MB.
-FORMULATION_A_MAX_GB = 8.0
+FORMULATION_A_MAX_GB = MEMORY_MAX_GB  # the one memory cap of the Pyomo-built MILPs
 FORMULATION_A_KB_PER_BINARY = {False: 1.44, True: 3.0}  # has costs -> KB
 DP_MAX_CELLS = 200_000_000
 
