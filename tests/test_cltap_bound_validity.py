@@ -173,3 +173,14 @@ def test_real_data_curves_and_errors(data_dir):
     assert Pm.min() >= 0.5 and Pm.max() <= 1.0
     out = R.real_errors("bluebirds", 2.0)
     assert out["cbp"] <= min(out[p] for p in R.POLICIES[1:]) + 1e-12
+
+
+def test_first_labels_bound_without_input_bound_names_the_covering_bound():
+    """Run alone (no `hi`), a first-labels bound that refutes nothing, or does not apply, is
+    the covering bound and says so, not an input bound nobody gave."""
+    one = P.make_instance(np.array([[0.9, 0.8]]), 2, 2)  # a = 1: does not apply
+    cov = CB.covering_bound(one)
+    res = CB.first_labels_bound(one)
+    assert res.value == cov.value and res.source.startswith(cov.source)
+    assert "input bound" not in res.source
+    assert CB.first_labels_bound(one, hi=cov.value).source.startswith("input bound")

@@ -712,12 +712,14 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
     if zero_optimum(inst):
         return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
                            {"time_s": time.perf_counter() - t0})
+    hi_src = "input bound"
     if hi is None:
-        hi = covering_bound(inst).value
+        cov = covering_bound(inst)
+        hi, hi_src = cov.value, cov.source
     phi, t, b = inst.phi, inst.t, inst.b
     a, K = phi.shape
     if a < 2 or not hi > lo:
-        return BoundResult(hi, "input bound (first-labels bound does not apply)",
+        return BoundResult(hi, f"{hi_src} (first-labels bound does not apply)",
                            {"time_s": time.perf_counter() - t0})
     nn = np.arange(K + 1)
     ms = sorted({max(1, min(t, K, round(f * t))) for f in shares})
@@ -745,5 +747,5 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
     top = hi * (1 + 1e-12) + 1e-300
     value, steps = _bisect(test, max(0.0, lo), top, rel=1e-5)
     src = ("first-labels bound (covering + the tasks of one annotator's first labels)"
-           if value < hi else "input bound (first-labels bound refuted nothing)")
+           if value < hi else f"{hi_src} (first-labels bound refuted nothing)")
     return BoundResult(value, src, {"bisection_steps": steps, "time_s": time.perf_counter() - t0})
