@@ -636,17 +636,15 @@ FIRST_LAMBDAS = (0.25, 0.5, 1.0, 2.0, 4.0)  # weights of the first-labels row on
 FIRST_SHARES = (0.3, 0.6)  # m / t: the tasks of one annotator's first m labels
 
 
-def _budget_dual(V: np.ndarray, allowed: np.ndarray, b: int, target: float,
-                 iters: int = 30) -> tuple[bool, float]:
-    """(refuted, beta): refuted if max sum_j V[j, n_j] over allowed n (sum n_j <= b) is proven
-    < target: for any beta >= 0 that max is <= beta b + sum_j max_{n allowed} (V[j, n] - beta n)
+def _budget_dual(V: np.ndarray, b: int, target: float, iters: int = 30) -> tuple[bool, float]:
+    """(refuted, beta): refuted if max sum_j V[j, n_j] over prefix lengths n (sum n_j <= b) is
+    proven < target: for any beta >= 0 that max is <= beta b + sum_j max_n (V[j, n] - beta n)
     (weak duality of the budget row (13)); beta by golden-section search on this convex
     function (any beta is valid), returned at the smallest value seen."""
-    Vm = np.where(allowed, V, -np.inf)
     n = np.arange(V.shape[1], dtype=float)
 
     def f(beta: float) -> float:
-        return beta * b + float((Vm - beta * n).max(axis=1).sum())
+        return beta * b + float((V - beta * n).max(axis=1).sum())
 
     r = 0.5 * (math.sqrt(5.0) - 1.0)
     lo, hi = 0.0, float(np.abs(np.diff(V, axis=1)).max(initial=0.0)) + 1.0
@@ -727,9 +725,8 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
     def test(theta: float) -> bool:
         w = np.minimum(phi, theta)
         S = np.concatenate([np.zeros((a, 1)), np.cumsum(w, axis=1)], axis=1)
-        full = np.ones((a, K + 1), dtype=bool)
         tgt = t * theta * (1 - REL)
-        done, beta = _budget_dual(S, full, b, tgt)
+        done, beta = _budget_dual(S, b, tgt)
         if done:
             return True
         n = (S - beta * nn).argmax(axis=1)  # the covering knapsack's allocation at beta
@@ -739,7 +736,7 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
             for j in rows:
                 V = top.copy()
                 V[j] = S[j, np.minimum(nn, m)]
-                if any(_budget_dual(S + lam * V, full, b, tgt + lam * m * theta * (1 - REL))[0]
+                if any(_budget_dual(S + lam * V, b, tgt + lam * m * theta * (1 - REL))[0]
                        for lam in lambdas):
                     return True
         return False
