@@ -22,9 +22,10 @@ Table 3: column generation on the faithful master (18)-(23): time per iteration 
 kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through Pyomo each
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
-Table 4: the new bounds (covering, covering-dp, counting, config-lp) and constructions
-(cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t: value and time,
-time relative to CBP and to column generation (the paper's bound; 10 s limit, where it applies).
+Table 4: the new bounds (covering, covering-dp, counting, pairing, first-labels, config-lp) and
+constructions (cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t:
+value and time, time relative to CBP and to column generation (the paper's bound; 10 s limit,
+where it applies).
 Writes benchmarks/results/cltap.json.
 """
 
