@@ -363,3 +363,9 @@ def test_compare_is_a_sequence_of_results_with_a_warm_up_apart(tmp_path):
     assert [set(r) for r in cli["results"]] == [set(r) for r in doc["results"]]
     assert [set(r["certificate"]) for r in cli["results"]] == [
         set(r["certificate"]) for r in doc["results"]]
+
+
+def test_compare_names_the_algorithms_field_for_an_unknown_algorithm():
+    inst = crowdopt.generate("worker-select", 0, workers=4)
+    with pytest.raises(InputError, match=r"^algorithms: expected one of .*found 'nosuch'"):
+        crowdopt.compare(inst, algorithms=["fast", "nosuch"])

@@ -296,7 +296,11 @@ def _pick(spec: ProblemSpec, inst: Any, name: str, force: bool = False) -> Metho
     try:
         return spec.resolve(name, inst, force)
     except InputError:
+        pass
+    try:
         return spec.method(name)
+    except InputError as exc:  # an unknown name: the field the caller gave it in
+        raise InputError("algorithms", exc.expected, exc.found, note=exc.note) from None
 
 
 class _Clock:
