@@ -53,6 +53,21 @@ def test_crowd_kit_readme_pattern_verbatim(tmp_path, monkeypatch):
     assert aggregated_labels.to_dict() == {"t1": "cat", "t2": "dog", "t3": "cat", "t4": "dog"}
 
 
+def test_every_exported_estimator_is_fitted_here_and_every_name_resolves():
+    """ALL (plus WeightedMajorityVote, which needs weights and has its own test) is every
+    estimator class the package exports; crowdopt.crowd.__all__ (a literal, for static tools)
+    names exactly the lazily loaded names, and every one of them loads."""
+    import crowdopt.crowd as crowd
+    from crowdopt.crowd import estimators
+    classes = {getattr(estimators, n) for n in estimators.__all__
+               if isinstance(getattr(estimators, n), type)}
+    assert classes == set(ALL) | {WeightedMajorityVote}
+    assert {c.__name__ for c in classes} <= set(crowd.__all__)
+    assert sorted(crowd.__all__) == sorted(crowd._LAZY)
+    for name in crowd.__all__:
+        assert getattr(crowd, name) is not None, name
+
+
 @pytest.mark.parametrize("cls", ALL)
 def test_every_estimator_fits_a_dataframe(cls):
     df = pd.read_csv(__import__("io").StringIO(CSV))
