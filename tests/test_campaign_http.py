@@ -136,7 +136,7 @@ def test_http_auth_and_bad_bodies(server):
     assert call(base, "/status", token=tok)[0] == 200
     code, q = call(base, "/next", {"n": 1}, tok)
     item = q["queries"][0]["item"]
-    bad = [({"n": 0}, "/next", "n: expected an integer"),
+    bad = [({"n": 0}, "/next", "n: expected an integer >= 1"),
            ({"n": 10**6}, "/next", "n: expected an integer in [1, 1000]"),
            ({"n": 1, "color": 2}, "/next", "body: expected keys among"),
            ({"n": 1, "lease": -5}, "/next", "lease: expected"),
