@@ -131,7 +131,7 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_E
             key = learner.version
             if key not in cache:
                 S, w = learner.selection()
-                u = pi_mv(p[S]) if rule == "mv" else pi_wmv(p[S], w, learner.wmv_eps)
+                u = _true_pi(p, learner, S, w)
                 cache.clear()
                 cache[key] = (u, float(costs[S].sum()), S, w)
             u, c, S, w = cache[key]
