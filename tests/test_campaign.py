@@ -418,6 +418,22 @@ def test_late_answers_keep_the_log_reproducible(tmp_path, batching):
     assert [q.id for q in again.queries()] == [q.id for q in camp.queries()]
 
 
+def test_opening_a_file_that_is_not_a_campaign_leaves_it_untouched(tmp_path):
+    """An empty file or another SQLite database is refused before WAL mode writes to it."""
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    for f in (empty, other):
+        before = f.read_bytes()
+        with pytest.raises(InputError, match="DB: expected a campaign file"):
+            Campaign.open(f)
+        assert f.read_bytes() == before and sorted(tmp_path.glob(f.name + "-*")) == []
+
+
 def test_answer_to_a_query_never_handed_out_is_refused(tmp_path):
     camp = Campaign.create(tmp_path / "h.db", policy="optkg-het", items=["a", "b"],
                            workers=["u", "v"], budget=4, seed=0)

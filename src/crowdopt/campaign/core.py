@@ -328,6 +328,16 @@ class Campaign:
         if readonly is None:
             readonly = not (os.access(path, os.W_OK) and os.access(path.parent or ".", os.W_OK))
         try:
+            if not readonly:  # refuse a file without the schema before WAL mode writes to it
+                probe = store.connect(path, readonly=True, busy_timeout=busy_timeout)
+                try:
+                    v = store.version(probe)
+                except sqlite3.OperationalError:  # busy: the writable open reports it
+                    v = None
+                finally:
+                    probe.close()
+                if v == 0:
+                    raise InputError("DB", "a campaign file (crowdopt campaign init)", str(path))
             conn = store.connect(path, readonly=readonly, busy_timeout=busy_timeout)
         except sqlite3.DatabaseError as exc:
             raise InputError("DB", "a campaign file", f"{path} ({exc})") from None
