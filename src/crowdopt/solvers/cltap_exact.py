@@ -19,6 +19,7 @@ start that it admits, the model is solved as it stands, max eta in one MILP).
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from typing import Any
 
@@ -57,7 +58,16 @@ def cheap_upper_bound(inst: P.CltapInstance) -> tuple[float, str]:
     return hi, src
 
 
-_LAST_START: list = []  # [(instance, seed, start)]: the start `solve_head_cover` just made
+# The start `solve_head_cover` just made, per thread (a server may run solves side by side):
+# its `.start` is [(instance, seed, start)] or empty.
+_LAST = threading.local()
+
+
+def _last_start() -> list:
+    """This thread's hand-over list from `solve_head_cover` to the search's passes."""
+    if not hasattr(_LAST, "start"):
+        _LAST.start = []
+    return _LAST.start
 
 
 def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0
@@ -67,8 +77,9 @@ def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0
     (once) by the search's passes."""
     from .cltap_construct import fast
 
-    if _LAST_START and _LAST_START[0][0] is inst and _LAST_START[0][1] == seed:
-        return _LAST_START.pop()[2]
+    last = _last_start()
+    if last and last[0][0] is inst and last[0][1] == seed:
+        return last.pop()[2]
     if CB.zero_optimum(inst):
         return (P.empty_solution(inst), 0.0, 0.0,
                 "zero: fewer than t positive-weight labels fit")
@@ -105,7 +116,7 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
         return Outcome("optimal", sol, max(ub, lb), src, lb,
                        {"start_lb": lb, "start_ub": ub, "start_bound": src, "steps": [],
                         "time_s": time.perf_counter() - t0})
-    _LAST_START[:] = [(inst, SEED, start)]
+    _last_start()[:] = [(inst, SEED, start)]
     # the start (cheap bounds, best-of primal) counts against the limit, as a build does
     opts = dataclasses.replace(opts, time_limit=max(opts.time_limit - (time.perf_counter() - t0),
                                                     0.05))
@@ -113,7 +124,7 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
         return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
                            stop_in_load=False)
     finally:
-        _LAST_START.clear()
+        _last_start().clear()
 
 
 def _reach(inst: P.CltapInstance) -> np.ndarray:
