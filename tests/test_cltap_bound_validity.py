@@ -184,3 +184,95 @@ def test_first_labels_bound_without_input_bound_names_the_covering_bound():
     assert res.value == cov.value and res.source.startswith(cov.source)
     assert "input bound" not in res.source
     assert CB.first_labels_bound(one, hi=cov.value).source.startswith("input bound")
+
+
+def _hull_lp(vals: np.ndarray, b: int) -> float:
+    """The knapsack LP by the concave-hull greedy, row by row (the reference of `mckp_lp`)."""
+    from crowdopt.solvers.cltap_colgen import upper_hull_segments
+
+    segs = [s for row in vals for s in upper_hull_segments(np.concatenate([[0.0], np.cumsum(row)]))]
+    left, tot = float(b), 0.0
+    for slope, length in sorted(segs, key=lambda s: -s[0]):
+        if left <= 0 or slope <= 0:
+            break
+        tot += slope * min(left, length)
+        left -= min(left, length)
+    return tot
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), a=st.integers(1, 6), K=st.integers(1, 9),
+       shape=st.sampled_from(["any", "ties", "rising-falling"]), extra=st.integers(0, 3))
+def test_knapsack_lp_is_exact_on_rows_of_any_shape(seed, a, K, shape, extra):
+    """`mckp_lp` on non-monotone rows (the Lagrangian dual of the budget row) equals the
+    concave-hull greedy, never exceeds the dual at any multiplier, and its lengths fit."""
+    rng = np.random.default_rng(seed)
+    vals = {"any": rng.random((a, K)), "ties": rng.choice([0.0, 0.5, 1.0, 2.0], size=(a, K)),
+            "rising-falling": np.abs(np.sin(np.arange(K) * rng.random((a, 1)) * 3))}[shape]
+    b = int(rng.integers(0, a * K + 1)) + extra
+    val, n = CB.mckp_lp(vals, b)
+    ref = _hull_lp(vals, b)
+    assert val == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    C = np.concatenate([np.zeros((a, 1)), np.cumsum(vals, axis=1)], axis=1)
+    for beta in np.linspace(0.0, vals.max() + 0.1, 23):
+        assert val <= beta * b + (C - beta * np.arange(K + 1)).max(axis=1).sum() + 1e-9
+    assert n.sum() <= b + 1e-9 and (n >= 0).all() and (n <= K).all()
+
+
+def _golden_knapsack(vals, b, kinds=None, iters=30):
+    """The first-labels bound's former budget-row multiplier: a golden-section search on the
+    Lagrangian (value at the best multiplier seen, the allocation at that multiplier)."""
+    import math
+
+    V = np.concatenate([np.zeros((vals.shape[0], 1)), np.cumsum(vals, axis=1)], axis=1)
+    nn = np.arange(V.shape[1], dtype=float)
+
+    def f(beta):
+        return beta * b + float((V - beta * nn).max(axis=1).sum())
+
+    r = 0.5 * (math.sqrt(5.0) - 1.0)
+    lo, hi = 0.0, float(np.abs(np.diff(V, axis=1)).max(initial=0.0)) + 1.0
+    m1, m2 = hi - r * (hi - lo), lo + r * (hi - lo)
+    f1, f2 = f(m1), f(m2)
+    best, arg = min((f(lo), lo), (f1, m1), (f2, m2))
+    for _ in range(iters):
+        if f1 < f2:
+            hi, m2, f2 = m2, m1, f1
+            m1 = hi - r * (hi - lo)
+            f1 = f(m1)
+            best, arg = min((best, arg), (f1, m1))
+        else:
+            lo, m1, f1 = m1, m2, f2
+            m2 = lo + r * (hi - lo)
+            f2 = f(m2)
+            best, arg = min((best, arg), (f2, m2))
+    return best, (V - arg * nn).argmax(axis=1).astype(float)
+
+
+@st.composite
+def small_instances(draw):
+    t = draw(st.integers(2, 12))
+    return P.generate(draw(st.integers(0, 10_000)), t=t, a=draw(st.integers(2, 5)),
+                      trend=draw(st.sampled_from(["dec", "inc", "nonmono"])),
+                      b=draw(st.integers(t, 3 * t)))
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inst=small_instances())
+def test_first_labels_exact_multiplier_tightens_and_stays_valid(inst):
+    """The first-labels bound with the exact budget-row multiplier (`mckp_lp`) is never above
+    the same bound with the former golden-section multiplier, and never below the best primal
+    (the brute-force optimum where it fits)."""
+    if CB.zero_optimum(inst):
+        return
+    hi = CB.covering_bound(inst).value
+    new = CB.first_labels_bound(inst, hi=hi).value
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(CB, "mckp_lp", _golden_knapsack)
+        old = CB.first_labels_bound(inst, hi=hi).value
+    assert new <= old * (1 + 1e-9) + 1e-12, (new, old)
+    primal = max(P.evaluate(inst, s).objective for s in constructions(inst).values())
+    if inst.t <= 4 and inst.a <= 3:
+        primal = max(primal, brute_force(inst)[0])
+    assert new >= primal - 1e-7 * (1 + primal), (new, primal)

@@ -54,6 +54,74 @@ def _row_kinds(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.all(d <= 0, axis=1), np.all(d >= 0, axis=1)
 
 
+def _prefix_dual(C: np.ndarray, beta: float, tol: float
+                 ) -> tuple[float, np.ndarray, np.ndarray]:
+    """(f(beta), shortest and longest best prefix per row) of the budget row's Lagrangian
+    f(beta) = beta b' + sum_j max_n (C[j, n] - beta n) without its beta b' term; prefixes within
+    `tol` of a row's best count as tied."""
+    X = C - beta * np.arange(C.shape[1], dtype=float)
+    M = X.max(axis=1)
+    near = X >= (M - tol)[:, None]
+    lo = near.argmax(axis=1)
+    hi = C.shape[1] - 1 - near[:, ::-1].argmax(axis=1)
+    return float(M.sum()), lo, hi
+
+
+def _lagrangian_lp(vals: np.ndarray, b: int, max_iter: int = 200) -> tuple[float, np.ndarray]:
+    """`mckp_lp` by LP duality, vectorized over rows of any shape: the LP optimum is
+    min_{beta >= 0} f(beta), f(beta) = beta b + sum_j max_n (C[j, n] - beta n), C the prefix sums
+    (the budget row (13) priced at beta; weak duality makes every f(beta) an upper bound, strong
+    duality makes the minimum the LP value). f is convex and piecewise linear: the tangents at a
+    point left of the minimum (slope b - sum of the shortest best prefixes < 0) and one right of
+    it (b - sum of the longest > 0) meet at a beta that is either optimal (0 in the
+    subdifferential: the value is the LP optimum) or on a new piece of f, so the search ends
+    after at most as many steps as f has pieces (the upper-hull segments). The value returned is
+    f at the last beta, an upper bound whatever the rounding; lengths: the shortest best
+    prefixes, plus the budget left spread over the tied rows (the partial hull segment)."""
+    a, K = vals.shape
+    C = np.concatenate([np.zeros((a, 1)), np.cumsum(vals, axis=1)], axis=1)
+    eps = 1e-12 * (float(np.abs(C).max(initial=0.0)) + 1e-300)
+
+    def ev(beta: float) -> tuple[float, np.ndarray, np.ndarray]:
+        m, lo, hi = _prefix_dual(C, beta, eps * (1.0 + beta * K))
+        return beta * b + m, lo, hi
+
+    def lengths(beta: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        n = lo.astype(float)
+        if beta > 0:  # zero-slope prefixes add nothing: the greedy leaves them out
+            room = hi - lo
+            before = np.concatenate([[0], np.cumsum(room)[:-1]])
+            n += np.clip(float(b) - lo.sum() - before, 0.0, room)
+        return n
+
+    bl = 0.0
+    fl, lo_l, hi_l = ev(bl)
+    if lo_l.sum() <= b:  # the budget does not bind: every positive prefix fits
+        return fl, lengths(bl, lo_l, hi_l)
+    bh = float(vals.max(initial=0.0))  # no hull segment is steeper than the largest value
+    fh, lo_h, hi_h = ev(bh)
+    best = (fh, bh, lo_h, hi_h)
+    for _ in range(max_iter):
+        if lo_h.sum() <= b <= hi_h.sum():
+            break  # bh is optimal
+        sl, sh = b - float(lo_l.sum()), b - float(hi_h.sum())  # < 0 and > 0
+        bm = (fh - fl + sl * bl - sh * bh) / (sl - sh)
+        if not bl < bm < bh:
+            break  # no room left between the tangents (rounding): f(best) is still a bound
+        fm, lo_m, hi_m = ev(bm)
+        if fm < best[0]:
+            best = (fm, bm, lo_m, hi_m)
+        if lo_m.sum() <= b <= hi_m.sum():
+            best = (fm, bm, lo_m, hi_m)
+            break
+        if lo_m.sum() > b:
+            bl, fl, lo_l = bm, fm, lo_m
+        else:
+            bh, fh, lo_h, hi_h = bm, fm, lo_m, hi_m
+    f, beta, lo, hi = best
+    return f, lengths(beta, lo, hi)
+
+
 def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | None = None
             ) -> tuple[float, np.ndarray]:
     """LP relaxation of max sum_j sum_{k < n_j} vals[j, k] s.t. sum_j n_j <= b, 0 <= n_j <= K.
@@ -61,11 +129,10 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
     Multiple-choice knapsack over prefix lengths (one group per row, item n = prefix of length n,
     weight n); its LP optimum is the greedy over the segments of the upper concave hulls of the
     prefix sums by decreasing slope (Sinha-Zoltners; digest 2.5). Non-increasing rows: the
-    segments are the single values; non-decreasing rows: one chord (0, 0)-(K, C_K). Returns the
+    segments are the single values; non-decreasing rows: one chord (0, 0)-(K, C_K); with any other
+    row, the same optimum by its Lagrangian dual (`_lagrangian_lp`, vectorized). Returns the
     value and the (fractional) prefix length of every row in the LP optimum. vals >= 0.
     """
-    from .cltap_colgen import upper_hull_segments  # the one hull routine
-
     a, K = vals.shape
     dec, inc = kinds if kinds is not None else _row_kinds(vals)
     if dec.all() and b < a * K:  # the b largest positive values (linear-time selection)
@@ -82,6 +149,8 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
             before = np.concatenate([[0], np.cumsum(ties)[:-1]])
             n = (above + np.clip(left - before, 0, ties)).astype(float)
         return float(part.sum()), n
+    if not (dec | inc).all():
+        return _lagrangian_lp(vals, b)
     slopes: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     owner: list[np.ndarray] = []
@@ -95,17 +164,12 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
         slopes.append(vals[only_inc].sum(axis=1) / K)
         lengths.append(np.full(int(only_inc.sum()), float(K)))
         owner.append(rows[only_inc])
-    for j in rows[~dec & ~inc]:
-        segs = upper_hull_segments(np.concatenate([[0.0], np.cumsum(vals[j])]))
-        slopes.append(np.array([s for s, _ in segs]))
-        lengths.append(np.array([float(n) for _, n in segs]))
-        owner.append(np.full(len(segs), j))
     s = np.concatenate(slopes) if slopes else np.zeros(0)
     ln = np.concatenate(lengths) if lengths else np.zeros(0)
     ow = np.concatenate(owner) if owner else np.zeros(0, dtype=np.int64)
     keep = s > 0
     s, ln, ow = s[keep], ln[keep], ow[keep]
-    order = np.argsort(-s, kind="stable")  # a row's hull segments stay in hull order
+    order = np.argsort(-s, kind="stable")  # a row's values stay in order
     s, ln, ow = s[order], ln[order], ow[order]
     before = np.concatenate([[0.0], np.cumsum(ln)[:-1]])
     take = np.clip(float(b) - before, 0.0, ln)
@@ -636,37 +700,6 @@ FIRST_LAMBDAS = (0.25, 0.5, 1.0, 2.0, 4.0)  # weights of the first-labels row on
 FIRST_SHARES = (0.3, 0.6)  # m / t: the tasks of one annotator's first m labels
 
 
-def _budget_dual(V: np.ndarray, b: int, target: float, iters: int = 30) -> tuple[bool, float]:
-    """(refuted, beta): refuted if max sum_j V[j, n_j] over prefix lengths n (sum n_j <= b) is
-    proven < target: for any beta >= 0 that max is <= beta b + sum_j max_n (V[j, n] - beta n)
-    (weak duality of the budget row (13)); beta by golden-section search on this convex
-    function (any beta is valid), returned at the smallest value seen."""
-    n = np.arange(V.shape[1], dtype=float)
-
-    def f(beta: float) -> float:
-        return beta * b + float((V - beta * n).max(axis=1).sum())
-
-    r = 0.5 * (math.sqrt(5.0) - 1.0)
-    lo, hi = 0.0, float(np.abs(np.diff(V, axis=1)).max(initial=0.0)) + 1.0
-    m1, m2 = hi - r * (hi - lo), lo + r * (hi - lo)
-    f1, f2 = f(m1), f(m2)
-    best, arg = min((f(lo), lo), (f1, m1), (f2, m2))
-    for _ in range(iters):
-        if best < target:
-            return True, arg
-        if f1 < f2:
-            hi, m2, f2 = m2, m1, f1
-            m1 = hi - r * (hi - lo)
-            f1 = f(m1)
-            best, arg = min((best, arg), (f1, m1))
-        else:
-            lo, m1, f1 = m1, m2, f2
-            m2 = lo + r * (hi - lo)
-            f2 = f(m2)
-            best, arg = min((best, arg), (f2, m2))
-    return best < target, arg
-
-
 def _top_q_of_prefix(w: np.ndarray, S: np.ndarray, q: int) -> np.ndarray:
     """T[j, n] >= the sum of the q largest of w[j, :n]: exact on monotone rows (the last q of a
     non-decreasing prefix, the first q of a non-increasing one), else min(S[j, n], top q of the
@@ -696,13 +729,12 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
     most one label per task of M ((14)), so at most the m largest of her prefix, T_j(n_j)
     (`_top_q_of_prefix`). Hence for any lambda >= 0, sum_j V_j(n_j) >= (t + lambda m) theta with
     V_j = S_j + lambda S_j(min(., m)) for j and S_j' + lambda T_j' for the others: a knapsack
-    over prefix lengths whose maximum is bounded above by the budget row's Lagrangian
-    (`_budget_dual`, weak duality: any multiplier is valid). When it falls short (with relative
-    margin REL), OPT < theta. Rising rows make S_j(m) the sum of j's weakest labels, which the
+    over prefix lengths whose maximum is bounded above by its LP relaxation (`mckp_lp`: exact,
+    the best multiplier of the budget row (13)). When it falls short (with relative margin REL),
+    OPT < theta. Rising rows make S_j(m) the sum of j's weakest labels, which the
     covering bound (an average over all tasks) never sees: two rising annotators who label
     every task cannot both put their strong labels on the tasks of each other's weak ones.
-    Tried: j among the two longest prefixes of the covering knapsack's Lagrangian allocation at
-    theta, m = share * t, every lambda of the grid; any choice is valid. The test need not be
+    Tried: j among the two longest prefixes of the covering knapsack's LP allocation at theta, m = share * t, every lambda of the grid; any choice is valid. The test need not be
     monotone in theta; bisection returns a refuted theta, valid in any case, never above `hi`
     (default: the covering bound).
     """
@@ -720,24 +752,24 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
         return BoundResult(hi, f"{hi_src} (first-labels bound does not apply)",
                            {"time_s": time.perf_counter() - t0})
     nn = np.arange(K + 1)
+    kinds = _row_kinds(phi)  # truncation keeps a row monotone
     ms = sorted({max(1, min(t, K, round(f * t))) for f in shares})
 
     def test(theta: float) -> bool:
         w = np.minimum(phi, theta)
         S = np.concatenate([np.zeros((a, 1)), np.cumsum(w, axis=1)], axis=1)
         tgt = t * theta * (1 - REL)
-        done, beta = _budget_dual(S, b, tgt)
-        if done:
+        got, n = mckp_lp(w, b, kinds)
+        if got < tgt:
             return True
-        n = (S - beta * nn).argmax(axis=1)  # the covering knapsack's allocation at beta
-        rows = [int(j) for j in np.argsort(-n, kind="stable")[:2]]
+        rows = [int(j) for j in np.argsort(-n, kind="stable")[:2]]  # the LP's longest prefixes
         for m in ms:
             top = _top_q_of_prefix(w, S, m)
             for j in rows:
                 V = top.copy()
                 V[j] = S[j, np.minimum(nn, m)]
-                if any(_budget_dual(S + lam * V, b, tgt + lam * m * theta * (1 - REL))[0]
-                       for lam in lambdas):
+                if any(mckp_lp(np.diff(S + lam * V, axis=1), b)[0]
+                       < tgt + lam * m * theta * (1 - REL) for lam in lambdas):
                     return True
         return False
 
