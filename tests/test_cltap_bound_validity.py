@@ -39,6 +39,7 @@ def _all_bounds(inst: P.CltapInstance) -> dict[str, float]:
     out["config-lp-from-0"] = CB.config_lp_bound(inst, lo=0.0, hi=hi, time_limit=10.0,
                                                  grid=40).value
     out["head-cover"] = solve_head_cover(inst, RunOptions(time_limit=30.0)).bound
+    out["config-lp-method"] = SPEC.method("config-lp").run(inst, RunOptions(time_limit=10.0)).bound
     return out
 
 
@@ -276,3 +277,23 @@ def test_first_labels_exact_multiplier_tightens_and_stays_valid(inst):
     if inst.t <= 4 and inst.a <= 3:
         primal = max(primal, brute_force(inst)[0])
     assert new >= primal - 1e-7 * (1 + primal), (new, primal)
+
+
+@pytest.mark.slow
+def test_config_lp_method_starts_at_the_tightest_cheap_bound():
+    """The config-lp method starts at `cheap_upper_bound` (first labels included), so it is
+    never above it nor above its former start (the least of covering, counting, pairing), and
+    never below the best primal; inc t = 50, a = 5: the first-labels bound is below the former
+    start, and a config LP with no time to refute anything returns it."""
+    from crowdopt.solvers.cltap_construct import cheap_bound
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    inst = P.generate(0, t=50, a=5, trend="inc")
+    former, _ = cheap_bound(inst)
+    former = min(former, CB.pairing_bound(inst, hi=former).value)
+    hi, _ = cheap_upper_bound(inst)
+    first = CB.first_labels_bound(inst).value
+    assert hi <= first < former
+    out = SPEC.method("config-lp").run(inst, RunOptions(time_limit=0.01))
+    assert out.bound <= hi
+    assert out.bound >= P.evaluate(inst, fast(inst, time_limit=0.2)).objective - 1e-9

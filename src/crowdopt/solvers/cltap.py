@@ -28,8 +28,9 @@ from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
-from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
+from .cltap_construct import alloc_lpt, cbp_phi, constructions
 from .cltap_construct import fast as fast_best_of
+from .cltap_exact import cheap_upper_bound
 from .cltap_search import local_search
 
 BRUTE_MAX_STATES = 200_000
@@ -191,20 +192,26 @@ def _counting(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return _bound_outcome(CB.counting_bound(inst))
 
 
-def _config_lp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
-    """Configuration LP between the best construction (lo) and the cheap bounds (hi)."""
-    limit = opts.time_limit if opts.time_limit is not None else CONFIG_DEFAULT_TIME
-    t0 = time.perf_counter()
-    hi, hi_src = cheap_bound(inst)
-    pairing = CB.pairing_bound(inst, hi=hi)
-    if pairing.value < hi:
-        hi, hi_src = pairing.value, pairing.source
+def config_lp_from(inst: P.CltapInstance, hi: float, hi_src: str, time_limit: float,
+                   t0: float | None = None) -> CB.BoundResult:
+    """The configuration LP between the best construction (lo) and a valid bound `hi` (named
+    `hi_src`), within `time_limit` seconds counted from `t0` (default: now)."""
+    t0 = time.perf_counter() if t0 is None else t0
     lo = max(P.evaluate(inst, s).objective for s in constructions(inst, theta=hi).values())
-    res = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=max(0.1, limit - (
+    res = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=max(0.1, time_limit - (
         time.perf_counter() - t0)))
     if res.source.startswith("input bound"):
         res.source = f"{hi_src} (configuration LP: {res.details.get('skipped', 'no gain')})"
-    return _bound_outcome(res)
+    return res
+
+
+def _config_lp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """Configuration LP between the best construction (lo) and the tightest cheap bound (hi,
+    `cheap_upper_bound`: zero optimum, covering, counting, pairing, first labels)."""
+    limit = opts.time_limit if opts.time_limit is not None else CONFIG_DEFAULT_TIME
+    t0 = time.perf_counter()
+    hi, hi_src = cheap_upper_bound(inst)
+    return _bound_outcome(config_lp_from(inst, hi, hi_src, limit, t0))
 
 
 def _config_lp_size(inst: P.CltapInstance) -> str | None:
