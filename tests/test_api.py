@@ -369,3 +369,13 @@ def test_compare_names_the_algorithms_field_for_an_unknown_algorithm():
     inst = crowdopt.generate("worker-select", 0, workers=4)
     with pytest.raises(InputError, match=r"^algorithms: expected one of .*found 'nosuch'"):
         crowdopt.compare(inst, algorithms=["fast", "nosuch"])
+
+
+def test_compare_warmup_takes_true_or_false_only():
+    """warmup is a flag like force: "no", 0 or None are refused with one line naming it (a
+    string would otherwise warm up silently), False skips the warm-up."""
+    inst = crowdopt.generate("worker-select", 0, workers=4)
+    for bad in ("no", 0, 1, None):
+        with pytest.raises(InputError, match=r"^warmup: expected True or False, found "):
+            crowdopt.compare(inst, algorithms=["fast"], warmup=bad)
+    assert crowdopt.compare(inst, algorithms=["fast"], warmup=False).warmup_s == 0.0

@@ -360,8 +360,9 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
         gets at most what is left, and a method with nothing left is reported 'skipped'.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
-    warmup: pay one-off costs (imports, the first HiGHS solve, the instance's cached
-        matrices) before timing, reported apart as `warmup_s` (inside the overall limit).
+    warmup: True or False, like force: pay one-off costs (imports, the first HiGHS solve, the
+        instance's cached matrices) before timing, reported apart as `warmup_s` (inside the
+        overall limit).
     force: run exact methods past their time guards too (under the time limits).
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
@@ -369,6 +370,7 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve)
     clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
+    warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple)):
         raise InputError("algorithms", "a list of algorithm names", algorithms)
