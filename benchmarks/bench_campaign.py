@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import emit
+from common import emit, parse_args
 
 from crowdopt.campaign import Campaign
 
@@ -301,18 +301,15 @@ def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
 PARTS = ("python", "cli", "http", "record", "status")
 
 
-def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="small sizes (< 60 s)")
-    p.add_argument("--repeat", type=int, default=3, help="timing repetitions (best kept)")
-    p.add_argument("--seed", type=int, default=0)
+def add_parts(p: argparse.ArgumentParser) -> None:
+    """This benchmark's own option (on the shared parser of `common.parse_args`)."""
     p.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS),
                    help="the parts to run (default: all)")
-    return p.parse_args()
 
 
 def main() -> None:
-    args = parse_args()
+    args = parse_args(__doc__.splitlines()[0], quick_help="small sizes (< 60 s)",
+                      repeat_help="timing repetitions (best kept)", extend=add_parts)
     tmp = Path(tempfile.mkdtemp(prefix="bench_campaign_"))
     try:
         if {"python", "cli", "http"} & set(args.only):

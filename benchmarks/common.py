@@ -21,12 +21,19 @@ from crowdopt.solvers.certify import cached_versions  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def parse_args(description: str) -> argparse.Namespace:
+def parse_args(description: str, *, quick_help: str = "small sizes (< 30 s)",
+               repeat_help: str = "timing repetitions (median kept)",
+               extend: Callable[[argparse.ArgumentParser], None] | None = None,
+               argv: list[str] | None = None) -> argparse.Namespace:
+    """Every benchmark's --quick, --repeat R and --seed S; `extend` adds a benchmark's own
+    options to the same parser; `argv` (default: the command line) is what is parsed."""
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--quick", action="store_true", help="small sizes (< 30 s)")
-    p.add_argument("--repeat", type=int, default=3, help="timing repetitions (median kept)")
+    p.add_argument("--quick", action="store_true", help=quick_help)
+    p.add_argument("--repeat", type=int, default=3, help=repeat_help)
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args()
+    if extend is not None:
+        extend(p)
+    return p.parse_args(argv)
 
 
 def study_sets(prog: str, description: str, with_gold: bool | None) -> list[str] | None:
