@@ -7,12 +7,14 @@ import pytest
 
 from crowdopt.crowd.tables import from_arrays, gold_from_arrays
 from crowdopt.sim.lsol_replay import (
+    AnswerAgreement,
     capped_baselines,
     mv_all_baseline,
     oracle_baseline,
     ranked_prefix_curve,
     replay,
     replay_task,
+    sequential_query,
 )
 
 
@@ -127,3 +129,71 @@ def test_wmv_with_a_price_on_a_large_crowd_searches_the_strongest_votes():
     gold = gold_from_arrays(table, np.arange(n), truth)
     r = replay(table, gold, rule="wmv", G1=2.0, cost_weight=0.001, seed=0)
     assert 0 < len(r["selected"]) <= 20 and r["accuracy"] > 0.8
+
+
+def test_sequential_query_buys_in_p_order_until_the_posterior_is_confident():
+    row = np.array([1, 0, 1, -1, 1, 1])  # worker 3 did not label the task
+    cand = np.flatnonzero(row >= 0)
+    p = np.array([0.9, 0.8, 0.7, 0.99, 0.6, 0.55])
+    w = np.log(p / (1 - p))
+    # order 0, 1, 2, 4, 5: after three labels the scores are (w1, w0 + w2)
+    bought, score = sequential_query(row, cand, p, w, 2, 0.8, 3, 5)
+    assert bought.tolist() == [0, 1, 2]
+    assert score == pytest.approx([w[1], w[0] + w[2]])
+    q1 = 1 / (1 + np.exp(w[1] - w[0] - w[2]))
+    assert q1 >= 0.8  # the stop: posterior of class 1 reached the confidence
+    bought, _ = sequential_query(row, cand, p, w, 2, q1 + 1e-9, 3, 5)
+    assert bought.tolist() == [0, 1, 2, 4]  # a hair more confidence needs the next label
+    bought, _ = sequential_query(row, cand, p, w, 2, 1.0, 1, 2)
+    assert bought.tolist() == [0, 1]  # n_max caps the task
+
+
+def test_answer_agreement_scores_each_label_against_the_others_vote():
+    est = AnswerAgreement(4, prior=1.0)
+    # weights 2, 1, 1: without worker 0 the vote is a tie (1 vs 1), so each label scores 1/2;
+    # without worker 1 (or 2), worker 0's weight 2 wins for class 1
+    est.add(np.array([0, 1, 2]), np.array([1, 0, 1]), np.array([2.0, 1.0, 1.0]), 2)
+    est.add(np.array([3]), np.array([1]), np.array([1.0]), 2)  # alone: nothing to compare
+    assert est.p_hat().tolist() == pytest.approx([1.5 / 3, 1 / 3, 2 / 3, 0.5])
+
+
+def test_sequential_replay_stays_in_budget_and_ranks_the_best_worker_first():
+    table, gold, p = synthetic_table(6, n=120)
+    B = 4.0
+    r = replay(table, gold, estimator="answers", exploit="sequential", budget=B,
+               order="shuffle", seed=2)
+    assert r["labels_spent"] <= B * r["tasks"] + 7  # only a tester's 7 labels may overdraw
+    assert r["labels_per_task"] < 7  # fewer than every label
+    assert r["accuracy"] >= r["mv_all"]["accuracy"] - 0.01
+    assert r["budget"] == B and r["exploit"] == "sequential"
+    assert r["selected"][0] == 0  # the 0.95 worker leads the set chosen on the answers
+    d = replay(table, gold, estimator="answers", exploit="sequential", order="shuffle", seed=2)
+    assert d["budget"] == pytest.approx(7 / 3)  # default: a third of the labels per task
+    assert d["labels_spent"] <= 7 / 3 * d["tasks"] + 7
+
+
+def test_replay_grid_puts_the_default_beside_majority_vote():
+    from crowdopt.experiments.lsol_repro import REPLAY, build_tasks, replay_checks, replay_rows
+    from crowdopt.sim.lsol_replay import REPLAY_DEFAULTS
+
+    tasks = build_tasks(scale="smoke", parts=["replay"])
+    assert sum(t.params.get("exploit") == "sequential" for t in tasks) == 3 * 2
+    base = {"mv_all": {"accuracy": 0.8, "labels_per_task": 9.0, "gold_tasks_labelled": 10},
+            "oracle": {"k": 1, "accuracy": 0.9, "labels_per_task": 1.0,
+                       "gold_tasks_labelled": 10}, "within_third": {}}
+
+    def rec(params, acc, lpt):
+        return {"fn": REPLAY, "params": {"dataset": "bluebirds", "order": "shuffle", **params},
+                "error": None, "result": {**base, "accuracy": acc, "labels_per_task": lpt,
+                                          "testers": 5}}
+
+    records = [rec({"cost_weight": 0.01, "estimator": "pooled"}, 0.7, 2.0),
+               rec({"cost_weight": 0.01, **REPLAY_DEFAULTS}, 0.85, 2.9),
+               rec({"cost_weight": 0.01, **REPLAY_DEFAULTS}, 0.83, 3.1)]
+    rows = replay_rows(records)
+    assert [r["method"] for r in rows][:2] == ["LS_OL pooled",
+                                                 "LS_OL answers, sequential (default)"]
+    assert rows[1]["accuracy"] == pytest.approx(0.84) and rows[1]["runs"] == 2
+    checks = {c["estimator"]: c for c in replay_checks(rows)}
+    assert checks["answers, sequential (default)"][">= majority vote"]
+    assert not checks["pooled"][">= majority vote"]

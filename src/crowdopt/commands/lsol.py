@@ -2,8 +2,8 @@
 
 simulate: LS_OL on simulated labelers, replications run through the executor; regret R(T) and
 cost regret R_C(T) vs T, average reward; with -o DIR a report with a log-scale regret plot.
-replay: LS_OL on a real label table (a file, or a data set name such as bluebirds); accuracy
-against gold vs labels spent, beside majority vote of all labels and the oracle best set.
+replay: LS_OL on a real label table (a file or a data set name such as bluebirds), buying labels
+until each answer is confident; accuracy vs gold beside majority vote of all and the oracle set.
 reproduce: the paper's Sec. 6 experiments and the replay grid (DIR/report.md + PNG plots).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
-from ..validate import probability_array, real, real_text
+from ..validate import integer, probability_array, real, real_text
 
 EXIT_OK, EXIT_CERT = 0, 5
 
@@ -180,9 +180,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
 
+    real(args.confidence, "--confidence", lo=0.0, hi=1.0)
+    integer(args.min_labels, "--min-labels", lo=1)
+    if args.budget is not None:
+        real(args.budget, "--budget", lo=0.0)
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
-                              "use_filter": args.filter, "order": args.order}
+                              "use_filter": args.filter, "order": args.order,
+                              "exploit": args.exploit, "confidence": args.confidence,
+                              "min_labels": args.min_labels, "budget": args.budget}
     name = dataset_name(args.labels)
     if name is not None:
         if args.gold:
@@ -284,7 +290,8 @@ ESTIMATOR_HELP = ("quality estimate: first (the paper: agreement of each tester'
 
 def register(cli: Any) -> None:
     """Add the LS_OL simulate, replay and reproduce commands to the CLI."""
-    from ..policies.lsol import DEFAULT_ESTIMATOR, ESTIMATORS, REPLAY_ESTIMATOR
+    from ..policies.lsol import DEFAULT_ESTIMATOR, ESTIMATORS
+    from ..sim.lsol_replay import EXPLOITS, REPLAY_DEFAULTS, REPLAY_ESTIMATORS
     from ..sim.lsol_sim import POPULATIONS
 
     doc = __doc__.split("\n\n")[1].splitlines()
@@ -327,12 +334,30 @@ def register(cli: Any) -> None:
     r.add_argument("--gold", default=None, metavar="GOLD",
                    help="gold table task,label, or dataset:NAME")
     r.add_argument("--rule", choices=("mv", "wmv"), default="mv",
-                   help="aggregation of the chosen subset: mv or wmv (weighted; default mv)")
-    r.add_argument("--estimator", choices=ESTIMATORS, default=REPLAY_ESTIMATOR,
-                   help=ESTIMATOR_HELP.replace(DEFAULT_ESTIMATOR + ")", REPLAY_ESTIMATOR + ")"))
+                   help="set: aggregation of the chosen subset: mv or wmv (weighted; default "
+                   "mv)")
+    r.add_argument("--estimator", choices=REPLAY_ESTIMATORS,
+                   default=REPLAY_DEFAULTS["estimator"],
+                   help=ESTIMATOR_HELP.replace(
+                       "; default em)", "), answers (agreement of every label bought, testers "
+                       "and exploitation steps, with the vote of the task's other bought "
+                       "labels; default answers)"))
+    r.add_argument("--exploit", choices=EXPLOITS, default=REPLAY_DEFAULTS["exploit"],
+                   help="exploitation step: set (the paper: query S_t, topped up by p_hat) "
+                   "or sequential (default: buy from the task's workers in decreasing p_hat "
+                   "until the posterior of the answer reaches --confidence, within --budget; "
+                   "answer: the posterior's mode)")
+    r.add_argument("--confidence", type=float, default=REPLAY_DEFAULTS["confidence"],
+                   help="sequential: posterior probability of the answer that stops buying "
+                   "(default 0.9999)")
+    r.add_argument("--min-labels", type=int, default=REPLAY_DEFAULTS["min_labels"],
+                   help="sequential: labels bought before the posterior may stop (default 3)")
+    r.add_argument("--budget", type=float, default=None,
+                   help="sequential: labels per task on average over the run (default: a "
+                   "third of the table's labels per task)")
     r.add_argument("--G1", type=float, default=2.0, help="testers D1(t) = G1 log t")
     r.add_argument("--price", type=float, default=0.01,
-                   help="lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
+                   help="set: lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")
     r.add_argument("--prior", type=float, default=1.0, help="Beta pseudo-counts on p_hat")
     r.add_argument("--filter", action="store_true", help="disagreement filter (Sec. 3.5.3)")
     r.add_argument("--order", choices=("file", "shuffle"), default="shuffle",

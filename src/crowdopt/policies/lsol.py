@@ -37,7 +37,6 @@ from . import lsol_em
 
 ESTIMATORS = ("first", "pooled", "em")
 DEFAULT_ESTIMATOR = "em"  # by measurement (reproduce lsol, Table 2); LSOL() itself is the paper's
-REPLAY_ESTIMATOR = "pooled"  # by measurement (reproduce lsol, replay grid)
 CONTEXTS = ("none", "finite", "continuous")
 # WMV with a price, budget or size limit searches the top-k among the WMV_SEARCH labelers of
 # largest |p_hat - 1/2|: the exact pi_wmv of an m-prefix costs 2^(m/2) (vote_accuracy), so the
