@@ -76,6 +76,17 @@ def test_local_search_fixes_the_counterexample():  # P20 + Sec. 4.3
     assert P.evaluate(inst, sol).objective == pytest.approx(6.0)
 
 
+def test_local_search_kicks_by_the_labels_that_fit_not_the_budget():
+    """A budget past every slot (b = 10^9, a K = 9) kicks as few labels as b = a K: the kick
+    once grew with b (2 + b/50 random moves per restart: the search never came back)."""
+    p = [[0.64, 0.56, 0.51], [0.5, 0.5, 0.5], [0.74, 0.5, 0.5]]
+    for b in (9, 10**9):
+        inst = P.make_instance(p, 3, b)
+        stats: dict = {}
+        sol = local_search(inst, cbp(inst), time_limit=0.05, stall_steps=1, stats=stats)
+        assert stats["kick"] == 2 and P.evaluate(inst, sol).feasible
+
+
 @pytest.mark.slow
 def test_local_search_never_worse_and_feasible():  # P21
     rng = np.random.default_rng(31)

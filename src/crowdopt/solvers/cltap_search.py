@@ -265,7 +265,8 @@ def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float
                  stats: dict | None = None) -> CltapSolution:
     """Best-move local search from `start` (digest 3.2) for `time_limit` seconds. After
     `stall_steps` steps without a new best: widen (4x bottleneck tasks and removals); after a
-    second stall: restart from the best with `kick` random external swaps (default 2 + b/50).
+    second stall: restart from the best with `kick` random external swaps (default 2 + c/50,
+    c = min(b, a K) the labels that can be placed: a budget past every slot kicks no more).
     Stops early when min c' reaches `target` (a valid bound: proven optimal), when no move exists
     even after widening, or after `max_steps`. Returns the best assignment seen (never worse
     than `start`)."""
@@ -277,7 +278,7 @@ def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float
     neg = stall = 0
     wide = False
     restarts = 0
-    kick = kick or 2 + inst.b // 50
+    kick = kick or 2 + inst.capacity // 50
     tabu: dict[tuple[int, int], int] = {}
     stop = "step cap"
     step = 0
@@ -328,6 +329,6 @@ def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float
         else:
             stall += 1
     if stats is not None:
-        stats.update(steps=step, restarts=restarts, stop=stop,
+        stats.update(steps=step, restarts=restarts, stop=stop, kick=kick,
                      time_s=time.perf_counter() - t0)
     return CltapSolution(best_z)
