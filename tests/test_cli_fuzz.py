@@ -186,6 +186,32 @@ def test_bom_is_accepted_in_golden_csv_and_sweep_toml(tmp_path, capsys):
 
 
 
+
+def test_stdin_is_read_as_utf8_like_a_file(monkeypatch, capsys):
+    """'-' reads the bytes of standard input as UTF-8 with a BOM dropped, whatever the locale's
+    encoding: a BOM is accepted (as in a file), an undecodable byte is one line (exit 2), never
+    a UnicodeDecodeError (stdin opened strict, e.g. PYTHONIOENCODING=utf-8:strict)."""
+    import io
+
+    from crowdopt.campaign.io import read_csv
+    from crowdopt.instances import load_instance
+
+    doc = json.dumps({"problem": "worker-select", "max_workers": 2, "scores": [0.5, 0.2]})
+
+    def stdin(raw: bytes) -> None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8"))
+
+    stdin(b"\xef\xbb\xbf" + doc.encode())
+    assert load_instance("-")[1].max_workers == 2
+    stdin(doc[:-1].encode() + b', "name": "caf\xe9"}')
+    code, err = _run(capsys, ["solve", "-", "--json"])
+    assert code == 2 and len(err) == 1 and "UTF-8" in err[0], err
+    stdin(b"\xef\xbb\xbfitem,worker,label\r\ni1,w1,1\r\n")
+    assert read_csv("-", "answers")[0] == ["item", "worker", "label"]
+    stdin(b"item,worker,label\ni1,w\xe9,1\n")
+    with pytest.raises(InputError, match="answers"):
+        read_csv("-", "answers")
+
 # ----------------------------------------------------------------------------- numbers in strings
 STRING_NUMBERS = [  # (argv with {x} where a number goes, the field the message names)
     (["simulate", "lsol", "--p", "0.9,{x}"], "--p"),

@@ -7,13 +7,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 from .registry import SCHEMA_VERSION, ProblemSpec, get_problem, instance_document
-from .validate import integer, json_int, require_key, require_mapping
+from .validate import integer, json_int, require_key, require_mapping, stdin_text
 
 
 class _DuplicateKey(ValueError):
@@ -36,7 +35,7 @@ def read_json(source: Any, what: str = "instance") -> Any:
         return source
     name = str(source)
     if name == "-":
-        text = sys.stdin.read()
+        text = stdin_text(what)
         name = "<stdin>"
     else:
         path = Path(name)

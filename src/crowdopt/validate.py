@@ -285,6 +285,19 @@ def separator(sep: Any, field: str = "sep") -> str | None:
     return sep
 
 
+def stdin_text(field: str) -> str:
+    """Standard input as UTF-8 text with a BOM dropped, as files are read, whatever the locale
+    says: an undecodable byte is an InputError naming `field`, never a UnicodeDecodeError."""
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is None:  # a text stream put in place of stdin (embedding, tests)
+        text = sys.stdin.read()
+        return text[1:] if text.startswith("\ufeff") else text
+    try:
+        return buf.read().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(field, "UTF-8 text", f"undecodable byte at {exc.start} in stdin") from None
+
+
 def csv_rows(lines: Any, field: str, **fmt: Any) -> list[list[str]]:
     """All rows of CSV text (an iterable of lines or a file-like), fields of any size: csv's
     default 128 KB field limit is lifted while reading (a long free-text cell is data, not an

@@ -16,7 +16,7 @@ from ..crowd.tables import TASK_ALIASES, WORKER_ALIASES
 from ..errors import InputError
 from ..policies.allocation import HETEROGENEOUS, HOMOGENEOUS, parse_policy
 from ..policies.lsol import ESTIMATORS
-from ..validate import csv_rows
+from ..validate import csv_rows, stdin_text
 
 ITEM_ALIASES = ("item", *[a for a in TASK_ALIASES if a != "item"])
 LABEL_ALIASES = ("label", "answer", "response", "value")
@@ -27,9 +27,7 @@ def read_csv(source: str | os.PathLike, field: str) -> tuple[list[str], list[lis
     """Header (lower-cased) and rows of a CSV/TSV file ('-' = stdin); BOM and CRLF handled."""
     name = "stdin" if str(source) == "-" else Path(source).name
     if str(source) == "-":
-        import sys
-
-        text = sys.stdin.read()
+        text = stdin_text(field)
     else:
         p = Path(source)
         if not p.is_file():
