@@ -324,6 +324,24 @@ def test_a_long_lived_status_follows_every_answer(tmp_path, monkeypatch):
     assert st["late"] > 0 and st["answers"] == 40
 
 
+def test_answer_times_are_the_recording_times_of_every_answer(tmp_path, monkeypatch):
+    """`answer_times` (the status page's plot): one time per answer, in the order recorded,
+    as a reader that did not record them reads them from the file."""
+    clock = [1000.0]
+    monkeypatch.setattr(core, "_now", lambda: clock[0])
+    camp = Campaign.create(tmp_path / "a.db", policy="optkg", items=["a", "b", "c"], budget=6,
+                           seed=0)
+    reader = Campaign.open(tmp_path / "a.db", readonly=True)
+    assert reader.answer_times() == []
+    want = []
+    while qs := camp.next(2):
+        clock[0] += 7.5
+        camp.record([(q.item, f"w{q.id}", 1) for q in qs])
+        want += [clock[0]] * len(qs)
+    assert len(want) == 6 and reader.answer_times() == want == sorted(want)
+    assert reader.status()["answers"] == len(want)
+
+
 # ----------------------------------------------------------------------------- store guarantees
 @pytest.fixture
 def small(tmp_path):

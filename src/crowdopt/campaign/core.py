@@ -951,6 +951,12 @@ class Campaign:
             return status(self, mem, gold, _now(), offset=int(offset),
                           limit=None if limit is None else int(limit))
 
+    def answer_times(self) -> list[float]:
+        """When each answer so far was recorded (seconds since the epoch, in log order, late
+        answers included), read from memory after catching up: the status page's plot."""
+        with self._tx(write=False) as mem:
+            return mem.log.columns()[4].tolist()
+
     def __repr__(self) -> str:
         return f"Campaign({str(self.path)!r}, policy={self.policy!r}, budget={self.budget})"
 

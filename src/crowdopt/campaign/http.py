@@ -274,7 +274,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         from .page import render_page
 
         st = reader.status(gold=gold, limit=PAGE_ROWS)
-        return render_page(st, reader._mem.log.columns()[4].tolist())
+        return render_page(st, reader.answer_times())
 
     app = Starlette(routes=[
         Route("/next", endpoint("/next", next_, True), methods=["POST"]),
