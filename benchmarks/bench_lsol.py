@@ -3,9 +3,10 @@
 1. Learner steps per second at M = 5..100 and T up to 1e6: the simulator's block mode (runs of
    exploitation steps as one numpy block) and the per-step select/observe API, ratio measured
    in the same run (per-step only up to T = 1e5).
-1b. Per estimator (first, pooled, em) at M = 5, 20, 100: steps per CPU second, block and
-   per-step, the ratio to the paper's estimator in the same run, and the CPU time of one refit
-   of p_hat on the final testers (em: EM from the previous fit, linear in the tester labels).
+1b. Per estimator (first, pooled, em, and em fitted on every label bought: em_labels='all') at
+   M = 5, 20, 100: steps per CPU second, block and per-step, the ratio to the paper's estimator
+   in the same run, and the CPU time of one refit of p_hat on the final labels (em: EM from the
+   previous fit, linear in the tester labels and the distinct exploitation label vectors).
 2. pi(S): the O(h^2) counting recursion vs 2^h enumeration (MV), and meet-in-the-middle vs
    enumeration (WMV), as h grows; values checked equal.
 3. labeler-set: top-k fast path vs the vote-margin MILP and exhaustive enumeration (objectives
@@ -59,15 +60,20 @@ def _cpu(fn, repeat: int) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
-def _refit_ms(M: int, est: str, T: int, seed: int) -> tuple[float, int]:
-    """CPU ms of one p_hat refit on the testers of a T-step run (version bumped to force it)."""
+def _refit_ms(M: int, est: str, T: int, seed: int, em_labels: str = "testers"
+              ) -> tuple[float, int]:
+    """CPU ms of one p_hat refit on the labels of a T-step run (version bumped to force it)."""
     p = np.random.default_rng(seed).uniform(0.3, 1.0, M)
-    lr = LSOL(M, estimator=est, schedule=Schedule(2.0, 2.0), seed=seed)
+    lr = LSOL(M, estimator=est, schedule=Schedule(2.0, 2.0), em_labels=em_labels, seed=seed)
     rng = np.random.default_rng(seed)
     truth: list[int] = []
     for t in range(1, T + 1):
         a = lr.select(t)
         if a.kind == "exploit":
+            if lr.takes_exploit_labels:
+                y = int(rng.integers(2))
+                right = rng.random(len(a.labelers)) < p[a.labelers]
+                lr.observe(a, np.where(right, y, 1 - y))
             continue
         if a.kind == "explore_new":
             truth.append(int(rng.integers(2)))
@@ -89,15 +95,15 @@ def estimator_rows(args) -> list[dict]:
     for M in (5, 20, 100):
         p = np.random.default_rng(args.seed).uniform(0.3, 1.0, M)
         base = {}
-        for est in ESTIMATORS:
-            tb, res = _cpu(lambda p=p, est=est: simulate_run(p, T, estimator=est,
-                                                            seed=args.seed), args.repeat)
-            ts, _ = _cpu(lambda p=p, est=est: simulate_run(p, step_T, estimator=est,
-                                                          seed=args.seed, block=False), 1)
+        for est, lab in [(e, "testers") for e in ESTIMATORS] + [("em", "all")]:
+            kw = {"estimator": est, "em_labels": lab, "seed": args.seed}
+            tb, res = _cpu(lambda p=p, kw=kw: simulate_run(p, T, **kw), args.repeat)
+            ts, _ = _cpu(lambda p=p, kw=kw: simulate_run(p, step_T, block=False, **kw), 1)
             base.setdefault("block", T / tb)
             base.setdefault("step", step_T / ts)
-            refit, labels = _refit_ms(M, est, min(T, 20_000), args.seed)
-            rows.append({"M": M, "estimator": est, "T": T, "block_steps_per_cpu_s": T / tb,
+            refit, labels = _refit_ms(M, est, min(T, 20_000), args.seed, lab)
+            name = est if lab == "testers" else f"{est}, all labels"
+            rows.append({"M": M, "estimator": name, "T": T, "block_steps_per_cpu_s": T / tb,
                          "vs_first_block": (T / tb) / base["block"], "step_T": step_T,
                          "step_steps_per_cpu_s": step_T / ts,
                          "vs_first_step": (step_T / ts) / base["step"],
@@ -165,8 +171,9 @@ def main() -> None:
     emit("lsol_estimators", rows, list(rows[0]), args,
          note="steps per CPU second (time.process_time, so other users' load does not count) "
               "of simulate_run with each estimator; vs_first = ratio to the paper's estimator "
-              "in the same run; refit = one p_hat computation on the final testers (em: warm "
-              "EM, O(tester labels) per iteration; tester_labels = testers' assignments x M)")
+              "in the same run; refit = one p_hat computation on the final labels (em: warm "
+              "EM, O(tester labels) per iteration, plus the distinct exploitation label "
+              "vectors for `em, all labels`; tester_labels = testers' assignments x M)")
     rows = pi_rows(args)
     emit("lsol_pi", rows, list(rows[0]), args,
          note="recursion = O(h^2) counting DP; enumeration = 2^h patterns in Python; "

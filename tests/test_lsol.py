@@ -67,15 +67,18 @@ def test_pooled_estimates_converge():
     assert np.abs(first.p_hat() - p).max() < 0.2
 
 
-@pytest.mark.parametrize("estimator", ["first", "em"])
-def test_seeded_and_block_mode_identical(estimator):
-    a = simulate_run(P7, 4000, estimator=estimator, seed=4)
-    b = simulate_run(P7, 4000, estimator=estimator, seed=4)
-    c = simulate_run(P7, 4000, estimator=estimator, seed=4, block=False)
+@pytest.mark.parametrize("estimator,em_labels", [
+    ("first", "testers"), ("em", "testers"),
+    pytest.param("em", "all", marks=pytest.mark.slow)])
+def test_seeded_and_block_mode_identical(estimator, em_labels):
+    kw = {"estimator": estimator, "em_labels": em_labels}
+    a = simulate_run(P7, 4000, seed=4, **kw)
+    b = simulate_run(P7, 4000, seed=4, **kw)
+    c = simulate_run(P7, 4000, seed=4, block=False, **kw)
     assert a == b
     assert a["regret"] == c["regret"] and a["selected"] == c["selected"]
     assert a["explore_steps"] == c["explore_steps"] and a["p_hat"] == c["p_hat"]
-    assert simulate_run(P7, 4000, estimator=estimator, seed=5)["p_hat"] != a["p_hat"]
+    assert simulate_run(P7, 4000, seed=5, **kw)["p_hat"] != a["p_hat"]
 
 
 def test_regret_shape_and_pooled_beats_first():

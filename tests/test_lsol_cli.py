@@ -25,6 +25,9 @@ def test_simulate_bad_input_exit_2(capsys):
     assert main(["simulate", "lsol", "--p", "0.5,1.5"]) == 2
     assert "--p[1]" in capsys.readouterr().err
     assert main(["replay", "lsol", "no-such-table"]) == 2
+    capsys.readouterr()
+    assert main(["simulate", "lsol", "--estimator", "pooled", "--em-labels", "all"]) == 2
+    assert "--em-labels" in capsys.readouterr().err
 
 
 def test_replay_file_json_has_accuracy(tmp_path, capsys):

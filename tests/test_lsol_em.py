@@ -8,6 +8,7 @@ import pytest
 
 from crowdopt.crowd.rank_one import covariance
 from crowdopt.crowd.tables import from_arrays
+from crowdopt.errors import InputError
 from crowdopt.policies import lsol_em
 from crowdopt.policies.lsol import LSOL, Schedule
 from crowdopt.sim.lsol_sim import TABLE1_P, kendall_tau, run_task, simulate_run
@@ -127,3 +128,105 @@ def test_kendall_tau_b_matches_scipy():
         x, y = rng.integers(0, 4, 7).astype(float), rng.random(7)
         assert kendall_tau(x, y) == pytest.approx(stats.kendalltau(x, y).statistic)
     assert kendall_tau(np.ones(3), np.arange(3.0)) == 0.0
+
+
+def _rows(counts):
+    """Each row of counts once per label vector (tasks x M, -1 = no label), for one label
+    per labeler and task."""
+    return np.where(counts.sum(axis=2) > 0, counts.argmax(axis=2), -1)
+
+
+def test_em_with_multiplicities_equals_em_on_the_rows_repeated():
+    counts, _ = make_counts(WEAK, 40, 1, seed=6)
+    keys, inverse, mult = np.unique(_rows(counts), axis=0, return_inverse=True,
+                                    return_counts=True)
+    unique = counts[[int(np.flatnonzero(inverse.ravel() == j)[0]) for j in range(len(keys))]]
+    a0 = np.full(len(WEAK), 0.6)
+    a, _ = lsol_em.one_coin_map(counts, a0)
+    b, _ = lsol_em.one_coin_map(unique, a0, mult=mult)
+    assert np.allclose(a, b, atol=1e-12)
+    assert lsol_em.objective(counts, a) == pytest.approx(lsol_em.objective(unique, a, mult=mult))
+
+
+def test_fit_on_every_label_equals_the_fit_on_the_same_labels_fed_at_once():
+    p = np.array([0.9, 0.8, 0.7, 0.4, 0.3])
+    env = np.random.default_rng(7)
+    lr = LSOL(5, estimator="em", em_labels="all", schedule=Schedule(1, 1), seed=3)
+    truth, fed = [], []
+    for t in range(1, 400):
+        a = lr.select(t)
+        if a.kind == "explore_new":
+            truth.append(int(env.integers(2)))
+        y = truth[a.tester] if a.kind != "exploit" else int(env.integers(2))
+        lab = np.where(env.random(len(a.labelers)) < p[a.labelers], y, 1 - y)
+        if a.kind == "exploit":
+            row = np.full(5, -1)
+            row[a.labelers] = lab
+            fed.append(row)
+            if t % 2:  # one step through observe, the next as a block of one
+                lr.observe(a, lab)
+            else:
+                lr.observe_exploit(a.labelers, lab[None, :])
+                lr.steps["exploit"] += 1
+        else:
+            lr.observe(a, lab)
+    assert lr.steps["exploit"] > 200
+    fit, mult = lr.fit_counts()
+    tester = lr.label_counts()
+    ex = np.zeros((len(fed), 5, 2))
+    for k, row in enumerate(fed):
+        ex[k, np.flatnonzero(row >= 0), row[row >= 0]] = 1
+    # the same labels: the testers' rows, then every exploitation row as often as it came
+    assert np.array_equal(fit[: len(tester)], tester) and np.all(mult[: len(tester)] == 1)
+    got = sorted(map(tuple, np.repeat(_rows(fit[len(tester):]), mult[len(tester):].astype(int),
+                                      axis=0)))
+    assert got == sorted(map(tuple, fed))
+    # and the learner's warm-started estimate is the estimate of all of them at once
+    lr.version += 1  # force a refit from the previous estimate
+    warm = lr.p_hat()
+    cold = lsol_em.estimate(np.concatenate([tester.astype(float), ex]), None,
+                            int(lr.N[: lr.n].sum()), max_iter=5000)
+    assert np.allclose(warm, cold, atol=1e-4)
+    assert not np.allclose(warm, LSOL(5, estimator="em").p_hat())
+
+
+def test_exploitation_labels_orient_a_fit_the_testers_leave_reversed():
+    p = np.array([0.95, 0.9, 0.2, 0.1, 0.45, 0.55])  # mean 0.525
+    testers, _ = make_counts(p, 6, 1, seed=4)  # six testers, one label each
+    only = lsol_em.estimate(testers, None, 6)
+    assert kendall_tau(only, p) < 0  # the tester labels alone orient it wrong
+    extra, _ = make_counts(p, 3000, 1, seed=21)  # all six labelers on 3000 exploited tasks
+    both = lsol_em.estimate(testers, None, 6, extra=extra)
+    assert kendall_tau(both, p) > 0.8
+    assert (lsol_em.orientation_confidence(both, np.concatenate([testers, extra]))
+            > lsol_em.orientation_confidence(only, testers))
+
+
+def test_em_labels_all_needs_em_and_no_task_types():
+    with pytest.raises(InputError):
+        LSOL(5, estimator="pooled", em_labels="all")
+    with pytest.raises(InputError):
+        LSOL(5, estimator="em", em_labels="all", contexts="finite")
+    lr = LSOL(3, estimator="em")
+    lr.observe_exploit(np.array([0, 1]), np.array([[1, 0]]))  # kept only with em_labels all
+    assert len(lr.fit_counts()[0]) == 0
+
+
+def test_table2_rows_say_which_labels_they_count():
+    from crowdopt.experiments import lsol_repro as rp
+
+    EM_ALL, SIM, table2_rows = rp.EM_ALL, rp.SIM, rp.table2_rows
+    tasks = [t for t in rp.build_tasks("smoke", ["table2"], estimators=["em"],
+                                       em_labels=["testers", "all"], T=300)
+             if t.params["M"] == 5 and t.seed < 2]
+    assert {t.params.get("em_labels") for t in tasks} == {None, "all"}
+    records = [{"fn": SIM, "params": t.params, "error": None,
+                "result": run_task(**t.params, seed=t.seed)} for t in tasks]
+    rows = {r["row"]: r for r in table2_rows(records)}
+    for col in ("em", EM_ALL):
+        assert rows["least reversed share, all labels bought"][col] \
+            <= rows["least reversed share, tester labels"][col] + 1e-15
+        assert rows["ceiling on final set pi(S_T), all labels bought"][col] \
+            >= rows["ceiling on final set pi(S_T), tester labels"][col] - 1e-15
+    checks = rp.table2_checks(table2_rows(records), EM_ALL)
+    assert checks[0]["ceiling (orientation limit, all labels bought)"] is not None

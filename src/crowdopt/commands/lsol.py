@@ -39,6 +39,9 @@ def _sim_tasks(args: argparse.Namespace) -> list:
     args.M = M
     if args.contexts == "finite" and args.types < 1:
         raise InputError("--types", "an integer >= 1 (finite task types)", args.types)
+    if args.em_labels != "testers" and (args.estimator != "em" or args.contexts != "none"):
+        raise InputError("--em-labels", "testers unless --estimator em without --contexts",
+                         args.em_labels)
     if args.contexts != "none":
         return [Task("crowdopt.sim.lsol_sim:context_task",
                      {"kind": args.contexts, "M": args.M, "T": args.T, "n_types": args.types,
@@ -50,6 +53,8 @@ def _sim_tasks(args: argparse.Namespace) -> list:
                               "estimator": args.estimator, "G1": args.G1, "G2": args.G2,
                               "schedule": args.schedule, "cost": args.cost,
                               "use_filter": args.filter}
+    if args.em_labels != "testers":
+        params["em_labels"] = args.em_labels
     if args.p:
         params["p"] = probability_array(_floats(args.p, "--p"), "--p", min_len=1).tolist()
         params["M"] = len(params["p"])
@@ -86,9 +91,9 @@ def _summarize_runs(runs: list[dict]) -> dict:
         fp = [r["final_pi"] for r in runs]
         out["final_pi_sd"] = float(np.std(fp, ddof=1)) if len(fp) > 1 else 0.0
         out["reversed"] = float(np.mean([r["kendall_tau"] < 0 for r in runs]))
-    if "final_pi_ceiling" in runs[0]:  # what the tester labels allow (orientation limit)
-        for k in ("wrong_orientation_least", "final_pi_ceiling", "final_pi_truth_oriented",
-                  "final_pi_truth_labels"):
+    if "final_pi_ceiling" in runs[0]:  # what the labels allow (orientation limit)
+        for k in ("wrong_orientation_least", "final_pi_ceiling", "wrong_orientation_least_all",
+                  "final_pi_ceiling_all", "final_pi_truth_oriented", "final_pi_truth_labels"):
             out[k] = float(np.mean([r[k] for r in runs]))
     return out
 
@@ -268,7 +273,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     seed=args.seed, resume=args.resume, fresh=args.fresh,
                     scheduler=args.scheduler,
                     show_progress=not (args.quiet or args.json), p_low=lo, p_high=hi,
-                    population=args.population, estimators=args.estimators)
+                    population=args.population, estimators=args.estimators,
+                    em_labels=args.em_labels)
     if args.json:
         emit_json(res)
     else:
@@ -286,11 +292,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 ESTIMATOR_HELP = ("quality estimate: first (the paper: agreement of each tester's first labels "
                   "with its majority), pooled (agreement of all repeated labels), em (one-coin "
                   "EM on all tester labels, spectral start; default em)")
+EM_LABELS_HELP = ("labels the em estimator fits: testers (the tester labels, default) or all "
+                  "(also every label bought on exploitation steps)")
 
 
 def register(cli: Any) -> None:
     """Add the LS_OL simulate, replay and reproduce commands to the CLI."""
-    from ..policies.lsol import DEFAULT_ESTIMATOR, ESTIMATORS
+    from ..policies.lsol import DEFAULT_ESTIMATOR, EM_LABELS, ESTIMATORS
     from ..sim.lsol_replay import EXPLOITS, REPLAY_DEFAULTS, REPLAY_ESTIMATORS
     from ..sim.lsol_sim import POPULATIONS
 
@@ -313,6 +321,7 @@ def register(cli: Any) -> None:
                    help="aggregation of the chosen subset: mv, wmv (weighted) or both (default mv)")
     s.add_argument("--estimator", choices=ESTIMATORS, default=DEFAULT_ESTIMATOR,
                    help=ESTIMATOR_HELP)
+    s.add_argument("--em-labels", choices=EM_LABELS, default="testers", help=EM_LABELS_HELP)
     s.add_argument("--G1", type=float, default=2.0, help="D1(t) = G1 log t (default 2)")
     s.add_argument("--G2", type=float, default=2.0, help="D2(t) = G2 log t (default 2)")
     s.add_argument("--schedule", choices=("log", "param_free"), default="log",
@@ -385,6 +394,9 @@ def register(cli: Any) -> None:
                    help="Table 2 quality range (default 0,1)")
     p.add_argument("--estimators", nargs="+", default=None, choices=ESTIMATORS,
                    help="estimators compared side by side (default all)")
+    p.add_argument("--em-labels", nargs="+", default=None, choices=EM_LABELS,
+                   help="fig2 and Table 2: em fitted on these labels, side by side: testers "
+                   "(default) and/or all (also the exploitation steps' labels)")
     add_batch_flags(p)
     p.add_argument("-o", "--output", default="reproduce-lsol", metavar="DIR",
                    help="output DIRECTORY for report.md, PNGs and results.jsonl (default reproduce-lsol)")

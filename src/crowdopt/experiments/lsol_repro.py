@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..policies.lsol import ESTIMATORS
+from ..policies.lsol import EM_LABELS, ESTIMATORS
 from ..sim.lsol_replay import REPLAY_DEFAULTS
 from ..sim.lsol_sim import TABLE1_P, TABLE2_PAPER
 from ..validate import choice
@@ -44,6 +44,9 @@ DIGEST_P7 = {"first": {1000: 110, 3000: 199, 10000: 401, 20000: 620},  # G1 = G2
              "pooled": {1000: 82, 3000: 117, 10000: 153, 20000: 170}}
 P7_T = (1000, 3000, 10000, 20000)
 DATASETS = ("bluebirds", "sentiment_possent", "weather_cf_amt")
+EM_ALL = "em, all labels"  # column: em fitted on the exploitation steps' labels too
+# simulation columns: (name, estimator, em_labels task parameter; None = tester labels only)
+COLUMNS = tuple((e, e, None) for e in ESTIMATORS) + ((EM_ALL, "em", "all"),)
 PRICES = (0.0, 0.003, 0.01, 0.03)
 
 SCALES: dict[str, dict[str, int]] = {
@@ -53,26 +56,38 @@ SCALES: dict[str, dict[str, int]] = {
 }
 
 
+def _sim_columns(ests: list[str], em_labels: list[str]) -> list[dict]:
+    """Estimator parameters of the simulation tasks: one per estimator, em once per
+    em_labels asked ('all' adds the em_labels parameter)."""
+    out = []
+    for est in ests:
+        for lab in (em_labels if est == "em" else ["testers"]):
+            out.append({"estimator": est, **({"em_labels": lab} if lab != "testers" else {})})
+    return out
+
+
 def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int = 0,
                 p_low: float = 0.0, p_high: float = 1.0, T: int = 2000,
-                population: str = "uniform_good", estimators: list[str] | None = None
-                ) -> list[Task]:
+                population: str = "uniform_good", estimators: list[str] | None = None,
+                em_labels: list[str] | None = None) -> list[Task]:
     """The tasks of the LS_OL reproduction at a scale, for the parts asked."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
     parts = parts or list(PARTS)
     for p in parts:
         choice(p, "--parts", PARTS)
     ests = [choice(e, "--estimators", ESTIMATORS) for e in (estimators or ESTIMATORS)]
+    labs = [choice(x, "--em-labels", EM_LABELS) for x in (em_labels or ["testers"])]
+    cols = _sim_columns(ests, labs)
     tasks: list[Task] = []
     common = {"G1": 2.0, "G2": 2.0, "cost": 0.02}
     if "fig2" in parts:
-        for est in ests:
+        for col in cols:
             for r in range(sc["fig2"]):
                 tasks.append(Task(SIM, {"M": 5, "T": T, "p": list(TABLE1_P), "rules": ["mv"],
-                                        "estimator": est, **common}, seed + r))
+                                        **col, **common}, seed + r))
             for r in range(sc["proto"]):
                 tasks.append(Task(SIM, {"M": 7, "T": 20000, "p": P7, "rules": ["mv"],
-                                        "estimator": est, **common}, seed + r))
+                                        **col, **common}, seed + r))
     if "fig4" in parts:
         for lo in (0.6, 0.7, 0.8):
             for r in range(sc["fig4"]):
@@ -80,12 +95,12 @@ def build_tasks(scale: str = "smoke", parts: list[str] | None = None, seed: int 
                                         "rules": ["mv"], "estimator": "first", **common},
                                   seed + r))
     if "table2" in parts:
-        for est in ests:
+        for col in cols:
             for M in (5, 10, 15, 20):
                 for r in range(sc["table2"]):
                     tasks.append(Task(SIM, {"M": M, "T": T, "p_low": p_low, "p_high": p_high,
                                             "population": population, "rules": ["mv", "wmv"],
-                                            "estimator": est, "n_checkpoints": 5, **common},
+                                            **col, "n_checkpoints": 5, **common},
                                       seed + r))
     if "context" in parts:
         for kind in ("finite", "continuous"):
@@ -133,9 +148,12 @@ TABLE2_ROWS = ("full crowd (MV)", "MV with LS_OL", "MV with LS_OL, realized", "W
                "oracle - exploration, order not reversed", "regret/T: exploration",
                "regret/T: estimation", "Kendall tau",
                "final set, orientation told by an oracle", "final set, testers' truth known",
-               "draws with |mean p - 1/2| < its estimate's sd",
-               "least reversed share with these labels", "learner's P(wrong orientation)",
-               "ceiling on final set pi(S_T)", "least shortfall sd", "oracle pi(S*)")
+               "draws with |mean p - 1/2| < its estimate's sd, tester labels",
+               "least reversed share, tester labels",
+               "least reversed share, all labels bought", "learner's P(wrong orientation)",
+               "ceiling on final set pi(S_T), tester labels",
+               "ceiling on final set pi(S_T), all labels bought",
+               "least shortfall sd, all labels bought", "oracle pi(S*)")
 
 
 def _table2_values(res: list[dict]) -> dict[str, list]:
@@ -165,20 +183,26 @@ def _table2_values(res: list[dict]) -> dict[str, list]:
             "final set, orientation told by an oracle": [m["final_pi_truth_oriented"]
                                                          for m in mv],
             "final set, testers' truth known": [m["final_pi_truth_labels"] for m in mv],
-            "draws with |mean p - 1/2| < its estimate's sd": [
+            "draws with |mean p - 1/2| < its estimate's sd, tester labels": [
                 float(abs(m["mean_p_margin"]) < m["orientation_sd"]) for m in mv],
-            "least reversed share with these labels": [m["wrong_orientation_least"]
-                                                       for m in mv],
+            "least reversed share, tester labels": [m["wrong_orientation_least"] for m in mv],
+            "least reversed share, all labels bought": [m.get("wrong_orientation_least_all")
+                                                        for m in mv],
             "learner's P(wrong orientation)": [1.0 - m["orientation_confidence"] for m in mv],
-            "ceiling on final set pi(S_T)": [m["final_pi_ceiling"] for m in mv],
-            "least shortfall sd": [(m["wrong_orientation_least"],
-                                    m["u_star"] - m["final_pi_reversed"]) for m in mv],
+            "ceiling on final set pi(S_T), tester labels": [m["final_pi_ceiling"] for m in mv],
+            "ceiling on final set pi(S_T), all labels bought": [m.get("final_pi_ceiling_all")
+                                                                for m in mv],
+            "least shortfall sd, all labels bought": [
+                (m["wrong_orientation_least_all"], m["u_star"] - m["final_pi_reversed"])
+                for m in mv if "wrong_orientation_least_all" in m],
             "oracle pi(S*)": [m["u_star"] for m in mv]}
 
 
-def _least_sd(pairs: list) -> tuple[float, None]:
+def _least_sd(pairs: list) -> tuple[float | None, None]:
     """Least sd of the final shortfall over draws: a draw is reversed with probability at
     least r (losing d = pi(S*) - pi(set chosen on 1 - p)), so Var >= E[r d^2] - E[r d]^2."""
+    if not pairs:
+        return None, None
     r, d = np.array(pairs, dtype=float).T
     return float(np.sqrt(max(np.mean(r * d * d) - np.mean(r * d) ** 2, 0.0))), None
 
@@ -188,18 +212,18 @@ def table2_rows(records: list[dict]) -> list[dict]:
     rows = []
     for M in (5, 10, 15, 20):
         vals = {}
-        for est in ESTIMATORS:
-            res = _ok(records, SIM, M=M, rules=["mv", "wmv"], estimator=est)
+        for col, est, lab in COLUMNS:
+            res = _ok(records, SIM, M=M, rules=["mv", "wmv"], estimator=est, em_labels=lab)
             if res:
-                vals[est] = (len(res), _table2_values(res))
+                vals[col] = (len(res), _table2_values(res))
         if not vals:
             continue
         for name in TABLE2_ROWS:
             row: dict[str, Any] = {"M": M, "row": name,
                                    "paper": TABLE2_PAPER.get(name, {}).get(M)}
             for est, (n, v) in vals.items():
-                row[est], row[f"{est} sd"] = (_least_sd(v[name]) if name == "least shortfall sd"
-                                              else _mean_sd(v[name]))
+                row[est], row[f"{est} sd"] = (_least_sd(v[name]) if name.startswith(
+                    "least shortfall sd") else _mean_sd(v[name]))
                 row["runs"] = n
             rows.append(row)
     return rows
@@ -217,16 +241,17 @@ def table2_checks(rows: list[dict], est: str) -> list[dict]:
         fin, orc = get["final set pi(S_T)"], get["oracle pi(S*)"]
         mv, expl = get["MV with LS_OL"], get["regret/T: exploration"]
         reach = orc[est] - expl[est]  # average reward of exploiting S* after this exploration
-        ceil, least = get["ceiling on final set pi(S_T)"][est], get["least shortfall sd"][est]
+        ceil = get["ceiling on final set pi(S_T), all labels bought"][est]
+        least = get["least shortfall sd, all labels bought"][est]
         sd = get["final set shortfall pi(S*) - pi(S_T)"][f"{est} sd"]
         met = orc[est] - fin[est] <= 0.02 and sd is not None and sd < 0.06
+        beyond = ceil is not None and (orc[est] - ceil > 0.02 or least >= 0.06)
         out.append({"M": M, "estimator": est, "final pi(S_T)": fin[est], "oracle": orc[est],
                     "oracle - final": orc[est] - fin[est], "final sd": fin[f"{est} sd"],
-                    "shortfall sd": sd, "ceiling (orientation limit)": ceil,
+                    "shortfall sd": sd, "ceiling (orientation limit, all labels bought)": ceil,
                     "least shortfall sd": least,
                     "final vs target": ("met" if met else
-                                        "out of reach with these labels"
-                                        if orc[est] - ceil > 0.02 or least >= 0.06
+                                        "out of reach with the labels bought" if beyond
                                         else "not met"),
                     "MV with LS_OL": mv[est], "paper": mv["paper"],
                     "oracle - exploration": reach,
@@ -311,14 +336,14 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
               jobs: int = 1, seed: int = 0, resume: bool = False, show_progress: bool = True,
               fresh: bool = False, scheduler: Any = None,
               p_low: float = 0.0, p_high: float = 1.0, population: str = "uniform_good",
-              estimators: list[str] | None = None) -> dict:
+              estimators: list[str] | None = None, em_labels: list[str] | None = None) -> dict:
     """Run the tasks, write DIR/report.md with tables and PNG plots; return a summary."""
     if not 0.0 <= p_low <= p_high <= 1.0:
         raise InputError("--quality", "0 <= p_low <= p_high <= 1", (p_low, p_high))
     out = Path(out_dir)
     choice(population, "--population", ("uniform", "uniform_good"))
     tasks = build_tasks(scale, parts, seed, p_low, p_high, population=population,
-                        estimators=estimators)
+                        estimators=estimators, em_labels=em_labels)
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
                         fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="lsol")
@@ -331,7 +356,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     _fig4(rep, records, summary)
     rows = table2_rows(records)
     if rows:
-        ests = [e for e in ESTIMATORS if e in rows[0]]
+        ests = [c for c, _, _ in COLUMNS if c in rows[0]]
         rep.table("Table 2: average reward per task (T = 2000), every estimator", rows,
                   ["M", "row", "runs", "paper"] + [c for e in ests for c in (e, f"{e} sd")],
                   note=f"Qualities p ~ U({p_low}, {p_high}), population `{population}` "
@@ -346,7 +371,9 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                   "utilities (pseudo-reward); the realized share is listed for MV. Estimators: "
                   "first = the paper's (agreement of each tester's first labels with its "
                   "majority), pooled = agreement of all repeated labels, em = one-coin MAP EM "
-                  "on all tester labels, spectral start (policies/lsol_em.py). Rows below "
+                  "on all tester labels, spectral start (policies/lsol_em.py); `em, all "
+                  "labels` (--em-labels all) = the same EM fitted also on the labels bought on "
+                  "exploitation steps. Rows below "
                   "the rewards are for MV: the true accuracy of the set exploited at the end, "
                   "the average reward of exploitation steps, the share of runs whose final "
                   "set is S*, the share whose learned order is reversed (a binary crowd's "
@@ -356,22 +383,28 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                   "the other runs, and regret per step "
                   "split into exploration steps (which earn pi(M) or 1/2 by design) and "
                   "exploitation of a wrong set (estimation); the two add up to oracle - MV "
-                  "with LS_OL. What the tester labels allow (sim/lsol_sim.py "
+                  "with LS_OL. What the labels allow (sim/lsol_sim.py "
                   "orientation_diagnostics): the final set when an oracle only orients the "
                   "estimate, and when the testers' true labels are known; the share of draws "
                   "whose mean p is within one sd of its estimate (sqrt(sum p(1-p)/n_i)/M, "
-                  "truth known) of 1/2; the least reversed share any estimator can reach with "
-                  "these labels (mean of Phi(-(mean p - 1/2)/sd)), the learner's own "
-                  "posterior probability of a wrong orientation, and the resulting ceiling "
-                  "on the final set's accuracy and floor on its shortfall's sd.")
+                  "truth known, n_i tester labels) of 1/2; the least reversed share any "
+                  "estimator can reach (mean of Phi(-(mean p - 1/2)/sd)) counting the tester "
+                  "labels alone, and counting every label the run bought (the testers' and "
+                  "the exploitation steps', n_i of each labeler); the learner's own "
+                  "posterior probability of a wrong orientation (on the labels it fits), and "
+                  "the ceiling on the final set's accuracy and floor on its shortfall's sd "
+                  "from each count. Under MV the exploited set's labelers have p near 0 or 1, "
+                  "which pin the mean p little, so the exploitation labels lower the least "
+                  "reversed share only a little; WMV without costs exploits all M.")
         summary["table2"] = rows
         checks = [c for e in ests for c in table2_checks(rows, e)]
         rep.table("Table 2 targets per estimator", checks,
                   note="Target: final set within 0.02 of the oracle with a small spread (the "
                   "oracle's own spread across draws is in its sd column, so the spread of the "
-                  "shortfall pi(S*) - pi(S_T) is shown too); `out of reach with these labels` "
-                  "when the orientation ceiling is more than 0.02 below the oracle or the "
-                  "least shortfall sd is 0.06 or more; MV with LS_OL at or above the "
+                  "shortfall pi(S*) - pi(S_T) is shown too); `out of reach "
+                  "with the labels bought` when the orientation ceiling counting every label "
+                  "the run bought is more than 0.02 below the oracle or the least shortfall "
+                  "sd is 0.06 or more; MV with LS_OL at or above the "
                   "paper, or within 0.02 of `oracle - exploration` (the reward of exploiting "
                   "S* on every exploitation step after the same exploration).")
         summary["table2_checks"] = checks
@@ -440,8 +473,9 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
 
 def _fig2(rep: Report, records: list[dict], summary: dict) -> None:
     series, rows = {}, []
-    for est in ESTIMATORS:
-        res = [r["mv"] for r in _ok(records, SIM, M=5, estimator=est, p=list(TABLE1_P))]
+    for est, estimator, lab in COLUMNS:
+        res = [r["mv"] for r in _ok(records, SIM, M=5, estimator=estimator, em_labels=lab,
+                                    p=list(TABLE1_P))]
         if not res:
             continue
         grid, mean, sd = _curve(res)
@@ -458,8 +492,9 @@ def _fig2(rep: Report, records: list[dict], summary: dict) -> None:
                                                 * grid[-1]),
                      "digest prototype": None})
     proto = {}
-    for est in ESTIMATORS:
-        res = [r["mv"] for r in _ok(records, SIM, M=7, estimator=est, p=P7)]
+    for est, estimator, lab in COLUMNS:
+        res = [r["mv"] for r in _ok(records, SIM, M=7, estimator=estimator, em_labels=lab,
+                                    p=P7)]
         if not res:
             continue
         grid, mean, sd = _curve(res)

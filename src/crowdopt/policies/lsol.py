@@ -8,7 +8,9 @@ its per-assignment majorities (eq. 5); labeler i's quality estimate p_hat_i is i
 with those consensuses (Fig. 1 step 2.3). Otherwise it exploits the best top-k set for p_hat
 (Thms 1-2; odd k for MV) and aggregates by MV or by WMV with weights log(p_hat/(1-p_hat))
 (Sec. 4). Extensions: the pooled estimator (all repeated labels, digest 7.8), the one-coin EM
-estimator that does not trust each tester's majority (policies/lsol_em.py), the disagreement
+estimator that does not trust each tester's majority (policies/lsol_em.py), optionally fitted on
+the exploitation steps' labels too (em_labels='all'; the set is chosen from past labels, so the
+missingness is ignorable; kept as counts of distinct label vectors), the disagreement
 filter of bad labelers (Sec. 3.5.3, digest A5), finite task types and a continuum of types
 handled by v(t) growing intervals (Sec. 5, digest A6), K-ary labels (plurality, digest 7.25).
 
@@ -16,7 +18,9 @@ Bookkeeping is incremental and vectorized: a step costs O(M) numpy work in explo
 Python work in exploitation (the chosen set is cached until an exploration step changes p_hat);
 `exploit_until(t)` tells a simulator how many following steps exploit, so it can run them as
 one numpy block. The EM estimate is refitted when a choice needs it after the testers changed:
-warm EM, each iteration linear in the tester labels; the set choice is the O(M^2) vote DP.
+warm EM, each iteration linear in the tester labels (and in the distinct exploitation label
+vectors); exploitation labels alone do not trigger a refit, they enter at the next tester change;
+the set choice is the O(M^2) vote DP.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..validate import choice, integer, real
 from . import lsol_em
 
 ESTIMATORS = ("first", "pooled", "em")
+EM_LABELS = ("testers", "all")  # what the em estimator fits: tester labels, or every label
 DEFAULT_ESTIMATOR = "em"  # by measurement (reproduce lsol, Table 2); LSOL() itself is the paper's
 CONTEXTS = ("none", "finite", "continuous")
 # WMV with a price, budget or size limit searches the top-k among the WMV_SEARCH labelers of
@@ -164,7 +169,8 @@ class LSOL:
                  max_size: int | None = None, wmv_eps: float = 0.0, p_clip: float = 1e-3,
                  filter: DisagreementFilter | None = None, contexts: str = "none",
                  intervals: Callable[[int], int] | None = None, prior: float = 0.0,
-                 em_smoothing: float = lsol_em.EM_SMOOTHING, seed: int = 0) -> None:
+                 em_smoothing: float = lsol_em.EM_SMOOTHING, em_labels: str = "testers",
+                 seed: int = 0) -> None:
         self.M = integer(n_labelers, "n_labelers", lo=1)
         self.K = integer(n_classes, "n_classes", lo=2)
         self.rule = choice(rule, "rule", ("mv", "wmv"))
@@ -182,6 +188,10 @@ class LSOL:
         self.p_clip = real(p_clip, "p_clip", lo=0.0, hi=0.5)
         self.prior = real(prior, "prior", lo=0.0)  # Beta(prior, prior) pseudo-counts on p_hat
         self.em_smoothing = real(em_smoothing, "em_smoothing", lo=0.0)
+        self.em_labels = choice(em_labels, "em_labels", EM_LABELS)
+        if self.em_labels == "all" and (self.estimator != "em" or contexts != "none"):
+            raise InputError("em_labels", "'testers' unless estimator em without task types",
+                             em_labels)
         self.seed = seed
         self.filter = filter
         if filter is not None:
@@ -208,6 +218,8 @@ class LSOL:
         self._ctx_codes: dict[Any, int] = {}
         self._cache: dict[Any, tuple[int, np.ndarray, np.ndarray]] = {}
         self._em: dict[Any, tuple[int, np.ndarray]] = {}  # group -> (version, estimate)
+        self._exploit: dict[bytes, int] = {}  # exploitation label vector (int16, M) -> times
+        self._exploit_rows: tuple[np.ndarray, np.ndarray] | None = None  # its array form
         self.steps = {"explore_new": 0, "explore_reassign": 0, "exploit": 0}
 
     # ------------------------------------------------------------------ estimates
@@ -232,6 +244,48 @@ class LSOL:
         'first' scores only the first assignment's, though its consensus uses them all."""
         return self.counts[: self.n]
 
+    @property
+    def takes_exploit_labels(self) -> bool:
+        """Whether the estimate uses the labels of exploitation steps (em_labels='all')."""
+        return self.em_labels == "all"
+
+    def exploit_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exploitation steps' labels as counts (distinct label vectors x M x K, one-hot)
+        and each vector's multiplicity; empty unless em_labels='all'."""
+        if self._exploit_rows is None:  # sorted: the fit does not depend on arrival order
+            keys = sorted(self._exploit)
+            rows = np.frombuffer(b"".join(keys), dtype=np.int16).reshape(-1, self.M)
+            onehot = (rows[:, :, None] == np.arange(self.K)).astype(float)
+            self._exploit_rows = (onehot, np.array([self._exploit[k] for k in keys], float))
+        return self._exploit_rows
+
+    def fit_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every label the estimate is fitted on, as (counts, multiplicity per row): the
+        testers' rows (multiplicity 1), then the exploitation label vectors if taken."""
+        t = self.label_counts().astype(float)
+        if not self.takes_exploit_labels:
+            return t, np.ones(len(t))
+        e, m = self.exploit_counts()
+        return np.concatenate([t, e]), np.concatenate([np.ones(len(t)), m])
+
+    def observe_exploit(self, labelers: np.ndarray, labels: Any) -> None:
+        """Record the labels of exploitation steps (rows: steps, columns: `labelers`; -1 =
+        missing) for the estimate (em_labels='all'; otherwise nothing is kept). They do not
+        change p_hat until the next tester change (so a run of exploitation steps keeps its
+        set and can be simulated as one block)."""
+        if not self.takes_exploit_labels:
+            return
+        lab = np.asarray(labels, dtype=np.int64).reshape(-1, len(labelers))
+        if lab.size and (lab.min() < -1 or lab.max() >= self.K):
+            raise InputError("labels", f"classes in -1..{self.K - 1}", (lab.min(), lab.max()))
+        full = np.full((len(lab), self.M), -1, dtype=np.int16)
+        full[:, labelers] = lab
+        rows, times = np.unique(full, axis=0, return_counts=True)
+        for r, c in zip(rows, times):
+            key = r.tobytes()
+            self._exploit[key] = self._exploit.get(key, 0) + int(c)
+        self._exploit_rows = None
+
     def _em_fit(self, group: Any) -> np.ndarray:
         """EM estimate for the group's testers, refit (warm) when the testers changed."""
         hit = self._em.get(group)
@@ -245,8 +299,10 @@ class LSOL:
             counts, N = counts[mask], N[mask]
             if not len(counts):
                 return np.full(self.M, 0.5)
+        extra, mult = self.exploit_counts() if self.takes_exploit_labels else (None, None)
         a = lsol_em.estimate(counts.astype(float), None if hit is None else hit[1],
-                             int(N.sum()), smoothing=self.em_smoothing, seed=self.seed)
+                             int(N.sum()), smoothing=self.em_smoothing, seed=self.seed,
+                             extra=extra, extra_mult=mult)
         self._em[group] = (self.version, a)
         return a
 
@@ -378,6 +434,7 @@ class LSOL:
         self.steps[action.kind] += 1
         if action.kind == "exploit":
             _, w = self.selection(action.group)
+            self.observe_exploit(action.labelers, labels[None, :])
             return self.vote(labels, w if self.rule == "wmv" else None)
         full = np.full(self.M, -1, dtype=np.int64)
         full[action.labelers] = labels

@@ -12,9 +12,12 @@ per task and worker). With uniform class priors
     E-step: log q[k, l] = sum_i c[k, i, l] w_i + const_k,   w_i = log(a_i (K - 1) / (1 - a_i))
     M-step: a_i = (sum_{k,l} q[k, l] c[k, i, l] + s) / (n_i + 2 s)   (Beta(1 + s, 1 + s) MAP)
 
-each O(testers x M x K), i.e. linear in the tester labels. The learner warm-starts EM from its
-previous estimate. The first start is spectral: the rank-one fit of the labelers' agreement
-covariance (M-MSR, crowd/rank_one.py), which recovers the order without a consensus.
+each O(testers x M x K), i.e. linear in the tester labels. Optionally the labels bought on
+exploitation steps enter too (the set is chosen from past labels only, so their missingness is
+ignorable): one row per distinct label vector with its multiplicity `mult`, the row's terms of
+both steps weighted by it. The learner warm-starts EM from its previous estimate. The first
+start is spectral: the rank-one fit of the labelers' agreement covariance (M-MSR,
+crowd/rank_one.py), which recovers the order without a consensus.
 For binary labels the fit is identifiable only up to a global flip (a -> 1 - a, truth ->
 1 - truth have the same likelihood); the orientation of larger posterior probability under the
 paper's assumption (A1) p_bar > 1/2 (not the stronger "majority right", a_min > 1/2) is kept,
@@ -51,30 +54,43 @@ def posteriors(counts: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return e / z, (top + np.log(z))[:, 0]
 
 
-def objective(counts: np.ndarray, a: np.ndarray, smoothing: float = EM_SMOOTHING) -> float:
-    """Log posterior of a (up to a constant): sum_k log sum_l P(c_k | y = l, a) / K plus the
-    Beta(1 + s, 1 + s) log prior; EM never lowers it."""
+def _mult(counts: np.ndarray, mult: np.ndarray | None) -> np.ndarray:
+    return np.ones(len(counts)) if mult is None else np.asarray(mult, dtype=float)
+
+
+def labels_per_labeler(counts: np.ndarray, mult: np.ndarray | None = None) -> np.ndarray:
+    """n_i: labels of each labeler over the rows, each row counted `mult` times."""
+    return _mult(counts, mult) @ counts.sum(axis=2)
+
+
+def objective(counts: np.ndarray, a: np.ndarray, smoothing: float = EM_SMOOTHING,
+              mult: np.ndarray | None = None) -> float:
+    """Log posterior of a (up to a constant): sum_k mult_k log sum_l P(c_k | y = l, a) / K
+    plus the Beta(1 + s, 1 + s) log prior; EM never lowers it."""
     K = counts.shape[2]
+    m = _mult(counts, mult)
     ac = np.clip(a, A_CLIP, 1.0 - A_CLIP)
-    n = counts.sum(axis=2)  # (testers, M)
+    n = counts.sum(axis=2)  # (tasks, M)
     _, lz = posteriors(counts, ac)
-    base = n @ np.log((1.0 - ac) / (K - 1))  # every label wrong, per tester
-    return float((lz + base).sum() - len(counts) * np.log(K)
+    base = n @ np.log((1.0 - ac) / (K - 1))  # every label wrong, per task
+    return float(m @ (lz + base - np.log(K))
                  + smoothing * np.sum(np.log(ac) + np.log(1.0 - ac)))
 
 
 def one_coin_map(counts: np.ndarray, a0: np.ndarray, *, smoothing: float = EM_SMOOTHING,
-                 max_iter: int = EM_MAX_ITER, tol: float = EM_TOL
-                 ) -> tuple[np.ndarray, int]:
-    """MAP EM for the one-coin accuracies a from tester counts (testers x M x K), started at
-    a0; labelers without labels keep their start. Returns (a, iterations)."""
-    n_i = counts.sum(axis=(0, 2))
+                 max_iter: int = EM_MAX_ITER, tol: float = EM_TOL,
+                 mult: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """MAP EM for the one-coin accuracies a from counts (tasks x M x K; row k stands for
+    mult[k] tasks with the same labels, 1 by default), started at a0; labelers without labels
+    keep their start. Returns (a, iterations)."""
+    m = _mult(counts, mult)
+    n_i = labels_per_labeler(counts, m)
     a = np.asarray(a0, dtype=float).copy()
     it = 0
     while it < max_iter:
         it += 1
         q, _ = posteriors(counts, a)
-        right = np.einsum("kil,kl->i", counts, q)
+        right = np.einsum("kil,kl,k->i", counts, q, m)
         new = np.where(n_i > 0, (right + smoothing) / (n_i + 2.0 * smoothing), a)
         done = np.max(np.abs(new - a), initial=0.0) <= tol
         a = new
@@ -83,20 +99,21 @@ def one_coin_map(counts: np.ndarray, a0: np.ndarray, *, smoothing: float = EM_SM
     return a, it
 
 
-def orient(a: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def orient(a: np.ndarray, counts: np.ndarray, mult: np.ndarray | None = None) -> np.ndarray:
     """Binary labels: the global flip a -> 1 - a fits equally well, so only the generator's
     constraint mean p > 1/2 (assumption A1) orients the fit. The orientation of larger
     posterior probability is kept (`orientation_confidence`): the one whose mean accuracy over
     the labelers with labels is at least 1/2 (labelers without labels sit at the prior mean
-    1/2). Decided afresh at every fit, from all tester labels. K > 2: unchanged."""
+    1/2). Decided afresh at every fit, from all labels fitted. K > 2: unchanged."""
     if counts.shape[2] != 2:
         return a
-    seen = counts.sum(axis=(0, 2)) > 0
+    seen = labels_per_labeler(counts, mult) > 0
     return 1.0 - a if float(np.sum(a[seen] - 0.5)) < 0 else a
 
 
 def orientation_confidence(a: np.ndarray, counts: np.ndarray,
-                           smoothing: float = EM_SMOOTHING) -> float:
+                           smoothing: float = EM_SMOOTHING,
+                           mult: np.ndarray | None = None) -> float:
     """Posterior probability that the binary fit's orientation is the right one: the
     likelihood is flip-symmetric, so P(orientation | labels) is the posterior mass of
     sum_i (a_i - 1/2) > 0 around each mode; with a_i ~ N(a_hat_i, a_hat_i (1 - a_hat_i) /
@@ -104,7 +121,7 @@ def orientation_confidence(a: np.ndarray, counts: np.ndarray,
     Phi(|sum_i (a_hat_i - 1/2)| / sqrt(sum_i var_i)). 1 for K > 2 (no flip symmetry)."""
     if counts.shape[2] != 2:
         return 1.0
-    n = counts.sum(axis=(0, 2))
+    n = labels_per_labeler(counts, mult)
     a = np.clip(np.asarray(a, dtype=float), A_CLIP, 1.0 - A_CLIP)
     var = np.where(n > 0, a * (1.0 - a) / (n + 2.0 * smoothing + 1.0), 1.0 / 12.0)
     z = abs(float(np.sum(a - 0.5))) / math.sqrt(float(var.sum()))
@@ -148,16 +165,23 @@ def majority_start(counts: np.ndarray, smoothing: float = EM_SMOOTHING) -> np.nd
 
 def estimate(counts: np.ndarray, start: np.ndarray | None, n_tasks: int, *,
              smoothing: float = EM_SMOOTHING, max_iter: int = EM_MAX_ITER,
-             seed: int = 0) -> np.ndarray:
+             seed: int = 0, extra: np.ndarray | None = None,
+             extra_mult: np.ndarray | None = None) -> np.ndarray:
     """The learner's EM estimate: warm start from `start` (the previous estimate), or the
     spectral start when there is none; oriented (A1); 1/2 for a labeler without labels (the
     prior mean, as the agreement estimators). A start with every a_i = 1/K (no
-    information yet) is EM's fixed point, so it is replaced: spectral, else majority."""
+    information yet) is EM's fixed point, so it is replaced: spectral, else majority (both
+    from the tester counts). `extra` (rows x M x K, multiplicities `extra_mult`): further
+    labeled tasks, the exploitation steps', fitted with the testers."""
     K = counts.shape[2]
     if start is None or np.allclose(start, 1.0 / K):
         start = spectral_start(counts, n_tasks, seed)
     if np.allclose(start, 1.0 / K):
         start = majority_start(counts, smoothing)
-    a, _ = one_coin_map(counts, start, smoothing=smoothing, max_iter=max_iter)
-    a = np.where(counts.sum(axis=(0, 2)) > 0, a, 0.5)  # no label yet: 1/2, as the others
-    return orient(a, counts)
+    mult = None
+    if extra is not None and len(extra):
+        mult = np.concatenate([np.ones(len(counts)), _mult(extra, extra_mult)])
+        counts = np.concatenate([counts, extra])
+    a, _ = one_coin_map(counts, start, smoothing=smoothing, max_iter=max_iter, mult=mult)
+    a = np.where(labels_per_labeler(counts, mult) > 0, a, 0.5)  # no label yet: 1/2
+    return orient(a, counts, mult)

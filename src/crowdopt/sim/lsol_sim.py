@@ -72,24 +72,43 @@ def checkpoint_grid(T: int, n: int = 40) -> np.ndarray:
     return np.unique(np.concatenate([np.geomspace(1, T, n).astype(np.int64), nice, [T]]))
 
 
+def _votes_correct(right: np.ndarray, w: np.ndarray | None, rng: np.random.Generator,
+                   eps: float) -> int:
+    """Correct outputs of MV (w None) or WMV over steps whose labels are right[step, voter];
+    exact ties are broken by rng."""
+    s = right.shape[1]
+    if w is None:
+        r = right.sum(axis=1)
+        win, tie = 2 * r > s, 2 * r == s
+    else:
+        e = max(eps, TIE_TOL)
+        margin = np.where(right, w, -w).sum(axis=1)
+        win, tie = margin >= e, np.abs(margin) < e
+    return int(win.sum()) + int((rng.random(len(right)) < 0.5)[tie].sum())
+
+
+def _chunks(L: int, s: int) -> list[int]:
+    """Block lengths of at most ~4M draws each."""
+    chunk = max(1, (1 << 22) // max(s, 1))
+    return [min(chunk, L - start) for start in range(0, L, chunk)]
+
+
 def _block_correct(rng: np.random.Generator, p: np.ndarray, w: np.ndarray | None, L: int,
                    eps: float) -> int:
     """Realized number of correct outputs in L exploitation steps with set p (MV or WMV)."""
-    s = len(p)
-    total = 0
-    chunk = max(1, (1 << 22) // max(s, 1))
-    e = max(eps, TIE_TOL)
-    for start in range(0, L, chunk):
-        n = min(chunk, L - start)
-        right = rng.random((n, s)) < p
-        if w is None:
-            r = right.sum(axis=1)
-            win, tie = 2 * r > s, 2 * r == s
-        else:
-            margin = np.where(right, w, -w).sum(axis=1)
-            win, tie = margin >= e, np.abs(margin) < e
-        total += int(win.sum()) + int((rng.random(n) < 0.5)[tie].sum())
-    return total
+    return sum(_votes_correct(rng.random((n, len(p))) < p, w, rng, eps)
+               for n in _chunks(L, len(p)))
+
+
+def _exploit_labels(rng: np.random.Generator, p: np.ndarray, n: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n exploitation steps' labels from labelers with qualities p: (truth, right, labels);
+    one row of len(p) + 1 uniforms per step (truth first), so a block draws what its steps
+    drawn one at a time would."""
+    u = rng.random((n, len(p) + 1))
+    y = (u[:, 0] < 0.5).astype(np.int64)
+    right = u[:, 1:] < p
+    return y, right, np.where(right, y[:, None], 1 - y[:, None])
 
 
 def make_learner(M: int, rule: str, estimator: str, G1: float, G2: float, schedule: str,
@@ -103,8 +122,10 @@ def make_learner(M: int, rule: str, estimator: str, G1: float, G2: float, schedu
 def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_ESTIMATOR,
                  G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: Any = 0.02,
                  use_filter: bool = False, block: bool = True, n_checkpoints: int = 40,
-                 seed: int = 0) -> dict:
-    """One run of LS_OL on labelers with qualities p for T steps; JSON-ready summary."""
+                 em_labels: str = "testers", seed: int = 0) -> dict:
+    """One run of LS_OL on labelers with qualities p for T steps; JSON-ready summary.
+    em_labels='all': the em estimator also fits the exploitation steps' labels (drawn from
+    their own stream; the realized outputs are their votes)."""
     p = probability_array(p, "p", min_len=1)
     T = integer(T, "T", lo=1)
     M = len(p)
@@ -112,9 +133,13 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_E
     if rule == "wmv" and M > WMV_MAX:
         raise InputError("M", f"at most {WMV_MAX} labelers for rule wmv", M)
     costs = np.broadcast_to(np.asarray(cost, dtype=float), (M,)).copy()
-    learner = make_learner(M, rule, estimator, G1, G2, schedule, costs, use_filter, seed)
+    learner = make_learner(M, rule, estimator, G1, G2, schedule, costs, use_filter, seed,
+                           em_labels=em_labels)
     explore_rng = np.random.default_rng([seed, 2])
     exploit_rng = np.random.default_rng([seed, 3])
+    label_rng = np.random.default_rng([seed, 4])  # exploitation labels the learner takes
+    takes = learner.takes_exploit_labels
+    exploit_n = np.zeros(M)  # labels bought from each labeler on exploitation steps
     s_star, u_star = optimal_set(p, rule)
     c_star = float(costs[s_star].sum())
     util = np.empty(T)
@@ -143,10 +168,20 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_E
             spent[t - 1:end] = c
             if not np.array_equal(S, s_star):
                 wrong_exploit += L
-            if block:
+            exploit_n[S] += L
+            wv = w if rule == "wmv" else None
+            if block and takes:
                 learner.steps["exploit"] += L
-                realized += _block_correct(exploit_rng, p[S], w if rule == "wmv" else None, L,
-                                           learner.wmv_eps)
+                for n in _chunks(L, len(S) + 1):
+                    _, right, labels = _exploit_labels(label_rng, p[S], n)
+                    learner.observe_exploit(S, labels)
+                    realized += _votes_correct(right, wv, exploit_rng, learner.wmv_eps)
+            elif block:
+                learner.steps["exploit"] += L
+                realized += _block_correct(exploit_rng, p[S], wv, L, learner.wmv_eps)
+            elif takes:
+                y, _, labels = _exploit_labels(label_rng, p[S], 1)
+                realized += int(learner.observe(a, labels[0]) == y[0])
             else:
                 y = int(exploit_rng.integers(2))
                 right = exploit_rng.random(len(S)) < p[S]
@@ -174,9 +209,11 @@ def simulate_run(p: Any, T: int, *, rule: str = "mv", estimator: str = DEFAULT_E
     cost_regret = np.cumsum(spent) - np.arange(1, T + 1) * c_star
     st = learner.state()
     diag = run_diagnostics(p, learner, util, explored, u_star, s_star)
-    diag.update(orientation_diagnostics(p, learner, np.array(truth, dtype=np.int64), u_star))
+    diag.update(orientation_diagnostics(p, learner, np.array(truth, dtype=np.int64), u_star,
+                                        exploit_n))
     return {
-        "T": T, "M": M, "rule": rule, "estimator": estimator, "p": p.tolist(),
+        "T": T, "M": M, "rule": rule, "estimator": estimator, "em_labels": em_labels,
+        "p": p.tolist(),
         "checkpoints": grid.tolist(), "regret": regret[grid - 1].tolist(),
         "cost_regret": cost_regret[grid - 1].tolist(),
         "final_regret": float(regret[-1]), "final_cost_regret": float(cost_regret[-1]),
@@ -224,30 +261,45 @@ def _true_pi(p: np.ndarray, learner: LSOL, S: np.ndarray, w: np.ndarray) -> floa
     return float(pi_wmv(p[S], w, learner.wmv_eps))
 
 
+def _least_wrong(p: np.ndarray, n_i: np.ndarray) -> tuple[float, float]:
+    """(sd, P(wrong side)): the sd of the mean accuracy's estimate from n_i labels per labeler
+    were the truth of every labeled task known, sqrt(sum_i p_i (1 - p_i) / n_i) / M (latent
+    truth only adds to it), and Phi(-(mean p - 1/2) / sd), the chance that the estimated mean
+    falls on the wrong side of 1/2."""
+    seen = n_i > 0
+    sd = math.sqrt(float(np.sum(p[seen] * (1.0 - p[seen]) / n_i[seen]))) / len(p) \
+        if seen.any() else math.inf
+    margin = float(p.mean()) - 0.5
+    wrong = 0.5 * math.erfc(margin / (sd * math.sqrt(2.0))) if sd > 0 else float(margin <= 0)
+    return sd, wrong
+
+
 def orientation_diagnostics(p: np.ndarray, learner: LSOL, tester_truth: np.ndarray,
-                            u_star: float) -> dict:
-    """How much of the final set's shortfall the tester labels allow any estimator to avoid.
+                            u_star: float, exploit_labels: np.ndarray | None = None) -> dict:
+    """How much of the final set's shortfall the labels bought allow any estimator to avoid.
 
     A binary crowd's labels are as likely under (p, truth) as under (1 - p, 1 - truth), so
     only the constraint mean p > 1/2 orients a fit; the Bayes rule keeps the orientation whose
-    estimated mean accuracy exceeds 1/2 (lsol_em.orient). With the same tester labels:
+    estimated mean accuracy exceeds 1/2 (lsol_em.orient). Counted labels: the testers' alone
+    (keys without suffix) or every label the learner bought, the testers' and the
+    exploitation steps' (exploit_labels[i] from labeler i; keys `_all`):
     - final_pi_truth_labels: the set chosen on p_hat_i = (agreements with the testers' true
       labels + 1) / (labels + 2), an estimator that sees the testers' truth;
     - final_pi_truth_oriented: the set chosen on the learner's p_hat or 1 - p_hat, whichever
       orders p better (the orientation told by an oracle, the estimate itself unchanged);
-    - orientation_sd: sd of the mean accuracy's estimate were the testers' truth known,
-      sqrt(sum_i p_i (1 - p_i) / n_i) / M (latent truth only adds to it);
-    - wrong_orientation_least: Phi(-(mean p - 1/2) / orientation_sd), the chance that the
+    - orientation_sd[_all]: sd of the mean accuracy's estimate were the truth of those tasks
+      known, sqrt(sum_i p_i (1 - p_i) / n_i) / M (latent truth only adds to it);
+    - wrong_orientation_least[_all]: Phi(-(mean p - 1/2) / orientation_sd), the chance that the
       estimated mean falls on the wrong side of 1/2: a lower bound on the chance that any
-      estimator orients this draw wrongly with these labels;
-    - final_pi_ceiling: u* - wrong_orientation_least (u* - pi(set chosen on 1 - p)), an upper
-      bound on the expected final accuracy of any estimator on this draw (final_pi_reversed:
-      pi of the set chosen on 1 - p);
+      estimator orients this draw wrongly with those labels;
+    - final_pi_ceiling[_all]: u* - wrong_orientation_least (u* - pi(set chosen on 1 - p)), an
+      upper bound on the expected final accuracy of any estimator on this draw with those
+      labels (final_pi_reversed: pi of the set chosen on 1 - p);
     - orientation_confidence: the learner's own posterior probability that its orientation is
-      right (lsol_em.orientation_confidence on its estimate; data only)."""
+      right (lsol_em.orientation_confidence on its estimate and the labels it fits)."""
     counts = learner.label_counts()
     M = len(p)
-    n_i = counts.sum(axis=(0, 2))
+    n_i = counts.sum(axis=(0, 2)).astype(float)
     if len(tester_truth):
         right = counts[np.arange(len(tester_truth)), :, tester_truth].sum(axis=0)
     else:
@@ -256,26 +308,27 @@ def orientation_diagnostics(p: np.ndarray, learner: LSOL, tester_truth: np.ndarr
     ph = learner.p_hat()
     flip = kendall_tau(1.0 - ph, p) > kendall_tau(ph, p)
     oriented = 1.0 - ph if flip else ph
-    seen = n_i > 0
-    sd = math.sqrt(float(np.sum(p[seen] * (1.0 - p[seen]) / n_i[seen]))) / M if seen.any() \
-        else math.inf
-    margin = float(p.mean()) - 0.5
-    wrong = 0.5 * math.erfc(margin / (sd * math.sqrt(2.0))) if sd > 0 else float(margin <= 0)
+    sd, wrong = _least_wrong(p, n_i)
+    extra = np.zeros(M) if exploit_labels is None else np.asarray(exploit_labels, float)
+    sd_all, wrong_all = _least_wrong(p, n_i + extra)
     u_rev = _true_pi(p, learner, *learner.choose(1.0 - p))
+    fit, mult = learner.fit_counts()
     return {"final_pi_truth_labels": _true_pi(p, learner, *learner.choose(known)),
             "final_pi_truth_oriented": _true_pi(p, learner, *learner.choose(oriented)),
-            "mean_p_margin": margin, "orientation_sd": sd,
+            "mean_p_margin": float(p.mean()) - 0.5, "orientation_sd": sd,
             "wrong_orientation_least": wrong,
             "final_pi_ceiling": u_star - wrong * (u_star - u_rev), "final_pi_reversed": u_rev,
+            "orientation_sd_all": sd_all, "wrong_orientation_least_all": wrong_all,
+            "final_pi_ceiling_all": u_star - wrong_all * (u_star - u_rev),
             "orientation_confidence": lsol_em.orientation_confidence(
-                ph, counts, learner.em_smoothing)}
+                ph, fit, learner.em_smoothing, mult)}
 
 
 def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
              p_high: float = 1.0, rules: tuple = ("mv",), estimator: str = DEFAULT_ESTIMATOR,
              G1: float = 2.0, G2: float = 2.0, schedule: str = "log", cost: float = 0.02,
              use_filter: bool = False, n_checkpoints: int = 40, p: Any = None,
-             seed: int = 0) -> dict:
+             em_labels: str = "testers", seed: int = 0) -> dict:
     """Executor task: draw a population (seeded; or take the given p) and run LS_OL with each
     rule on it."""
     rng = np.random.default_rng([seed, 0])
@@ -290,7 +343,7 @@ def run_task(M: int, T: int, population: str = "uniform", p_low: float = 0.0,
     for r in rules:
         res = simulate_run(p, T, rule=r, estimator=estimator, G1=G1, G2=G2, schedule=schedule,
                            cost=cost, use_filter=use_filter, n_checkpoints=n_checkpoints,
-                           seed=seed)
+                           em_labels=em_labels, seed=seed)
         res.pop("p")
         out[r] = res
     return out
