@@ -280,7 +280,10 @@ class LSOL:
             raise InputError("labels", f"classes in -1..{self.K - 1}", (lab.min(), lab.max()))
         full = np.full((len(lab), self.M), -1, dtype=np.int16)
         full[:, labelers] = lab
-        rows, times = np.unique(full, axis=0, return_counts=True)
+        if len(full) == 1:  # one step (the select/observe loop): no sort needed
+            rows, times = full, [1]
+        else:
+            rows, times = np.unique(full, axis=0, return_counts=True)
         for r, c in zip(rows, times):
             key = r.tobytes()
             self._exploit[key] = self._exploit.get(key, 0) + int(c)
