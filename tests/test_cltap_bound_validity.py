@@ -206,7 +206,8 @@ def _hull_lp(vals: np.ndarray, b: int) -> float:
        shape=st.sampled_from(["any", "ties", "rising-falling"]), extra=st.integers(0, 3))
 def test_knapsack_lp_is_exact_on_rows_of_any_shape(seed, a, K, shape, extra):
     """`mckp_lp` on non-monotone rows (the Lagrangian dual of the budget row) equals the
-    concave-hull greedy, never exceeds the dual at any multiplier, and its lengths fit."""
+    concave-hull greedy, never exceeds the dual at any multiplier, and its lengths fit; asked
+    whether the LP is below a target, it answers as the exact value does."""
     rng = np.random.default_rng(seed)
     vals = {"any": rng.random((a, K)), "ties": rng.choice([0.0, 0.5, 1.0, 2.0], size=(a, K)),
             "rising-falling": np.abs(np.sin(np.arange(K) * rng.random((a, 1)) * 3))}[shape]
@@ -218,9 +219,12 @@ def test_knapsack_lp_is_exact_on_rows_of_any_shape(seed, a, K, shape, extra):
     for beta in np.linspace(0.0, vals.max() + 0.1, 23):
         assert val <= beta * b + (C - beta * np.arange(K + 1)).max(axis=1).sum() + 1e-9
     assert n.sum() <= b + 1e-9 and (n >= 0).all() and (n <= K).all()
+    for tgt in (ref * (1 - 1e-3) - 1e-9, ref * (1 + 1e-3) + 1e-9):  # "LP < target?" early
+        got, _ = CB.mckp_lp(vals, b, target=tgt)
+        assert got >= ref - 1e-9 * (1 + ref) and (got < tgt) == (ref < tgt)
 
 
-def _golden_knapsack(vals, b, kinds=None, iters=30):
+def _golden_knapsack(vals, b, kinds=None, target=None, iters=30):
     """The first-labels bound's former budget-row multiplier: a golden-section search on the
     Lagrangian (value at the best multiplier seen, the allocation at that multiplier)."""
     import math

@@ -67,7 +67,8 @@ def _prefix_dual(C: np.ndarray, beta: float, tol: float
     return float(M.sum()), lo, hi
 
 
-def _lagrangian_lp(vals: np.ndarray, b: int, max_iter: int = 200) -> tuple[float, np.ndarray]:
+def _lagrangian_lp(vals: np.ndarray, b: int, target: float | None = None, max_iter: int = 200
+                   ) -> tuple[float, np.ndarray]:
     """`mckp_lp` by LP duality, vectorized over rows of any shape: the LP optimum is
     min_{beta >= 0} f(beta), f(beta) = beta b + sum_j max_n (C[j, n] - beta n), C the prefix sums
     (the budget row (13) priced at beta; weak duality makes every f(beta) an upper bound, strong
@@ -77,7 +78,9 @@ def _lagrangian_lp(vals: np.ndarray, b: int, max_iter: int = 200) -> tuple[float
     subdifferential: the value is the LP optimum) or on a new piece of f, so the search ends
     after at most as many steps as f has pieces (the upper-hull segments). The value returned is
     f at the last beta, an upper bound whatever the rounding; lengths: the shortest best
-    prefixes, plus the budget left spread over the tied rows (the partial hull segment)."""
+    prefixes, plus the budget left spread over the tied rows (the partial hull segment). With
+    `target`, the search stops as soon as the answer to "LP < target?" is known: an f below it,
+    or the tangents' crossing (a lower bound on the LP) at or above it."""
     a, K = vals.shape
     C = np.concatenate([np.zeros((a, 1)), np.cumsum(vals, axis=1)], axis=1)
     eps = 1e-12 * (float(np.abs(C).max(initial=0.0)) + 1e-300)
@@ -100,14 +103,18 @@ def _lagrangian_lp(vals: np.ndarray, b: int, max_iter: int = 200) -> tuple[float
         return fl, lengths(bl, lo_l, hi_l)
     bh = float(vals.max(initial=0.0))  # no hull segment is steeper than the largest value
     fh, lo_h, hi_h = ev(bh)
-    best = (fh, bh, lo_h, hi_h)
+    best = (fh, bh, lo_h, hi_h) if fh <= fl else (fl, bl, lo_l, hi_l)
     for _ in range(max_iter):
         if lo_h.sum() <= b <= hi_h.sum():
             break  # bh is optimal
+        if target is not None and best[0] < target:
+            break  # proven below target
         sl, sh = b - float(lo_l.sum()), b - float(hi_h.sum())  # < 0 and > 0
         bm = (fh - fl + sl * bl - sh * bh) / (sl - sh)
         if not bl < bm < bh:
             break  # no room left between the tangents (rounding): f(best) is still a bound
+        if target is not None and fl + sl * (bm - bl) >= target:
+            break  # every f is >= the tangents' crossing >= target: the LP is not below it
         fm, lo_m, hi_m = ev(bm)
         if fm < best[0]:
             best = (fm, bm, lo_m, hi_m)
@@ -122,8 +129,8 @@ def _lagrangian_lp(vals: np.ndarray, b: int, max_iter: int = 200) -> tuple[float
     return f, lengths(beta, lo, hi)
 
 
-def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | None = None
-            ) -> tuple[float, np.ndarray]:
+def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | None = None,
+            target: float | None = None) -> tuple[float, np.ndarray]:
     """LP relaxation of max sum_j sum_{k < n_j} vals[j, k] s.t. sum_j n_j <= b, 0 <= n_j <= K.
 
     Multiple-choice knapsack over prefix lengths (one group per row, item n = prefix of length n,
@@ -131,7 +138,10 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
     prefix sums by decreasing slope (Sinha-Zoltners; digest 2.5). Non-increasing rows: the
     segments are the single values; non-decreasing rows: one chord (0, 0)-(K, C_K); with any other
     row, the same optimum by its Lagrangian dual (`_lagrangian_lp`, vectorized). Returns the
-    value and the (fractional) prefix length of every row in the LP optimum. vals >= 0.
+    value and the (fractional) prefix length of every row in the LP optimum. vals >= 0. With
+    `target` (a test "LP < target?"), rows of any shape may return as soon as the answer is
+    known: then the value is an upper bound on the LP (below target only when the LP is, and
+    whenever it is, up to rounding) and the lengths are those of the last multiplier tried.
     """
     a, K = vals.shape
     dec, inc = kinds if kinds is not None else _row_kinds(vals)
@@ -150,7 +160,7 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
             n = (above + np.clip(left - before, 0, ties)).astype(float)
         return float(part.sum()), n
     if not (dec | inc).all():
-        return _lagrangian_lp(vals, b)
+        return _lagrangian_lp(vals, b, target)
     slopes: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     owner: list[np.ndarray] = []
@@ -768,9 +778,10 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
             for j in rows:
                 V = top.copy()
                 V[j] = S[j, np.minimum(nn, m)]
-                if any(mckp_lp(np.diff(S + lam * V, axis=1), b)[0]
-                       < tgt + lam * m * theta * (1 - REL) for lam in lambdas):
-                    return True
+                for lam in lambdas:
+                    need = tgt + lam * m * theta * (1 - REL)
+                    if mckp_lp(np.diff(S + lam * V, axis=1), b, target=need)[0] < need:
+                        return True
         return False
 
     top = hi * (1 + 1e-12) + 1e-300
