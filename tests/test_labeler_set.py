@@ -108,6 +108,16 @@ def test_infeasible_budget():
     assert S.solve_milp(inst, RunOptions()).status == "infeasible"
 
 
+
+def test_budget_with_free_labelers_is_no_row():
+    """Costs all 0 with a budget: C(S) = 0 <= B holds, the MILP has no budget row (Pyomo refused
+    the constant row 0 <= B: a traceback from solve --method exact)."""
+    for costs in ([0.0, 0.0, 0.0], [-0.0, 0.0, -0.0]):
+        inst = P.make_instance([0.9, 0.6, 0.7], costs=costs, budget=0.2, max_size=2)
+        exact = S.solve_milp(inst, RunOptions())
+        assert exact.status == "optimal"
+        assert objective(inst, exact) == pytest.approx(objective(inst, S.solve_enumeration(inst)))
+
 @pytest.mark.parametrize("bad,field", [
     ({"qualities": [0.5, 1.2]}, "qualities[1]"),
     ({"qualities": [0.5, 1.0], "rule": "wmv"}, "qualities[1]"),

@@ -47,9 +47,9 @@ def _side_constraints(m: pyo.ConcreteModel, inst: LabelerSetInstance, order: lis
     M = len(order)
     c = [float(inst.cost_vector[i]) for i in order]
     m.nonempty = pyo.Constraint(expr=quicksum(xs) >= 1)
-    if inst.budget is not None:
-        m.budget = pyo.Constraint(expr=quicksum(c[k] * xs[k] for k in range(M) if c[k])
-                                  <= float(inst.budget))
+    paid = [c[k] * xs[k] for k in range(M) if c[k]]
+    if inst.budget is not None and paid:  # no labeler costs anything: C(S) = 0 <= B holds
+        m.budget = pyo.Constraint(expr=quicksum(paid) <= float(inst.budget))
     if inst.max_size is not None:
         m.size_cap = pyo.Constraint(expr=quicksum(xs) <= int(inst.max_size))
     m.cost_term = quicksum(float(inst.cost_weight) * c[k] * xs[k] for k in range(M)
