@@ -153,6 +153,18 @@ def test_empty_and_constant_models():
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(7.0)
 
 
+
+def test_a_model_highs_refuses_is_an_error_not_an_empty_optimum():
+    """A coefficient past HiGHS's 1e15 limit: passModel refuses the model and leaves it empty;
+    solving that claimed 'optimal' with objective 0 and no point (then an IndexError)."""
+    A = sp.csc_array(np.array([[1e20, 1.0]]))
+    hm = HighsModel.from_arrays([-1.0, -1.0], A, [-np.inf], [4.0], [0, 0], [1, 1],
+                                options=HighsOptions(scale=False))
+    r = hm.solve()
+    assert r.status is Status.ERROR and r.x is None and r.bound is None
+    assert "refused" in r.message
+
+
 def test_live_model_rows_costs_integrality_and_start():
     """add_rows / set_objective / set_integrality / set_start act on the live Highs object."""
     # max 5x0 + 4x1 + 3x2  s.t.  2x0 + 3x1 + x2 <= 4.5, 0 <= x <= 1

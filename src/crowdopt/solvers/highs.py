@@ -609,13 +609,19 @@ class HighsModel:
         # the flat-array passModel: no HighsLp object, no Python list of integrality enums
         start = np.asarray(A.indptr[:-1], dtype=np.int32)  # the start of each column (row)
         with stdout_to_stderr():
-            self.h.passModel(
+            loaded = self.h.passModel(
                 int(self.num_col), int(self.num_row), int(A.nnz),
                 2 if rowwise else 1,  # HiGHS MatrixFormat: 1 = column-wise, 2 = row-wise
                 -1 if sense == "max" else 1, self.offset * self._sigma,
                 np.ascontiguousarray(c, dtype=float), self._col_lo, self._col_hi,
                 self._row_lo, self._row_hi, start, np.asarray(A.indices, dtype=np.int32),
                 np.asarray(A.data, dtype=float), self._integrality)
+        # a model HiGHS refuses (a coefficient past its 1e15 limit, ...) is left empty: solving
+        # that would claim 'optimal' for the empty model, so every solve returns the error
+        self._refused = "" if loaded != highspy.HighsStatus.kError else (
+            "HiGHS refused the model (passModel error): matrix coefficients "
+            f"up to {np.max(np.abs(A.data), initial=0.0):.3g}"
+            + (" after scaling" if self.scaled else ""))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -809,6 +815,8 @@ class HighsModel:
         if self._overrun is not None and self._overrun.is_alive():
             return self._stopped(0.0, Status.ERROR, "an earlier solve of this model overran "
                                  "its time limit and is still running in HiGHS")
+        if self._refused:
+            return self._stopped(0.0, Status.ERROR, self._refused)
         self._apply_options(opt)
         raw = self._run(opt.time_limit)
         if raw is None:
