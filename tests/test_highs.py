@@ -165,6 +165,17 @@ def test_a_model_highs_refuses_is_an_error_not_an_empty_optimum():
     assert "refused" in r.message
 
 
+def test_rows_spanning_300_decades_reach_highs_within_its_limits():
+    """A row with entries 1 and 1e-300 was centred at 1e-150 and sent to HiGHS at 1e150
+    (refused); rows are scaled so that their largest entry is at most 2^40."""
+    # max x0 + x1  s.t.  x0 + 1e-300 x2 <= 0.5,  x1 - x2 <= 0,  0 <= x <= 1, x2 integer
+    A = sp.csc_array(np.array([[1.0, 0.0, 1e-300], [0.0, 1.0, -1.0]]))
+    hm = HighsModel.from_arrays([1.0, 1.0, 0.0], A, [-np.inf, -np.inf], [0.5, 0.0], [0, 0, 0],
+                                [1, 1, 1], integrality=[0, 0, 1], sense="max")
+    r = hm.solve()
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(1.5)
+    assert np.abs(hm._A.data).max() <= 2.0**40
+
 def test_live_model_rows_costs_integrality_and_start():
     """add_rows / set_objective / set_integrality / set_start act on the live Highs object."""
     # max 5x0 + 4x1 + 3x2  s.t.  2x0 + 3x1 + x2 <= 4.5, 0 <= x <= 1

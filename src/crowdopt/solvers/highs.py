@@ -494,6 +494,9 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
     return out
 
 
+SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 < 1e15)
+
+
 def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndarray,
                  col_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Powers of 2 (row_scale, col_scale, objective_scale) for the model min/max c'x,
@@ -523,8 +526,13 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
             cs = new
             if done:
                 break
-        rs = -_centres(L + cs[k], rseg, m)
-    rs, cs = np.exp2(np.round(rs)), np.exp2(np.round(cs))
+        rs, cs = np.round(-_centres(L + cs[k], rseg, m)), np.round(cs)
+        # a row spanning 1 to 1e-300 would centre at 1e-150 and reach HiGHS at 1e150, past its
+        # 1e15 limit (refused): rows are scaled down until their largest entry is 2^40
+        top = np.full(m, -np.inf)
+        np.maximum.at(top, r, L + cs[k])
+        rs = np.minimum(rs, np.floor(SCALED_MAX_LOG2 - top))
+    rs, cs = np.exp2(rs), np.exp2(cs)
     return rs, cs, objective_scale(np.asarray(c, float) * cs)
 
 
