@@ -118,6 +118,18 @@ def test_budget_with_free_labelers_is_no_row():
         assert exact.status == "optimal"
         assert objective(inst, exact) == pytest.approx(objective(inst, S.solve_enumeration(inst)))
 
+
+@pytest.mark.parametrize("q", [1e-300, 1e-12, 1 - 1e-12])
+def test_milp_at_qualities_next_to_0_and_1(q):
+    """Qualities 1e-300 put 1e-300 next to 1 in the margin rows (HiGHS refused the scaled
+    model: a traceback); within 1e-12 of 0 or 1 the MILP still meets enumeration."""
+    inst = P.make_instance([q, q, q, 0.5], costs=[0.08, 0.02, 0.05, 0.01], cost_weight=1.0,
+                           budget=0.2, max_size=3)
+    exact = S.solve_milp(inst, RunOptions())
+    assert exact.status == "optimal"
+    assert objective(inst, exact) == pytest.approx(objective(inst, S.solve_enumeration(inst)),
+                                                   abs=1e-9)
+
 @pytest.mark.parametrize("bad,field", [
     ({"qualities": [0.5, 1.2]}, "qualities[1]"),
     ({"qualities": [0.5, 1.0], "rule": "wmv"}, "qualities[1]"),

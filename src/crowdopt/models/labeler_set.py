@@ -26,6 +26,7 @@ from ..problems.labeler_set import LabelerSetInstance, LabelerSetSolution
 from ..problems.vote_accuracy import TIE_TOL
 from .formulation import Formulation
 
+SMALL_COEF = 1e-9  # HiGHS's small_matrix_value: smaller DP coefficients are left out
 PATTERN_SLACK = 1e-6  # P2 strictness margin: above HiGHS feasibility tolerance (set to 1e-9)
 
 
@@ -56,6 +57,14 @@ def _side_constraints(m: pyo.ConcreteModel, inst: LabelerSetInstance, order: lis
                            if c[k] and inst.cost_weight)
 
 
+def _coef(v: float) -> float:
+    """A DP probability as a coefficient: below HiGHS's small-matrix value 1e-9 it is 0 (HiGHS
+    drops it unscaled; scaled up next to 1s it reached a presolve that cut off the optimum,
+    qualities 1 - 1e-12); the model is then exact up to 1e-9 per stage, within the certificate's
+    1e-7."""
+    return v if v >= SMALL_COEF else 0.0
+
+
 def quality_order(inst: LabelerSetInstance) -> list[int]:
     """Labelers by quality, descending (stable): same optimum, faster solves (digest P1)."""
     return [int(i) for i in np.argsort(-inst.qualities, kind="stable")]
@@ -84,7 +93,8 @@ def build_mv_margin_model(inst: LabelerSetInstance) -> pyo.ConcreteModel:
     for i in range(1, M + 1):
         pi, xi = p[i - 1], xs[i - 1]
         for d in range(-i, i + 1):
-            g = pi * q(i - 1, d - 1) + (1.0 - pi) * q(i - 1, d + 1) - q(i - 1, d)
+            g = (_coef(pi) * q(i - 1, d - 1) + _coef(1.0 - pi) * q(i - 1, d + 1)
+                 - q(i - 1, d))
             z = m.z[i, d]
             m.step.add(m.q[i, d] == q(i - 1, d) + z)
             m.link.add(z <= xi)
