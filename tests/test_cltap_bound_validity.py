@@ -224,12 +224,17 @@ def test_knapsack_lp_is_exact_on_rows_of_any_shape(seed, a, K, shape, extra):
         assert got >= ref - 1e-9 * (1 + ref) and (got < tgt) == (ref < tgt)
 
 
-def _golden_knapsack(vals, b, kinds=None, target=None, iters=30):
+def _golden_knapsack(vals, b, kinds=None, target=None):
+    """The knapsack LP as the first-labels bound computed it before: `_golden_prefix`."""
+    return _golden_prefix(np.concatenate([np.zeros((vals.shape[0], 1)), np.cumsum(vals, axis=1)],
+                                         axis=1), b)
+
+
+def _golden_prefix(V, b, target=None, iters=30):
     """The first-labels bound's former budget-row multiplier: a golden-section search on the
-    Lagrangian (value at the best multiplier seen, the allocation at that multiplier)."""
+    Lagrangian of prefix sums V (value at the best multiplier seen, the allocation there)."""
     import math
 
-    V = np.concatenate([np.zeros((vals.shape[0], 1)), np.cumsum(vals, axis=1)], axis=1)
     nn = np.arange(V.shape[1], dtype=float)
 
     def f(beta):
@@ -275,6 +280,7 @@ def test_first_labels_exact_multiplier_tightens_and_stays_valid(inst):
     new = CB.first_labels_bound(inst, hi=hi).value
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(CB, "mckp_lp", _golden_knapsack)
+        mp.setattr(CB, "_lagrangian_lp", _golden_prefix)
         old = CB.first_labels_bound(inst, hi=hi).value
     assert new <= old * (1 + 1e-9) + 1e-12, (new, old)
     primal = max(P.evaluate(inst, s).objective for s in constructions(inst).values())

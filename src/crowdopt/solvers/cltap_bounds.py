@@ -67,11 +67,11 @@ def _prefix_dual(C: np.ndarray, beta: float, tol: float
     return float(M.sum()), lo, hi
 
 
-def _lagrangian_lp(vals: np.ndarray, b: int, target: float | None = None, max_iter: int = 200
+def _lagrangian_lp(C: np.ndarray, b: int, target: float | None = None, max_iter: int = 200
                    ) -> tuple[float, np.ndarray]:
-    """`mckp_lp` by LP duality, vectorized over rows of any shape: the LP optimum is
-    min_{beta >= 0} f(beta), f(beta) = beta b + sum_j max_n (C[j, n] - beta n), C the prefix sums
-    (the budget row (13) priced at beta; weak duality makes every f(beta) an upper bound, strong
+    """`mckp_lp` by LP duality, vectorized over rows of any shape, from the prefix sums
+    C[j, n] (n = 0..K, C[:, 0] = 0, non-decreasing rows): the LP optimum is min_{beta >= 0}
+    f(beta), f(beta) = beta b + sum_j max_n (C[j, n] - beta n) (the budget row (13) priced at beta; weak duality makes every f(beta) an upper bound, strong
     duality makes the minimum the LP value). f is convex and piecewise linear: the tangents at a
     point left of the minimum (slope b - sum of the shortest best prefixes < 0) and one right of
     it (b - sum of the longest > 0) meet at a beta that is either optimal (0 in the
@@ -81,9 +81,8 @@ def _lagrangian_lp(vals: np.ndarray, b: int, target: float | None = None, max_it
     prefixes, plus the budget left spread over the tied rows (the partial hull segment). With
     `target`, the search stops as soon as the answer to "LP < target?" is known: an f below it,
     or the tangents' crossing (a lower bound on the LP) at or above it."""
-    a, K = vals.shape
-    C = np.concatenate([np.zeros((a, 1)), np.cumsum(vals, axis=1)], axis=1)
-    eps = 1e-12 * (float(np.abs(C).max(initial=0.0)) + 1e-300)
+    K = C.shape[1] - 1
+    eps = 1e-12 * (float(C[:, -1].max(initial=0.0)) + 1e-300)  # the largest prefix sum
 
     def ev(beta: float) -> tuple[float, np.ndarray, np.ndarray]:
         m, lo, hi = _prefix_dual(C, beta, eps * (1.0 + beta * K))
@@ -101,7 +100,7 @@ def _lagrangian_lp(vals: np.ndarray, b: int, target: float | None = None, max_it
     fl, lo_l, hi_l = ev(bl)
     if lo_l.sum() <= b:  # the budget does not bind: every positive prefix fits
         return fl, lengths(bl, lo_l, hi_l)
-    bh = float(vals.max(initial=0.0))  # no hull segment is steeper than the largest value
+    bh = float((C[:, 1:] / np.arange(1, K + 1)).max(initial=0.0))  # the steepest hull segment
     fh, lo_h, hi_h = ev(bh)
     best = (fh, bh, lo_h, hi_h) if fh <= fl else (fl, bl, lo_l, hi_l)
     for _ in range(max_iter):
@@ -160,7 +159,8 @@ def mckp_lp(vals: np.ndarray, b: int, kinds: tuple[np.ndarray, np.ndarray] | Non
             n = (above + np.clip(left - before, 0, ties)).astype(float)
         return float(part.sum()), n
     if not (dec | inc).all():
-        return _lagrangian_lp(vals, b, target)
+        return _lagrangian_lp(np.concatenate([np.zeros((a, 1)), np.cumsum(vals, axis=1)], axis=1),
+                              b, target)
     slopes: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     owner: list[np.ndarray] = []
@@ -763,6 +763,7 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
                            {"time_s": time.perf_counter() - t0})
     nn = np.arange(K + 1)
     kinds = _row_kinds(phi)  # truncation keeps a row monotone
+    all_dec = bool(kinds[0].all())
     ms = sorted({max(1, min(t, K, round(f * t))) for f in shares})
 
     def test(theta: float) -> bool:
@@ -778,9 +779,12 @@ def first_labels_bound(inst: CltapInstance, *, lo: float = 0.0, hi: float | None
             for j in rows:
                 V = top.copy()
                 V[j] = S[j, np.minimum(nn, m)]
+                dV = np.diff(V, axis=1) if all_dec else None
                 for lam in lambdas:
                     need = tgt + lam * m * theta * (1 - REL)
-                    if mckp_lp(np.diff(S + lam * V, axis=1), b, target=need)[0] < need:
+                    got = (mckp_lp(w + lam * dV, b, kinds)[0] if all_dec  # rows stay concave
+                           else _lagrangian_lp(S + lam * V, b, need)[0])
+                    if got < need:
                         return True
         return False
 
