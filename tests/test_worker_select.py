@@ -197,6 +197,17 @@ def test_costs_dp_equals_milp_equals_brute_force():
             assert abs(v - best) <= TOL * (1 + abs(best)) and k == k_star
 
 
+
+def test_every_cost_zero_is_solved_by_every_model():
+    """Costs all 0 with a budget: every set is within it (the compact MILP's budget row was the
+    constant 0 <= B, a Pyomo error and a traceback from compare)."""
+    rng = np.random.default_rng(5)
+    inst = P.make_instance(max_workers=2, scores_=random_scores(rng, 4), costs=[0, 0, 0, 0],
+                           budget=3)
+    best, _ = brute_force(inst.scores, 2, [0, 0, 0, 0], 3)
+    for r in (S.solve_dp(inst), S.solve_formulation_a(inst), S.solve_compact(inst)):
+        assert r.status == "optimal" and abs(value_of(inst, r)[0] - best) <= TOL * (1 + abs(best))
+
 def test_uniform_costs_reduce_to_algorithm1_with_smaller_cap():
     rng = np.random.default_rng(3)
     for _ in range(40):

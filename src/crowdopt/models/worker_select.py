@@ -111,8 +111,9 @@ def build_compact(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     m.v_ge = pyo.Constraint(m.I, rule=lambda m, i: m.v[i] >= m.r - (1 - m.z[i]))
     if inst.costs is not None:
         c = [int(v) for v in inst.costs]
-        m.budget_row = pyo.Constraint(expr=quicksum(
-            c[i] * m.z[W[i]] for i in range(M) if c[i]) <= int(inst.budget))
+        paid = [c[i] * m.z[W[i]] for i in range(M) if c[i]]
+        if paid:  # every cost 0: the budget holds for any set (a constant row is an error)
+            m.budget_row = pyo.Constraint(expr=quicksum(paid) <= int(inst.budget))
         m.kind = "compact-costs"
     else:
         m.kind = "compact"
