@@ -269,6 +269,21 @@ def test_one_overall_time_limit_for_certify_and_compare():
     assert {r.status for r in comp} == {"skipped"}
 
 
+
+def test_an_overall_limit_caps_a_search_budget_and_never_stretches_it(monkeypatch):
+    """The CL-TAP local searches run for their whole budget: with compare/certify
+    --time-limit 1e7 (and no per-method limit) they were handed the 1e7 s left of the overall
+    limit instead of their 2 s default; the overall limit only cuts a method's own limit."""
+    from crowdopt import api
+
+    spec, inst = get_problem("cltap"), cltap(1.0)
+    monkeypatch.setattr(api, "run_method", lambda spec, inst, m, opts, force: opts.time_limit)
+    for name in ("cbp+ls", "best-of"):
+        m = spec.method(name)
+        assert api._Clock(1e7, None).run(spec, inst, m, api.RunOptions()) == 2.0
+        assert api._Clock(1.0, None).run(spec, inst, m, api.RunOptions()) <= 1.0
+        assert api._Clock(1e7, 30.0).run(spec, inst, m, api.RunOptions()) == 30.0
+
 # ----------------------------------------------------------------------------- the adapter
 F = 1e7  # the reference model's objective is F times larger: well inside HiGHS's tolerances
 

@@ -122,6 +122,9 @@ def empty_solution(inst: CltapInstance) -> CltapSolution:
     return CltapSolution(np.full((inst.a, inst.K), -1, dtype=np.int64))
 
 
+# the local search's time budget when none is given per method: an overall limit (compare,
+# certify --time-limit) caps it and never stretches it (a 3 x 3 instance searched for 1e7 s)
+LS_DEFAULT_TIME = 2.0
 MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends
 
 
@@ -428,7 +431,8 @@ SPEC = ProblemSpec.from_module(
         Method("cbp", "fast", Lazy(_SOLVERS + "_cbp"),
                "correctness-based policy (Algorithm 1, digest 3.1)"),
         Method("cbp+ls", "fast", Lazy(_SOLVERS + "_cbp_ls"),
-               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)"),
+               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)",
+               time_limit=LS_DEFAULT_TIME),
         Method("cbp-phi", "fast", Lazy(_SOLVERS + "_cbp_phi"),
                "CBP ranking runs by average weight phi (digest B2)"),
         Method("alloc-lpt", "fast", Lazy(_SOLVERS + "_alloc_lpt"),
@@ -436,7 +440,7 @@ SPEC = ProblemSpec.from_module(
                "the neediest task (LPT)"),
         Method("best-of", "fast", Lazy(_SOLVERS + "_fast"),
                "best of all constructions, then local search until the time budget (default "
-               "2 s) or a bound proves it optimal"),
+               "2 s) or a bound proves it optimal", time_limit=LS_DEFAULT_TIME),
         Method("ta", "fast", Lazy(_SOLVERS + "_baseline", ("ta",)),
                "top annotators baseline (digest 3.7)"),
         Method("pa", "fast", Lazy(_SOLVERS + "_baseline", ("pa",)),

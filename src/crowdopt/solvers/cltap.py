@@ -24,6 +24,7 @@ import numpy as np
 
 from ..problems import cltap as P
 from ..problems.catalogue import Outcome, RunOptions
+from ..problems.cltap import LS_DEFAULT_TIME
 from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
@@ -35,7 +36,6 @@ from .cltap_search import local_search
 
 BRUTE_MAX_STATES = 200_000
 COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equal if b >= t)
-LS_DEFAULT_TIME = 2.0
 COLGEN_DEFAULT_TIME = 30.0
 CONFIG_DEFAULT_TIME = 10.0  # its Farley bound is valid whenever it stops
 CONFIG_MAX_PAIRS = 40_000
