@@ -434,6 +434,25 @@ def test_missing_values_in_label_files_are_refused(tmp_path, capsys, column):
             crowd.from_arrays(["t1", "t2"], ["w1", "w1"], [1, bad])
 
 
+def test_infinite_labels_and_ids_are_refused_in_python_as_in_files():
+    """A label file refuses 'inf' among numeric labels; from_arrays and DataFrames took float
+    infinity as a class (or a numeric id), whose aggregation then wrote Infinity into its
+    JSON."""
+    pd = pytest.importorskip("pandas")
+    for bad in (float("inf"), -np.inf, np.float32("inf")):
+        for k in range(3):
+            cols = [["t1", "t1", "t2"], ["w1", "w2", "w1"], [1.5, 0.5, 1.5]]
+            cols[k] = [*cols[k][:2], bad]
+            with pytest.raises(InputError, match=r"\[2\]: expected a finite number"):
+                crowd.from_arrays(*cols)
+    for col, values in (("label", [1.5, 0.5, np.inf]), ("label", ["a", "b", np.inf]),
+                        ("task", [1.0, 1.0, -np.inf]), ("worker", [2.0, 1.0, np.inf])):
+        cols = {"task": ["t1", "t1", "t2"], "worker": ["w1", "w2", "w1"], "label": [0, 1, 1]}
+        df = pd.DataFrame({**cols, col: values})
+        with pytest.raises(InputError, match=r"\[2\]: expected a finite number"):
+            crowd.from_dataframe(df)
+
+
 def test_numeric_labels_are_one_class_per_value(tmp_path, capsys):
     f = tmp_path / "n.csv"
     f.write_text("task,worker,label\nt1,w1,1\nt1,w2,1.0\nt2,w1,0\nt2,w2,0.0\nt3,w1,01\n")

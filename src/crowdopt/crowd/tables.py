@@ -421,6 +421,13 @@ def _factorize(col, role: str, pd, *, classes: bool = False) -> tuple[np.ndarray
     if np.any(code < 0):
         i = int(np.flatnonzero(code < 0)[0])
         raise InputError(f"{role}[{i}]", f"a {role} value", "a missing value (NaN/None)")
+    kind = getattr(getattr(uniq, "dtype", None), "kind", "")
+    if kind == "f" or kind == "O" and classes:  # an infinite id or class JSON cannot write
+        inf = np.array([isinstance(u, float | np.floating) and math.isinf(u) for u in uniq]
+                       if kind == "O" else np.isinf(uniq), dtype=bool)
+        if inf.any():
+            i = int(np.flatnonzero(inf[code])[0])
+            raise InputError(f"{role}[{i}]", "a finite number", float(uniq[code[i]]))
     return code.astype(np.int64, copy=False), _object_values(uniq)
 
 
@@ -455,6 +462,8 @@ def _check_values(seq: list, name: str) -> None:
     for i, v in enumerate(seq):
         if v is None or type(v).__name__ in _MISSING or _is_nan(v):
             raise InputError(f"{name}[{i}]", f"a {name} value", v)
+        if isinstance(v, float | np.floating) and math.isinf(v):  # a class JSON cannot write
+            raise InputError(f"{name}[{i}]", "a finite number", v)
         if not isinstance(v, Hashable):
             raise InputError(f"{name}[{i}]", "a hashable value", type(v).__name__)
 
