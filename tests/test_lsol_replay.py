@@ -197,3 +197,12 @@ def test_replay_grid_puts_the_default_beside_majority_vote():
     checks = {c["estimator"]: c for c in replay_checks(rows)}
     assert checks["answers, sequential (default)"][">= majority vote"]
     assert not checks["pooled"][">= majority vote"]
+
+
+@pytest.mark.parametrize("B", [0.0, 2.0])
+def test_sequential_replay_ends_within_the_budget_unless_the_testers_exceed_it(B):
+    table, gold, _ = synthetic_table(0, n=60)
+    r = replay(table, gold, estimator="answers", exploit="sequential", budget=B,
+               order="shuffle", seed=0)
+    tester_labels = 7 * r["testers"]  # a full table: every tester step buys the row's 7
+    assert r["labels_spent"] <= max(B * r["tasks"], tester_labels)

@@ -189,10 +189,12 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     accuracy for labels); prior: Beta pseudo-counts on p_hat (1 = Laplace; decision: with one
     label per tester and sparse tables the paper's raw share gives p_hat = 1 after one tester).
     exploit "sequential": buy until the posterior reaches `confidence` (module docstring), at
-    most B t - spent + overdraft (1 - t / T) labels at step t (at least one), B = `budget`
+    most B t - spent + overdraft (1 - t / T) labels at step t (at least one while the run's
+    B T, less a fully labeled task per exploration step still due, is not spent), B = `budget`
     labels per task (default: a third of the table's labels per task), overdraft = two fully
     labeled tasks, so the steps right after the testers are not starved and the run ends within
-    B per task unless the testers alone exceed it.
+    B per task unless the testers alone exceed it (a step with nothing left buys no label and
+    guesses a class at random).
     """
     choice(order, "order", ("file", "shuffle"))
     choice(estimator, "estimator", REPLAY_ESTIMATORS)
@@ -207,7 +209,8 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
         raise InputError("labels", "a table with at least one task and one worker", D.shape)
     per_task = (D >= 0).sum(axis=1)
     B = float(per_task.mean()) / 3 if budget is None else real(budget, "budget", lo=0.0)
-    overdraft = OVERDRAFT_TASKS * float(per_task.max())
+    per_task_max = int(per_task.max())
+    overdraft = OVERDRAFT_TASKS * float(per_task_max)
     truth = gold.truth(n_tasks) if gold is not None else np.full(n_tasks, -1)
     rng = np.random.default_rng([seed, 7])
     seq = np.arange(n_tasks) if order == "file" else rng.permutation(n_tasks)
@@ -226,8 +229,9 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
         if a.kind == "exploit":
             p = learner.p_hat() if answers is None else answers.p_hat()
             if exploit == "sequential":
-                n_max = max(1, int(math.floor(B * t - spent[: t - 1].sum()
-                                              + overdraft * (1 - t / n_tasks) + 1e-9)))
+                n_max = _sequential_allowance(B, t, n_tasks, float(spent[: t - 1].sum()),
+                                              overdraft, per_task_max,
+                                              learner.n, learner.schedule)
                 cand = np.flatnonzero((row >= 0) & learner.active)
                 w_all = np.maximum(learner._weights(p), W_FLOOR)
                 labelers, _ = sequential_query(row, cand, p, w_all, K, confidence,
@@ -285,6 +289,18 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
         orc["workers"] = [_id(ids[i]) for i in orc["workers"]]
         out["oracle"] = orc
     return out
+
+
+def _sequential_allowance(B: float, t: int, n_tasks: int, spent: float, overdraft: float,
+                          per_task_max: int, n_testers: int, schedule: Schedule) -> int:
+    """Labels exploitation step t may buy: the running allowance B t - spent + overdraft
+    (1 - t / T) (at least one, borrowed from the later steps), capped by what the whole run's
+    B T leaves once the exploration steps still due by D1 (each at most a fully labeled task)
+    are reserved, so the run ends within B per task unless the testers alone exceed it."""
+    running = max(1, math.floor(B * t - spent + overdraft * (1 - t / n_tasks) + 1e-9))
+    testers_due = min(n_tasks - t, max(0, math.floor(schedule.d1(n_tasks)) + 1 - n_testers))
+    left = math.floor(B * n_tasks - spent - testers_due * per_task_max + 1e-9)
+    return max(0, min(running, left))
 
 
 def _id(x: Any) -> Any:
