@@ -212,6 +212,15 @@ def test_stdin_is_read_as_utf8_like_a_file(monkeypatch, capsys):
     with pytest.raises(InputError, match="answers"):
         read_csv("-", "answers")
 
+def test_a_sweep_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    """TOML is UTF-8: a Latin-1 byte in a sweep file was a UnicodeDecodeError traceback."""
+    (tmp_path / "s.toml").write_bytes(b'function = "crowdopt.experiments.executor:busy_task"\n'
+                                      b"# caf\xe9\nseeds = [0]\n[grid]\nwork = [1]\n")
+    code, err = _run(capsys, ["sweep", str(tmp_path / "s.toml"), "-o", str(tmp_path / "o"),
+                              "--quiet"])
+    assert code == 2 and len(err) == 1 and "CONFIG" in err[0] and "UTF-8" in err[0], err
+
+
 # ----------------------------------------------------------------------------- numbers in strings
 STRING_NUMBERS = [  # (argv with {x} where a number goes, the field the message names)
     (["simulate", "lsol", "--p", "0.9,{x}"], "--p"),

@@ -89,7 +89,10 @@ def load_config(path: str | Path) -> SweepConfig:
     p = Path(path)
     if not p.is_file():
         raise InputError("CONFIG", "a sweep TOML file", str(path))
-    text = p.read_text(encoding="utf-8-sig")  # a BOM (as Windows editors write) is accepted
+    try:
+        text = p.read_text(encoding="utf-8-sig")  # a BOM (as Windows editors write) is accepted
+    except UnicodeDecodeError as exc:  # TOML is UTF-8
+        raise InputError("CONFIG", "UTF-8 text", f"undecodable byte at {exc.start} in {p.name}") from None
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
