@@ -612,3 +612,14 @@ def test_array_likes_are_accepted_where_lists_are():
     assert len(out) == 2
     with pytest.raises(InputError):
         OlasAssignInstance.from_arrays(np.asarray([0.7, np.nan, 0.6]), cap, ent)
+
+
+def test_a_webhook_secret_file_is_its_bytes(tmp_path):
+    """The HMAC key file is read as bytes: a key that is not UTF-8 text was a
+    UnicodeDecodeError traceback (the file was decoded with the locale's encoding)."""
+    from crowdopt.campaign.webhooks import load_secret
+
+    (tmp_path / "k").write_bytes(b"\xe9\xff-key\n")
+    assert load_secret(tmp_path / "k") == b"\xe9\xff-key"
+    (tmp_path / "t").write_text("plain-hex-key\n")
+    assert load_secret(tmp_path / "t") == b"plain-hex-key"

@@ -44,10 +44,10 @@ def load_secret(path: str | os.PathLike) -> bytes:
     created O_EXCL (never through a symlink)."""
     p = Path(path)
     if p.is_file():
-        key = p.read_text().strip()
+        key = p.read_bytes().strip()  # the key's bytes, whatever the locale's encoding
         if not key:
             raise InputError("--webhook-secret-file", "a non-empty secret", str(p))
-        return key.encode()
+        return key
     key = secrets.token_hex(32)
     try:
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
