@@ -623,3 +623,16 @@ def test_a_webhook_secret_file_is_its_bytes(tmp_path):
     assert load_secret(tmp_path / "k") == b"\xe9\xff-key"
     (tmp_path / "t").write_text("plain-hex-key\n")
     assert load_secret(tmp_path / "t") == b"plain-hex-key"
+
+
+def test_simulate_olas_data_is_read_as_utf8_like_every_table(tmp_path):
+    """--data CSV: a BOM glued to the first column's name hid the --target column, and a
+    Latin-1 byte was a UnicodeDecodeError traceback."""
+    from crowdopt.sim.uci import load_csv_dataset
+
+    rows = "target,f1,f2\n" + "".join(f"{i % 2},{i / 7:.3f},{i % 5}\n" for i in range(20))
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + rows.encode())
+    assert load_csv_dataset(tmp_path / "bom.csv", "target").X.shape == (20, 2)
+    (tmp_path / "l1.csv").write_bytes(rows.replace("f2", "f\xe9").encode("latin-1"))
+    with pytest.raises(InputError, match="--data: expected UTF-8 text"):
+        load_csv_dataset(tmp_path / "l1.csv", "target")

@@ -11,6 +11,7 @@ target column.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,8 +65,18 @@ class Dataset:
         return len(self.classes)
 
 
+def _text(path: Path, field: str) -> io.StringIO:
+    """A data file's text as UTF-8 with a BOM dropped (a BOM glued to the first column's name
+    hid it; another encoding was a UnicodeDecodeError traceback)."""
+    try:
+        return io.StringIO(path.read_bytes().decode("utf-8-sig"), newline="")
+    except UnicodeDecodeError as exc:
+        raise InputError(field, "UTF-8 text", f"undecodable byte at {exc.start} in {path.name}"
+                         ) from None
+
+
 def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
-    with open(path, newline="") as fh:
+    with _text(path, str(path)) as fh:
         if delimiter is None:
             return [line.split() for line in fh if line.strip()]
         return [[c.strip() for c in row] for row in csv_rows(fh, str(path), delimiter=delimiter)
@@ -129,7 +140,7 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     p = Path(path)
     if not p.is_file():
         raise InputError("--data", "an existing CSV file", str(p))
-    with open(p, newline="") as fh:
+    with _text(p, "--data") as fh:
         rows = [r for r in csv_rows(fh, "--data") if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise InputError(str(p), "a header row and at least one data row", f"{len(rows)} row(s)")
