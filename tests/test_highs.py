@@ -176,6 +176,18 @@ def test_rows_spanning_300_decades_reach_highs_within_its_limits():
     assert r.status is Status.OPTIMAL and r.objective == pytest.approx(1.5)
     assert np.abs(hm._A.data).max() <= 2.0**40
 
+
+def test_rows_added_to_a_scaled_model_stay_within_highs_limits():
+    """add_rows centres a new row as the first load does: a row with entries 1 and 1e-300
+    reached HiGHS at 1e150 and the solve ended in an error instead of the optimum."""
+    A = sp.csc_array(np.array([[1.0, 0.0, 1e-300], [0.0, 1.0, -1.0]]))
+    hm = HighsModel.from_arrays([1.0, 1.0, 0.0], A, [-np.inf, -np.inf], [0.5, 0.0], [0, 0, 0],
+                                [1, 1, 1], integrality=[0, 0, 1], sense="max")
+    hm.add_rows([-np.inf], [0.25], sp.csr_array(np.array([[0.0, 1.0, 1e-300]])))
+    r = hm.solve()
+    assert r.status is Status.OPTIMAL and r.objective == pytest.approx(0.75)
+    assert np.abs(hm._A.data).max() <= 2.0**40
+
 def test_live_model_rows_costs_integrality_and_start():
     """add_rows / set_objective / set_integrality / set_start act on the live Highs object."""
     # max 5x0 + 4x1 + 3x2  s.t.  2x0 + 3x1 + x2 <= 4.5, 0 <= x <= 1

@@ -709,6 +709,10 @@ class HighsModel:
         if self.scaled:
             R = sp.csr_array(R @ sp.diags_array(self._cs))
             rs = _column_scales(R.T, np.ones(k, bool))  # a row's scale: its columns' centre
+            top = np.max(np.abs(R), axis=1).toarray() if R.nnz else np.zeros(k)
+            big = top > 0  # capped as in model_scales: the largest entry at most 2^40
+            rs[big] = np.minimum(rs[big], np.exp2(np.floor(SCALED_MAX_LOG2
+                                                           - np.log2(top[big]))))
             R = sp.csr_array(sp.diags_array(rs) @ R)
             lo, hi = lo * rs, hi * rs
         self._rs = np.concatenate([self._rs, rs])
