@@ -48,10 +48,12 @@ def test_replay_file_json_has_accuracy(tmp_path, capsys):
     assert 0.0 <= doc["accuracy"] <= 1.0 and doc["workers"] == 5
     assert doc["mv_all"]["labels"] == 300
     assert doc["params"]["exploit"] == "sequential" and doc["params"]["estimator"] == "answers"
-    assert doc["labels_per_task"] <= 5 / 3 + 5 / 60  # a third of the labels (+ a late tester)
+    assert doc["budget"] == pytest.approx(5 / 3)  # the default: a third of the labels per task
+    assert doc["labels_per_task"] <= doc["budget"]  # the testers alone stay within it
     assert main(["replay", "lsol", str(labels), "--gold", str(gold), "--exploit", "set",
                  "--estimator", "pooled", "--runs", "2", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["params"]["exploit"] == "set"
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["params"]["exploit"] == "set" and doc["budget"] is None
     assert main(["replay", "lsol", str(labels), "--confidence", "1.5"]) == 2
     assert "--confidence" in capsys.readouterr().err
 

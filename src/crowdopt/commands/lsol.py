@@ -230,6 +230,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                 first["gold_tasks"]),
            "labels_spent": float(np.mean([r["labels_spent"] for r in res])),
            "labels_per_task": float(np.mean([r["labels_per_task"] for r in res])),
+           "budget": first["budget"],  # sequential: labels per task the runs were held to
            "tasks": first["tasks"], "workers": first["workers"],
            "mv_all": first.get("mv_all"), "oracle": first.get("oracle"),
            "per_run": [{k: r[k] for k in ("accuracy", "gold_tasks_labelled", "labels_spent",
