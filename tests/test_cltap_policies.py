@@ -87,6 +87,37 @@ def test_local_search_kicks_by_the_labels_that_fit_not_the_budget():
         assert stats["kick"] == 2 and P.evaluate(inst, sol).feasible
 
 
+def test_local_search_step_budget_is_deterministic_and_respected():
+    """With a step budget the search ends on it (the clock only a cap): the same seed gives
+    the same assignment twice, and no more steps are taken than the budget allows."""
+    inst = P.generate(3, t=8, a=3, trend="inc")
+    runs = []
+    for _ in range(2):
+        stats: dict = {}
+        sol = local_search(inst, cbp(inst), time_limit=1e6, max_steps=8, seed=7, stats=stats,
+                           stall_steps=3)
+        runs.append(sol.task_of)
+        assert stats["stop"] == "step cap" and stats["steps"] == 8
+        assert P.evaluate(inst, sol).feasible
+    assert np.array_equal(runs[0], runs[1])
+    with pytest.raises(ValueError, match="max_steps"):
+        local_search(inst, cbp(inst), max_steps=0)
+
+
+def test_certify_work_budgets_reach_the_methods_and_are_validated():
+    from crowdopt.errors import InputError
+
+    inst = P.generate(1, t=12, a=3, trend="dec")
+    cert = certify(inst, time_limit=1e6, max_steps=5, max_rounds=3, seed=2)
+    runs = {r["algorithm"]: r for r in cert.details["runs"]}
+    ls = runs["cbp+ls"]["certificate"]["details"]["local_search"]
+    assert ls["steps"] <= 5 and ls["stop"] != "time limit"
+    assert cert.details["max_steps"] == 5 and cert.details["max_rounds"] == 3
+    for bad in ({"max_steps": 0}, {"max_rounds": 1.5}):
+        with pytest.raises(InputError, match="max_"):
+            certify(inst, **bad)
+
+
 @pytest.mark.slow
 def test_local_search_never_worse_and_feasible():  # P21
     rng = np.random.default_rng(31)

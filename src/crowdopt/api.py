@@ -422,7 +422,8 @@ def _closed_by(spec: ProblemSpec, objective: float | None, primal: str | None,
 def certify(instance: Any, solution: Any = None, *, time_limit: float | None = None,
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
             presolve: bool | None = None, total_time_limit: float | None = None,
-            gap: float = 0.0, force: bool = False) -> Certificate:
+            gap: float = 0.0, force: bool = False, max_steps: int | None = None,
+            max_rounds: int | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -436,6 +437,10 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         method gets at most what is left, a method with nothing left is skipped.
     gap: stop once the relative gap is at most this (0 = only a proof stops early).
     force: run exact methods past their time guards too (under the time limits).
+    max_steps, max_rounds: deterministic work budgets per method (local-search steps;
+        column-generation rounds) where a method has one (CL-TAP): the certificate is then the
+        same on a loaded and on a quiet machine unless a time limit binds first (the method's
+        details say which limit stopped it). None = time limits only.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -443,7 +448,10 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """
     spec, inst = spec_and_instance(instance)
     solution = _solution_of(spec, inst, solution)
-    opts = _options(None, threads, seed, mip_rel_gap, presolve)
+    opts = dataclasses.replace(
+        _options(None, threads, seed, mip_rel_gap, presolve),
+        max_steps=None if max_steps is None else integer(max_steps, "max_steps", lo=1),
+        max_rounds=None if max_rounds is None else integer(max_rounds, "max_rounds", lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
     t0 = time.perf_counter()
@@ -500,6 +508,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         details={"runs": [r.to_dict(solution=False) for r in runs], "skipped": skipped,
                  "order": [r.algorithm for r in runs], "time_limit_hit": out_of_time,
                  "total_time_limit_s": clock.total, "time_limit_s": clock.per_method,
+                 "max_steps": opts.max_steps, "max_rounds": opts.max_rounds,
                  "stop_gap": stop_gap},
         problem_size=spec.size(inst),
         solution=spec.solution_to_dict(inst, solution) if solution is not None else None)

@@ -51,8 +51,14 @@ PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline
 
 # reps_large: seeds per (100, 10) and (200, 20) cell; reps_1000: at (1000, 100) (5 and 2);
 # ls_time: the certify time limit per method (local searches, column generation, config LP);
+# ls_steps (by t) and rounds: deterministic work budgets (local-search steps; column-generation
+# rounds of column-generation and config-lp) sized to take about 5 s each on a quiet 2-core
+# box; ls_time is then only a safety cap (10x), and a cell where it binds is marked not
+# reproducible: the same command gives the same figures on a loaded and on a quiet machine;
 # horizons: the generator readings of Table 3 (0 = t-bar on [1, 2t]; 2000 = on [1, 2000] for
 # every t, a population made once as if at t = 1000).
+WORK_STEPS = {30: 150, 100: 100, 200: 80, 1000: 50}  # local-search steps, by t
+WORK_ROUNDS = {30: 150, 100: 150, 200: 80, 1000: 80}  # column-generation rounds, by t
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"reps_small": 3, "reps_large": 2, "reps_1000": 1, "reps_base": 1,
               "base_size": (200, 20), "ls_time": 1.0, "colgen_time": 5.0, "milp_time": 60.0,
@@ -61,8 +67,14 @@ SCALES: dict[str, dict[str, Any]] = {
               "base_size": (200, 20), "ls_time": 0.5, "colgen_time": 1.0, "milp_time": 10.0,
               "horizons": (0.0,), "figs": False},
     "table3": {"reps_small": 0, "reps_large": 5, "reps_1000": 2, "reps_base": 0,
-               "base_size": (200, 20), "ls_time": 5.0, "colgen_time": 5.0, "milp_time": 60.0,
-               "horizons": (0.0, 2000.0), "figs": False, "reps_shape": 5},
+               "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0, "milp_time": 60.0,
+               "horizons": (0.0, 2000.0), "figs": False, "reps_shape": 5,
+               "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS},
+    # the table3 cells of seed 0 only (per-t reading): a quick check of the reproducibility
+    "table3-seed0": {"reps_small": 0, "reps_large": 1, "reps_1000": 1, "reps_base": 0,
+                     "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0,
+                     "milp_time": 60.0, "horizons": (0.0,), "figs": False, "reps_shape": 1,
+                     "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS},
     "paper": {"reps_small": 10, "reps_large": 5, "reps_1000": 2, "reps_base": 10,
               "base_size": (1000, 100), "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0,
               "horizons": (0.0, 2000.0), "figs": True, "real": True, "reps_shape": 5},
@@ -106,13 +118,31 @@ def small_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
             "heur_s": t1 - t0, "milp_s": t2 - t1}
 
 
+def wall_capped(runs: dict[str, dict]) -> list[str]:
+    """The methods of a `certify` run that a wall-clock limit stopped (their result depends on
+    the machine's load): a time-limited status, a local search, column generation or
+    configuration LP stopped by its clock."""
+    out = []
+    for name, r in runs.items():
+        det = (r.get("certificate") or {}).get("details") or {}
+        if (r.get("status") == "time_limit"
+                or (det.get("local_search") or {}).get("stop") == "time limit"
+                or det.get("colgen_status") == "time_limit"
+                or det.get("stopped") == "time limit"):
+            out.append(name)
+    return out
+
+
 def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
-                   seed: int = 0, horizon: float = 0.0, p_max: float | None = None) -> dict:
+                   seed: int = 0, horizon: float = 0.0, p_max: float | None = None,
+                   max_steps: int | None = None, max_rounds: int | None = None) -> dict:
     """One Table 3 large cell through `crowdopt certify`: CBP, the best primal
     (every fast method, the best-of `fast` included), UB_LP (the paper's bound: column
     generation where its master is small enough, min'ed with the closed-form compact LP, both
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
-    the fixed-horizon generator reading (t-bar on [1, horizon] for every t)."""
+    the fixed-horizon generator reading (t-bar on [1, horizon] for every t). `max_steps`,
+    `max_rounds`: the work budgets (`certify`), ls_time then only a cap; `wall_capped` names
+    the methods whose clock bound (none: the cell is reproducible)."""
     from ..api import certify
     from ..solvers.cltap_cbp import cbp
 
@@ -121,7 +151,8 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
         params["p_max"] = p_max
     inst = P.generate(seed, **params)
     t0 = time.perf_counter()
-    cert = certify(inst, time_limit=ls_time, seed=seed)
+    cert = certify(inst, time_limit=ls_time, seed=seed, max_steps=max_steps,
+                   max_rounds=max_rounds)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
           if k in runs and runs[k].get("bound") is not None]
@@ -134,13 +165,14 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
            "cbp_ratio_lp": _ratio(v_cbp, ub_lp), "best_ratio_lp": _ratio(best, ub_lp),
            "cbp_ratio": _ratio(v_cbp, ub), "best_ratio": 1.0 if proven else _ratio(best, ub),
            "certified": cert.certified, "certify_s": time.perf_counter() - t0,
+           "wall_capped": wall_capped(runs),
            "times": {k: v["time_s"] for k, v in runs.items()}}
     out["err_cbp"] = P.classification_error(inst, cbp(inst))
     return out
 
 
 def shape_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
-                   seed: int = 0) -> dict:
+                   seed: int = 0, max_steps: int | None = None) -> dict:
     """The large cells' shape (a = t/10, b = 2t) at a size the head-cover search proves: the
     best-of primal (`fast`, ls_time), the proven optimum, the tightest cheap bound (covering,
     counting, pairing, first labels) and UB_LP, so that each side's distance to OPT is measured."""
@@ -150,16 +182,20 @@ def shape_instance(t: int, a: int, trend: str, ls_time: float, milp_time: float,
     from ..solvers.cltap_exact import cheap_upper_bound, solve_head_cover
 
     inst = P.generate(seed, t=t, a=a, trend=trend)
-    best = P.evaluate(inst, fast(inst, time_limit=ls_time, seed=seed)).objective
+    stats: dict = {}
+    best = P.evaluate(inst, fast(inst, time_limit=ls_time, seed=seed, max_steps=max_steps,
+                                 stats=stats)).objective
     ub, src = cheap_upper_bound(inst)
     c0 = time.process_time()
     out = solve_head_cover(inst, RunOptions(time_limit=milp_time, seed=seed))
     cpu = time.process_time() - c0
     opt = P.evaluate(inst, out.solution).objective
+    capped = (["best-of"] if stats["local_search"].get("stop") == "time limit" else []) + (
+        ["head-cover"] if str(out.status) != "optimal" else [])
     return {"status": str(out.status), "best": best, "opt": opt, "bound": out.bound, "ub": ub,
             "ub_source": src, "ub_lp": closed_form_bound(inst), "best_opt": _ratio(best, opt),
             "opt_ub": _ratio(opt, ub), "opt_ub_lp": _ratio(opt, closed_form_bound(inst)),
-            "exact_cpu_s": cpu}
+            "exact_cpu_s": cpu, "wall_capped": capped}
 
 
 def baseline_errors(t: int, a: int, trend: str, budget_factor: float, seed: int = 0) -> dict:
@@ -295,12 +331,15 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
                 for r in range(sc["reps_1000"] if t >= 1000 else sc["reps_large"]):
                     tasks.append(Task(f"{FN}:large_instance", {
                         "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
-                        "colgen_time": sc["colgen_time"], "horizon": hz}, seed + r))
+                        "colgen_time": sc["colgen_time"], "horizon": hz, **_work(sc, t)},
+                        seed + r))
         for r in range(sc.get("reps_shape", 0)):
             for t, a in SHAPE:
+                work = _work(sc, t)
+                work.pop("max_rounds", None)
                 tasks.append(Task(f"{FN}:shape_instance", {
                     "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
-                    "milp_time": 120.0}, seed + r))
+                    "milp_time": 120.0, **work}, seed + r))
         bt, ba = sc["base_size"]
         for r in range(sc["reps_base"]):
             for bf in BUDGETS:
@@ -317,6 +356,19 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
             for bf in BUDGETS:
                 tasks.append(Task(f"{FN}:real_errors", {"name": name, "budget_factor": bf}, seed))
     return tasks
+
+
+def _work(sc: dict, t: int) -> dict:
+    """The work budgets of a scale's cell at t (none: wall-clock limits only)."""
+    if "ls_steps" not in sc:
+        return {}
+    return {"max_steps": sc["ls_steps"][t], "max_rounds": sc["rounds"][t]}
+
+
+def _reproducible(rs: list[dict]) -> str:
+    """'yes' when no wall-clock limit bound in any seed of a cell, else the methods it cut."""
+    capped = sorted({m for x in rs for m in x.get("wall_capped", ["(no record)"])})
+    return "yes" if not capped else "no (wall clock: " + ", ".join(capped) + ")"
 
 
 def _mean(xs: list[float]) -> float | None:
@@ -362,7 +414,7 @@ def _large_row(trend: str, t: int, a: int, hz: float, rs: list[dict]) -> dict:
         "meets_paper": bool(vals) and 100 * float(np.mean(vals)) >= pp[2] - 1e-9,
         "proven": sum(bool(x["proven"]) for x in rs),
         "err_cbp": _mean([x["err_cbp"] for x in rs]), "paper_err_cbp": pp[6],
-        "certify_s": _mean([x["certify_s"] for x in rs])}
+        "certify_s": _mean([x["certify_s"] for x in rs]), "reproducible": _reproducible(rs)}
 
 
 def summarize(records: list[dict]) -> dict[str, list[dict]]:
@@ -384,7 +436,8 @@ def summarize(records: list[dict]) -> dict[str, list[dict]]:
                     "opt/ub_lp_%": _pct([x["opt_ub_lp"] for x in rs]),
                     "looser": ("bound" if (_num_pct(o_u) or 100) < (_num_pct(b_o) or 100)
                                else "primal" if (_num_pct(b_o) or 100) < 100 else "neither"),
-                    "exact_cpu_s": _mean([x["exact_cpu_s"] for x in rs])})
+                    "exact_cpu_s": _mean([x["exact_cpu_s"] for x in rs]),
+                    "reproducible": _reproducible(rs)})
         for t in SMALL:
             rs = [r["result"] for r in ok if r["fn"].endswith("small_instance")
                   and r["params"]["trend"] == trend and r["params"]["t"] == t]
@@ -515,7 +568,7 @@ REAL_NOTE = (f"Curves estimated from each set's gold: worker w's k-th label in f
 LARGE_COLUMNS = ["trend", "t", "a", "reading", "n", "cbp", "paper_cbp", "best", "best_by", "ub_lp",
                  "paper_ub", "ub", "ub_source", "cbp/ub_lp_%", "best/ub_lp_%", "cbp/ub_%",
                  "best/ub_%", "best/ub_min_%", "paper_cbp_%", "meets_paper", "proven", "err_cbp",
-                 "paper_err_cbp", "certify_s"]
+                 "paper_err_cbp", "certify_s", "reproducible"]
 LARGE_NOTE = ("cbp/ub_lp_% is the paper's measure (CBP over the compact LP / column-generation "
               "bound); best/ub_% is `certify`'s (the best primal over the tightest valid bound, "
               "named in ub_source). Means over seeds; 'proven optimal' when every seed is, "
@@ -582,7 +635,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
         rep.table("Which side is loose: the large cells' shape (a = t/10, b = 2t) where "
                   "head-cover proves the optimum", s["shape"],
                   ["trend", "t", "a", "n", "proven", "best", "opt", "ub", "ub_lp", "best/opt_%",
-                   "opt/ub_%", "opt/ub_lp_%", "looser", "exact_cpu_s"],
+                   "opt/ub_%", "opt/ub_lp_%", "looser", "exact_cpu_s", "reproducible"],
                   note="best = the best-of primal (every construction + local search), opt = "
                        "the head-cover search's proven optimum, ub = the tightest cheap bound "
                        "(covering, counting, pairing, first-labels; what certify has at "

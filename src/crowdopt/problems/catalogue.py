@@ -98,6 +98,8 @@ class RunOptions:
     time_limit None = the method's default (MILP_DEFAULT_TIME for MILPs, none otherwise);
     presolve None = the method's own choice (some models solve faster without it).
     `solvers.highs.highs_options(options, ...)` turns them into HiGHS settings.
+    max_steps / max_rounds: deterministic work budgets (local-search steps; column-generation
+    rounds) for results that do not depend on machine load; time_limit stays a safety cap.
     """
 
     time_limit: float | None = None
@@ -105,6 +107,8 @@ class RunOptions:
     seed: int = 0
     mip_rel_gap: float = 0.0
     presolve: bool | None = None
+    max_steps: int | None = None
+    max_rounds: int | None = None
 
 
 def predicted_time_guard(problem: str, algorithm: str) -> Lazy:

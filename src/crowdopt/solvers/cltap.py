@@ -141,9 +141,17 @@ def _cbp_ls(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     start = cbp(inst)
     cbp_s = time.perf_counter() - t0
     limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
-    sol = local_search(inst, start, time_limit=max(0.0, limit - cbp_s), seed=opts.seed)
+    stats: dict = {}
+    sol = local_search(inst, start, time_limit=max(0.0, limit - cbp_s), seed=opts.seed,
+                       stats=stats, **_steps(opts))
     return Outcome("feasible", sol, details={"cbp_s": cbp_s, "time_budget_s": limit,
-                                             "cbp_objective": P.evaluate(inst, start).objective})
+                                             "cbp_objective": P.evaluate(inst, start).objective,
+                                             "local_search": stats})
+
+
+def _steps(opts: RunOptions) -> dict:
+    """The local search's step budget from the options (none: its default cap)."""
+    return {} if opts.max_steps is None else {"max_steps": opts.max_steps}
 
 
 def _cbp_phi(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
@@ -157,7 +165,7 @@ def _alloc_lpt(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 def _fast(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
     stats: dict = {}
-    sol = fast_best_of(inst, time_limit=limit, seed=opts.seed, stats=stats)
+    sol = fast_best_of(inst, time_limit=limit, seed=opts.seed, stats=stats, **_steps(opts))
     return Outcome("feasible", sol, details=stats)
 
 
@@ -193,13 +201,14 @@ def _counting(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 
 
 def config_lp_from(inst: P.CltapInstance, hi: float, hi_src: str, time_limit: float,
-                   t0: float | None = None) -> CB.BoundResult:
+                   t0: float | None = None, max_rounds: int | None = None) -> CB.BoundResult:
     """The configuration LP between the best construction (lo) and a valid bound `hi` (named
-    `hi_src`), within `time_limit` seconds counted from `t0` (default: now)."""
+    `hi_src`), within `time_limit` seconds counted from `t0` (default: now) and at most
+    `max_rounds` column-generation rounds (the deterministic budget)."""
     t0 = time.perf_counter() if t0 is None else t0
     lo = max(P.evaluate(inst, s).objective for s in constructions(inst, theta=hi).values())
     res = CB.config_lp_bound(inst, lo=lo, hi=hi, time_limit=max(0.1, time_limit - (
-        time.perf_counter() - t0)))
+        time.perf_counter() - t0)), max_rounds=max_rounds)
     if res.source.startswith("input bound"):
         res.source = f"{hi_src} (configuration LP: {res.details.get('skipped', 'no gain')})"
     return res
@@ -211,7 +220,7 @@ def _config_lp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     limit = opts.time_limit if opts.time_limit is not None else CONFIG_DEFAULT_TIME
     t0 = time.perf_counter()
     hi, hi_src = cheap_upper_bound(inst)
-    return _bound_outcome(config_lp_from(inst, hi, hi_src, limit, t0))
+    return _bound_outcome(config_lp_from(inst, hi, hi_src, limit, t0, opts.max_rounds))
 
 
 def _config_lp_size(inst: P.CltapInstance) -> str | None:
@@ -236,7 +245,8 @@ def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     Wentges smoothing; the bound is the best Lagrangian bound, min'ed with the closed form (both
     valid), and the source says which one it is."""
     limit = opts.time_limit if opts.time_limit is not None else COLGEN_DEFAULT_TIME
-    res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5, time_limit=limit)
+    res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5, time_limit=limit,
+                            **({} if opts.max_rounds is None else {"max_rounds": opts.max_rounds}))
     cf = closed_form_bound(inst)
     details = {"rounds": len(res.rounds), "converged": res.converged, "rmp": res.rmp,
                "lagrangian_bound": res.bound, "closed_form": cf, "columns": len(res.workplans),

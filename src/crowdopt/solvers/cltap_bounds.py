@@ -492,8 +492,8 @@ class ConfigMasterLP:
 def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CONFIG_GRID,
                     time_limit: float | None = 30.0, initial: list[CltapSolution] | None = None,
                     rounds_per_level: int = CONFIG_ROUNDS_PER_LEVEL, smoothing: float = 0.5,
-                    max_segments: int = CONFIG_MAX_SEGMENTS, strategy: str = "bisect"
-                    ) -> BoundResult:
+                    max_segments: int = CONFIG_MAX_SEGMENTS, strategy: str = "bisect",
+                    max_rounds: int | None = None) -> BoundResult:
     """Configuration LP over truncated, rounded-up weights, by column generation.
 
     `lo`: a known primal value (levels up to it are feasible, never tested); `hi`: a valid bound
@@ -523,7 +523,8 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     counts as not refuted (only tightness is lost). Pricing: the DP's best cover at every level
     >= N with reduced cost > 0 (several columns per round), at duals smoothed towards the last
     refuting ones (Wentges), falling back to the master's own duals. Initial columns: the
-    workplans of `initial` solutions.
+    workplans of `initial` solutions. `max_rounds`: a deterministic cap on all rounds (the
+    bound is then the same on any machine; `time_limit` stays a safety cap).
     """
     from ..models.cltap_masters import ConfigMaster
     from ..problems.catalogue import RunOptions
@@ -571,9 +572,9 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     lo_lvl = int(min(grid, math.floor(lo / delta))) if lo > 0 else 0
     hi_lvl = grid + 1  # refuted by assumption: OPT <= hi = grid * delta
     rounds = levels = 0
-    out_of_time = False
+    out_of_time = out_of_rounds = False
     version = ""
-    while hi_lvl - lo_lvl > 1 and not out_of_time:
+    while hi_lvl - lo_lvl > 1 and not out_of_time and not out_of_rounds:
         # top-down: refutations are cheap near the top, proving LP(N) >= t is not; each round's
         # Farley bound refutes every level it can, so the descent jumps
         n_need = hi_lvl - 1 if strategy == "descent" else (lo_lvl + hi_lvl) // 2
@@ -583,6 +584,9 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
         for _ in range(rounds_per_level):
             if time_limit is not None and time.perf_counter() - t0 > time_limit:
                 out_of_time = True
+                break
+            if max_rounds is not None and rounds >= max_rounds:
+                out_of_rounds = True
                 break
             rounds += 1
             if pool:
@@ -632,7 +636,7 @@ def config_lp_bound(inst: CltapInstance, *, lo: float, hi: float, grid: int = CO
     value = hi if hi_lvl > grid else min(hi, (hi_lvl - 1) * delta * (1 + 1e-12))
     det.update(levels=levels, rounds=rounds, columns=len(pool), refuted_level=hi_lvl,
                feasible_level=lo_lvl, stopped="time limit" if out_of_time else (
-                   "converged" if hi_lvl - lo_lvl <= 1 else "round cap"),
+                   "round cap" if out_of_rounds or hi_lvl - lo_lvl > 1 else "converged"),
                time_s=time.perf_counter() - t0)
     if version:
         det["highs_version"] = version

@@ -460,7 +460,7 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
             out.status = "time_limit"
             break
     else:
-        out.status = "time_limit"
+        out.status = "round cap"  # max_rounds: the deterministic budget, not the clock
     out.workplans = list(master.columns)
     out.time_s = time.perf_counter() - t0
     return out

@@ -129,10 +129,12 @@ def cheap_bound(inst: CltapInstance) -> tuple[float, str]:
 
 
 def fast(inst: CltapInstance, *, time_limit: float = 2.0, seed: int = 0,
-         target: float | None = None, stats: dict | None = None) -> CltapSolution:
+         target: float | None = None, stats: dict | None = None,
+         max_steps: int | None = None) -> CltapSolution:
     """Best of all constructions, then the local search (Sec. 4.3) from it for the rest of
     `time_limit`, stopping early only when min c' meets `target` (default: the cheap bound),
-    i.e. when the incumbent is proven optimal."""
+    i.e. when the incumbent is proven optimal. `max_steps`: a deterministic budget of search
+    steps (then `time_limit` is only a safety cap; stats say which one stopped it)."""
     t0 = time.perf_counter()
     bound, _ = cheap_bound(inst)
     if target is None:
@@ -143,7 +145,8 @@ def fast(inst: CltapInstance, *, time_limit: float = 2.0, seed: int = 0,
     ls_stats: dict = {}
     sol = local_search(inst, cands[best], time_limit=max(0.0, time_limit
                                                          - (time.perf_counter() - t0)),
-                       seed=seed, target=target, stats=ls_stats)
+                       seed=seed, target=target, stats=ls_stats,
+                       **({} if max_steps is None else {"max_steps": max_steps}))
     if stats is not None:
         stats.update(constructions=scores, start=best, target=target, local_search=ls_stats,
                      time_s=time.perf_counter() - t0)

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ..problems.cltap import CltapInstance, CltapSolution
+from ..validate import integer
 
 _EPS = 1e-12
 
@@ -268,8 +269,11 @@ def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float
     second stall: restart from the best with `kick` random external swaps (default 2 + c/50,
     c = min(b, a K) the labels that can be placed: a budget past every slot kicks no more).
     Stops early when min c' reaches `target` (a valid bound: proven optimal), when no move exists
-    even after widening, or after `max_steps`. Returns the best assignment seen (never worse
-    than `start`)."""
+    even after widening, or after `max_steps`. `max_steps` is the deterministic work budget: with
+    it binding, the same seed gives the same assignment on any machine and under any load, and
+    `time_limit` is only a safety cap (`stats["stop"]` says which limit ended the search).
+    Returns the best assignment seen (never worse than `start`)."""
+    max_steps = integer(max_steps, "max_steps", lo=1)
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     st = _State(inst, start.task_of)
@@ -329,6 +333,6 @@ def local_search(inst: CltapInstance, start: CltapSolution, *, time_limit: float
         else:
             stall += 1
     if stats is not None:
-        stats.update(steps=step, restarts=restarts, stop=stop, kick=kick,
+        stats.update(steps=step + (stop == "step cap"), restarts=restarts, stop=stop, kick=kick,
                      time_s=time.perf_counter() - t0)
     return CltapSolution(best_z)
