@@ -130,6 +130,19 @@ def test_milp_at_qualities_next_to_0_and_1(q):
     assert objective(inst, exact) == pytest.approx(objective(inst, S.solve_enumeration(inst)),
                                                    abs=1e-9)
 
+@pytest.mark.parametrize("q", [[1 - 2e-9, 0.3], [0.99997, 0.3, 0.5, 0.7, 0.3, 0.99997],
+                               [0.9, 1 - 1e-7, 1e-7, 0.5]])
+def test_milp_meets_enumeration_with_a_quality_within_1e_5_of_0_or_1(q):
+    """HiGHS presolve on the margin MILP with such a quality returned 'optimal' below the
+    optimum (0.3 with bound 0.3 where 0.999999998 is feasible): presolve is off for them."""
+    inst = P.make_instance(q, costs=[0.0, 0.01, 0.05, 0.05, 0.0, 0.01][:len(q)],
+                           cost_weight=1.0)
+    exact = S.solve_milp(inst, RunOptions())
+    best = objective(inst, S.solve_enumeration(inst))
+    assert exact.status == "optimal" and objective(inst, exact) == pytest.approx(best, abs=1e-9)
+    assert exact.bound >= best - 1e-9
+
+
 @pytest.mark.parametrize("bad,field", [
     ({"qualities": [0.5, 1.2]}, "qualities[1]"),
     ({"qualities": [0.5, 1.0], "rule": "wmv"}, "qualities[1]"),
