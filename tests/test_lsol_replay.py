@@ -206,3 +206,11 @@ def test_sequential_replay_ends_within_the_budget_unless_the_testers_exceed_it(B
                order="shuffle", seed=0)
     tester_labels = 7 * r["testers"]  # a full table: every tester step buys the row's 7
     assert r["labels_spent"] <= max(B * r["tasks"], tester_labels)
+
+
+def test_sequential_replay_with_a_budget_past_every_label_buys_as_without_a_cap():
+    table, gold, _ = synthetic_table(0, n=60)
+    runs = [replay(table, gold, estimator="answers", exploit="sequential", budget=B,
+                   order="shuffle", seed=0) for B in (7.0, 1e308)]  # 7 labels per task
+    assert runs[0]["labels_spent"] == runs[1]["labels_spent"]
+    assert runs[0]["accuracy"] == runs[1]["accuracy"] and runs[1]["budget"] == 1e308

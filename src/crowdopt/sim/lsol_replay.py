@@ -297,6 +297,7 @@ def _sequential_allowance(B: float, t: int, n_tasks: int, spent: float, overdraf
     (1 - t / T) (at least one, borrowed from the later steps), capped by what the whole run's
     B T leaves once the exploration steps still due by D1 (each at most a fully labeled task)
     are reserved, so the run ends within B per task unless the testers alone exceed it."""
+    B = min(B, per_task_max)  # never binding beyond (no task has more), and B T stays finite
     running = max(1, math.floor(B * t - spent + overdraft * (1 - t / n_tasks) + 1e-9))
     testers_due = min(n_tasks - t, max(0, math.floor(schedule.d1(n_tasks)) + 1 - n_testers))
     left = math.floor(B * n_tasks - spent - testers_due * per_task_max + 1e-9)
