@@ -56,6 +56,8 @@ def test_replay_file_json_has_accuracy(tmp_path, capsys):
     assert doc["params"]["exploit"] == "set" and doc["budget"] is None
     assert main(["replay", "lsol", str(labels), "--confidence", "1.5"]) == 2
     assert "--confidence" in capsys.readouterr().err
+    assert main(["replay", "lsol", str(labels), "--exploit", "set", "--budget", "2"]) == 2
+    assert "--budget" in capsys.readouterr().err  # the set S_t has no running budget
 
 
 @pytest.mark.slow

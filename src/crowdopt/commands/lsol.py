@@ -189,6 +189,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     integer(args.min_labels, "--min-labels", lo=1)
     if args.budget is not None:
         real(args.budget, "--budget", lo=0.0)
+        if args.exploit != "sequential":
+            raise InputError("--budget", "only with --exploit sequential", args.budget)
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
                               "use_filter": args.filter, "order": args.order,

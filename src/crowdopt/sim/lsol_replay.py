@@ -202,6 +202,8 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     real(G1, "G1", lo=0.0)
     real(confidence, "confidence", lo=0.0, hi=1.0)
     integer(min_labels, "min_labels", lo=1)
+    if budget is not None and exploit != "sequential":  # S_t is bought whole: no budget
+        raise InputError("budget", "None unless exploit is 'sequential'", budget)
     D = table.dense()
     n_tasks, W = D.shape
     K = table.n_classes
