@@ -417,9 +417,12 @@ def column_generation(inst: CltapInstance, *, aggregated: bool = False, engine: 
     for rnd in range(1, max_rounds + 1):
         ta = time.perf_counter()
         if time_limit is not None and master.model is not None:
-            # one master LP may stall for minutes: give it only the time that is left
+            # one master LP may stall for minutes: give it only the time that is left; HiGHS's
+            # limit counts its run time across re-solves, so the earlier rounds' master time
+            # is added (else the limit binds at about half the budget)
             left = max(time_limit - (ta - t0), 0.05)
-            master.model.options = master.model.options.replace(time_limit=left)
+            used = sum(r.master_s for r in out.rounds)
+            master.model.options = master.model.options.replace(time_limit=used + left)
         try:
             z, y = master.solve()
         except TimeoutError:
