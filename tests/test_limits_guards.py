@@ -120,8 +120,8 @@ def test_cli_exits_after_its_output_without_waiting_for_a_left_behind_run(tmp_pa
     assert bad.returncode == 2 and bad.stdout == ""  # the code is kept
 
 
-@pytest.mark.slow
-def test_a_build_that_uses_up_the_limit_stops_before_highs(monkeypatch):
+def _slow_milp_build(monkeypatch, seconds):
+    """labeler-set's MILP with a build that takes `seconds` (Python, as a Pyomo build is)."""
     import dataclasses
 
     from crowdopt.models import labeler_set as models
@@ -129,12 +129,42 @@ def test_a_build_that_uses_up_the_limit_stops_before_highs(monkeypatch):
     form = models.FORMULATIONS["milp"]
 
     def slow_build(inst):
-        time.sleep(0.3)
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:  # busy, not a sleep: a build computes
+            pass
         return form.build(inst)
 
     monkeypatch.setitem(models.FORMULATIONS, "milp", dataclasses.replace(form, build=slow_build))
+
+
+@pytest.mark.slow
+def test_a_build_is_stopped_at_the_limit_not_after_it(monkeypatch):
+    """On the main thread a 30 s build stops at the 0.2 s limit, before HiGHS starts."""
+    _slow_milp_build(monkeypatch, 30.0)
     inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
-    r = crowdopt.solve(inst, "milp", time_limit=0.1)
+    t0 = time.perf_counter()
+    r = crowdopt.solve(inst, "milp", time_limit=0.2)
+    assert time.perf_counter() - t0 < 10  # not the 30 s of the build
+    assert r.status == "time_limit" and r.solution is None
+    assert "while building the Pyomo model" in r.message and "HiGHS not started" in r.message
+    import signal
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # the timer is disarmed
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+
+
+@pytest.mark.slow
+def test_off_the_main_thread_a_build_that_uses_up_the_limit_stops_before_highs(monkeypatch):
+    """Signals reach only the main thread: elsewhere the clock is read after the build."""
+    import threading
+
+    _slow_milp_build(monkeypatch, 0.3)
+    inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
+    out = {}
+    th = threading.Thread(target=lambda: out.update(r=crowdopt.solve(inst, "milp",
+                                                                     time_limit=0.1)))
+    th.start()
+    th.join()
+    r = out["r"]
     assert r.status == "time_limit" and r.solution is None
     assert "after building the Pyomo model" in r.message and "HiGHS not started" in r.message
     assert crowdopt.solve(inst, "milp", time_limit=5).proven_optimal  # in time: solved

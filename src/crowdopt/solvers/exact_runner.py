@@ -12,8 +12,12 @@ way the matrix is emitted differs. A formulation's settings become HiGHS options
 
 from __future__ import annotations
 
+import logging
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +26,7 @@ import numpy as np
 from ..models.formulation import Formulation, PassResult, Settings
 from ..problems.catalogue import Outcome
 from ..status import Status
-from .highs import HighsModel, HighsOptions, compile_pyomo, highs_options
+from .highs import WATCHDOG_MAX_S, HighsModel, HighsOptions, compile_pyomo, highs_options
 
 MIN_SOLVE_S = 0.5  # HiGHS's share of a time limit the matrix build has used up
 
@@ -36,6 +40,43 @@ def _check_clock(deadline: float | None, t0: float, stage: str) -> None:
     if deadline is not None and time.perf_counter() > deadline:
         raise OutOfTime(f"stopped by the time limit after {stage} "
                         f"({time.perf_counter() - t0:.3g} s): HiGHS not started, no solution")
+
+
+@contextmanager
+def _stop_at(deadline: float | None, t0: float, stage: str) -> Iterator[None]:
+    """Stop a stage of a load at the deadline, not after it: on the main thread (where Python
+    delivers signals) a SIGALRM timer raises `OutOfTime` inside the stage, and a Pyomo build or
+    compile, being Python, stops at its next bytecode. Elsewhere, or when the process already
+    uses SIGALRM or its timer, or past WATCHDOG_MAX_S (the platform's timer overflows), the
+    clock is read after the stage (`_check_clock`)."""
+    if (deadline is None or not hasattr(signal, "setitimer")
+            or deadline - time.perf_counter() > WATCHDOG_MAX_S
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None)
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        yield
+        _check_clock(deadline, t0, stage)
+        return
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise OutOfTime(f"stopped by the time limit before {stage} "
+                        f"({time.perf_counter() - t0:.3g} s): HiGHS not started, no solution")
+
+    def ring(signum: int, frame: Any) -> None:
+        raise OutOfTime(f"stopped by the time limit while {stage} "
+                        f"({time.perf_counter() - t0:.3g} s): HiGHS not started, no solution")
+
+    quiet = logging.getLogger("pyomo.core")  # a rule the timer stops is logged, then raised:
+    level = quiet.level                       # the exception alone says it
+    previous = signal.signal(signal.SIGALRM, ring)
+    quiet.setLevel(logging.CRITICAL)
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        quiet.setLevel(level)
 
 
 def formulation_options(settings: Settings, opts: Any) -> HighsOptions:
@@ -82,13 +123,13 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
     """Load the formulation's matrix: from `model` (a Pyomo model, compiled once), else from
     the array emitter if the formulation has one (and `arrays`), else from a freshly built
     Pyomo model. `integral_lp` loads the integer columns as continuous. `deadline`
-    (perf_counter): the clock is read after the build and after the compile, and `OutOfTime`
-    raised past it (a build itself is not interrupted)."""
+    (perf_counter): `OutOfTime` is raised when it passes during the emit, the build or the
+    compile (`_stop_at`), before HiGHS starts."""
     t0 = time.perf_counter()
     if model is None and arrays and form.emit is not None:
-        e = form.emit(inst)
+        with _stop_at(deadline, t0, "emitting the matrix"):
+            e = form.emit(inst)
         build_s = time.perf_counter() - t0
-        _check_clock(deadline, t0, "emitting the matrix")
         hm = HighsModel.from_arrays(e.c, e.A, e.row_lo, e.row_hi, e.col_lo, e.col_hi,
                                     None if integral_lp else e.integrality, sense=e.sense,
                                     offset=e.offset, options=hopts)
@@ -98,11 +139,11 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
         return ctx
     route = "pyomo" if model is None else "model"
     if model is None:
-        model = form.model(inst)
-        _check_clock(deadline, t0, "building the Pyomo model")
+        with _stop_at(deadline, t0, "building the Pyomo model"):
+            model = form.model(inst)
     build_s = time.perf_counter() - t0
-    compiled = compile_pyomo(model)
-    _check_clock(deadline, t0, "building and compiling the Pyomo model")
+    with _stop_at(deadline, t0, "compiling the Pyomo model"):
+        compiled = compile_pyomo(model)
     hm = HighsModel.from_compiled(compiled, hopts, relax_integrality=integral_lp)
     extras = form.extras(inst, model, hm._columns) if form.extras is not None else {}
     ctx = Context(inst, hm, lambda res: form.decode(inst, model, res), compiled.c,
