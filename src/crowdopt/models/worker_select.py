@@ -55,9 +55,25 @@ def worker_keys(inst: WorkerSelectInstance) -> list:
     return list(inst.worker_ids) if inst.worker_ids else list(range(inst.n_workers))
 
 
+def never_chosen(inst: WorkerSelectInstance) -> np.ndarray:
+    """Workers no optimum selects, by the best score x* a worker affordable alone has: if x* > 0,
+    a negative score (dropping it raises sum x > 0 and lowers |S|, so F = sum x / sqrt|S| rises;
+    costs only fall); if x* <= 0, a score below x* (F(S) <= sqrt|S| max_S x <= max_S x, so the
+    best single is optimal). Their columns are held at 0 and left out of the objective: a score
+    of -1e12 beside 0.3 left in made HiGHS's objective scale hide 0.3 and claim 1e-9 optimal."""
+    x = np.asarray(inst.scores, dtype=float)
+    alone = np.ones(len(x), bool) if inst.costs is None else \
+        np.asarray(inst.costs, dtype=float) <= float(inst.budget)
+    if not alone.any():
+        return np.zeros(len(x), bool)
+    best = float(x[alone].max())
+    return x < 0 if best > 0 else x < best
+
+
 def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     """Formulation A: per-cardinality selectors y[k] and copies z[worker, k] (digest 2.4 A)."""
-    x = [float(v) for v in inst.scores]
+    out = never_chosen(inst)
+    x = [0.0 if o else float(v) for v, o in zip(inst.scores, out, strict=True)]
     M, B = inst.n_workers, inst.cap
     W = worker_keys(inst)
     root = [0.0] + [1.0 / math.sqrt(k) for k in range(1, B + 1)]
@@ -69,7 +85,8 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     # column and row order the registered emitter uses (HiGHS's simplex is order-sensitive)
     m.IK = pyo.Set(initialize=[(w, k) for k in range(1, B + 1) for w in W], dimen=2,
                    ordered=True)
-    m.z = pyo.Var(m.IK, domain=pyo.Binary)
+    held = {w for w, o in zip(W, out, strict=True) if o}
+    m.z = pyo.Var(m.IK, domain=pyo.Binary, bounds=lambda m, w, k: (0, 0 if w in held else 1))
     m.value = pyo.Expression(expr=quicksum(
         x[i] * root[k] * m.z[W[i], k] for k in range(1, B + 1) for i in range(M) if x[i] != 0.0))
     m.size = pyo.Expression(expr=quicksum(k * m.y[k] for k in range(1, B + 1)))
@@ -89,14 +106,16 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
 
 def build_compact(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     """Compact McCormick model: z[worker] and y[k], M + B binaries, r = 1/sqrt|S| (digest 2.4 B)."""
-    x = [float(v) for v in inst.scores]
+    out = never_chosen(inst)
+    x = [0.0 if o else float(v) for v, o in zip(inst.scores, out, strict=True)]
     M, B = inst.n_workers, inst.cap
     W = worker_keys(inst)
+    held = {w for w, o in zip(W, out, strict=True) if o}
     m = pyo.ConcreteModel(name="worker_select_compact")
     m.I = pyo.Set(initialize=W, ordered=True)
     m.Kset = pyo.RangeSet(1, B)
     m.y = pyo.Var(m.Kset, domain=pyo.Binary)
-    m.z = pyo.Var(m.I, domain=pyo.Binary)
+    m.z = pyo.Var(m.I, domain=pyo.Binary, bounds=lambda m, w: (0, 0 if w in held else 1))
     m.v = pyo.Var(m.I, bounds=(0.0, 1.0))
     m.r = pyo.Var(bounds=(1.0 / math.sqrt(B), 1.0))
     m.value = pyo.Expression(expr=quicksum(x[i] * m.v[W[i]] for i in range(M) if x[i] != 0.0))
@@ -135,7 +154,8 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
     k y_k = 0), link[i, k] (z_ik - y_k <= 0) at 1 + B + (k-1) M + i, then with costs budget_row[k]
     (sum_i c_i z_ik - C y_k <= 0). About 4 nonzeros (5 with costs) a binary, int32 indices:
     no Pyomo object is made (6M binaries fit in memory; as Pyomo objects they would not)."""
-    x = np.asarray(inst.scores, dtype=float)
+    out = never_chosen(inst)
+    x = np.where(out, 0.0, np.asarray(inst.scores, dtype=float))
     M, B = inst.n_workers, inst.cap
     costs = inst.costs is not None
     nz = M * B
@@ -201,7 +221,8 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
 
     card = np.concatenate([k, kk]).astype(np.int32)
     return Emitted(
-        c=value, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=np.zeros(n), col_hi=np.ones(n),
+        c=value, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=np.zeros(n),
+        col_hi=np.concatenate([np.ones(B), np.tile(~out, B).astype(float)]),
         integrality=np.ones(n, np.int32), sense="max",
         columns=lambda: [("y", int(v)) for v in k] + [("z", (w, int(v))) for v in k for w in W],
         rows=row_keys, decode=decode,
