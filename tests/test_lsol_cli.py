@@ -58,6 +58,9 @@ def test_replay_file_json_has_accuracy(tmp_path, capsys):
     assert "--confidence" in capsys.readouterr().err
     assert main(["replay", "lsol", str(labels), "--exploit", "set", "--budget", "2"]) == 2
     assert "--budget" in capsys.readouterr().err  # the set S_t has no running budget
+    for flag, value in (("--confidence", "0.9"), ("--min-labels", "2")):
+        assert main(["replay", "lsol", str(labels), "--exploit", "set", flag, value]) == 2
+        assert flag in capsys.readouterr().err  # sequential's own flags are not ignored
 
 
 @pytest.mark.slow

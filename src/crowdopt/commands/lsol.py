@@ -184,13 +184,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from ..cli import coverage, emit_json, format_table, warn_coverage
     from ..crowd.datasets import dataset_name, list_datasets
     from ..experiments.executor import Task, run_tasks
+    from ..sim.lsol_replay import REPLAY_DEFAULTS
 
+    for flag, value in (("--confidence", args.confidence), ("--min-labels", args.min_labels),
+                        ("--budget", args.budget)):  # sequential's own: never silently ignored
+        if value is not None and args.exploit != "sequential":
+            raise InputError(flag, "only with --exploit sequential", value)
+    if args.confidence is None:
+        args.confidence = REPLAY_DEFAULTS["confidence"]
+    if args.min_labels is None:
+        args.min_labels = REPLAY_DEFAULTS["min_labels"]
     real(args.confidence, "--confidence", lo=0.0, hi=1.0)
     integer(args.min_labels, "--min-labels", lo=1)
     if args.budget is not None:
         real(args.budget, "--budget", lo=0.0)
-        if args.exploit != "sequential":
-            raise InputError("--budget", "only with --exploit sequential", args.budget)
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
                               "use_filter": args.filter, "order": args.order,
@@ -359,10 +366,10 @@ def register(cli: Any) -> None:
                    "or sequential (default: buy from the task's workers in decreasing p_hat "
                    "until the posterior of the answer reaches --confidence, within --budget; "
                    "answer: the posterior's mode)")
-    r.add_argument("--confidence", type=float, default=REPLAY_DEFAULTS["confidence"],
+    r.add_argument("--confidence", type=float, default=None,
                    help="sequential: posterior probability of the answer that stops buying "
                    "(default 0.9999)")
-    r.add_argument("--min-labels", type=int, default=REPLAY_DEFAULTS["min_labels"],
+    r.add_argument("--min-labels", type=int, default=None,
                    help="sequential: labels bought before the posterior may stop (default 3)")
     r.add_argument("--budget", type=float, default=None,
                    help="sequential: labels per task on average over the run (default: a "
