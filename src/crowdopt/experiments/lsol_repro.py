@@ -427,7 +427,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
                   "end of the table, k still picked by gold). Neither pays for learning.")
         rchecks = replay_checks(rrows)
         rep.table("Replay: best accuracy at one third or fewer of the labels", rchecks,
-                    note="Target: LS_OL at or above majority vote of all labels within the cap. "
+                  note="Target: LS_OL at or above majority vote of all labels within the cap. "
                   "The hindsight sets bound what a fixed set can reach at that cap: where "
                   "even the oracle set within the cap is barely above majority vote "
                   "(weather: tasks with 20 labels from 110 workers, each worker on ~55 of "

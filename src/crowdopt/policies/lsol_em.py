@@ -55,6 +55,8 @@ def posteriors(counts: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def _mult(counts: np.ndarray, mult: np.ndarray | None) -> np.ndarray:
+    """How many times each row of `counts` counts (one each without `mult`): repeated label
+    vectors of the exploitation steps are stored once with their count."""
     return np.ones(len(counts)) if mult is None else np.asarray(mult, dtype=float)
 
 
