@@ -108,14 +108,36 @@ def test_certify_work_budgets_reach_the_methods_and_are_validated():
     from crowdopt.errors import InputError
 
     inst = P.generate(1, t=12, a=3, trend="dec")
-    cert = certify(inst, time_limit=1e6, max_steps=5, max_rounds=3, seed=2)
+    cert = certify(inst, time_limit=1e6, max_steps=5, max_rounds=3, colgen_rounds=2, seed=2)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     ls = runs["cbp+ls"]["certificate"]["details"]["local_search"]
     assert ls["steps"] <= 5 and ls["stop"] != "time limit"
     assert cert.details["max_steps"] == 5 and cert.details["max_rounds"] == 3
-    for bad in ({"max_steps": 0}, {"max_rounds": 1.5}):
-        with pytest.raises(InputError, match="max_"):
+    assert cert.details["colgen_rounds"] == 2
+    for bad in ({"max_steps": 0}, {"max_rounds": 1.5}, {"colgen_rounds": 0}):
+        with pytest.raises(InputError, match="max_|colgen_"):
             certify(inst, **bad)
+
+
+def test_colgen_round_budget_stops_column_generation_alone_with_a_valid_bound():
+    """colgen_rounds caps column generation only (config-lp keeps max_rounds); stopped by it,
+    the bound is the best Lagrangian one (at or above the LP optimum), never the RMP value."""
+    from crowdopt.problems.catalogue import RunOptions
+    from crowdopt.solvers import cltap as C
+
+    inst = P.generate(1, t=12, a=3, trend="inc")  # converges in 4 rounds
+    full = C._colgen(inst, RunOptions(max_rounds=50))
+    assert full.details["converged"]
+    lp = full.bound  # the LP optimum, >= OPT
+    opts = RunOptions(max_rounds=4, colgen_rounds=2)
+    cut = C._colgen(inst, opts)
+    det = cut.details
+    assert det["rounds"] == 2 and det["colgen_status"] == "round cap" and not det["converged"]
+    assert det["lagrangian_bound"] >= lp - 1e-7 and det["rmp"] <= lp + 1e-7
+    assert cut.bound == min(det["lagrangian_bound"], det["closed_form"]) >= lp - 1e-7
+    assert "stopped after 2 rounds" in cut.bound_source
+    assert C._config_lp(inst, opts).details["rounds"] == 4
+    assert C._colgen(inst, RunOptions(max_rounds=2)).details["rounds"] == 2  # the fallback
 
 
 @pytest.mark.slow

@@ -423,7 +423,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
-            max_rounds: int | None = None) -> Certificate:
+            max_rounds: int | None = None, colgen_rounds: int | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -441,6 +441,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         column-generation rounds) where a method has one (CL-TAP): the certificate is then the
         same on a loaded and on a quiet machine unless a time limit binds first (the method's
         details say which limit stopped it). None = time limits only.
+    colgen_rounds: the column-generation method's own round budget (None: max_rounds); its
+        pricing rounds cost far more than the configuration LP's.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -451,7 +453,9 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     opts = dataclasses.replace(
         _options(None, threads, seed, mip_rel_gap, presolve),
         max_steps=None if max_steps is None else integer(max_steps, "max_steps", lo=1),
-        max_rounds=None if max_rounds is None else integer(max_rounds, "max_rounds", lo=1))
+        max_rounds=None if max_rounds is None else integer(max_rounds, "max_rounds", lo=1),
+        colgen_rounds=None if colgen_rounds is None else integer(colgen_rounds, "colgen_rounds",
+                                                                 lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
     t0 = time.perf_counter()
@@ -509,6 +513,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
                  "order": [r.algorithm for r in runs], "time_limit_hit": out_of_time,
                  "total_time_limit_s": clock.total, "time_limit_s": clock.per_method,
                  "max_steps": opts.max_steps, "max_rounds": opts.max_rounds,
+                 "colgen_rounds": opts.colgen_rounds,
                  "stop_gap": stop_gap},
         problem_size=spec.size(inst),
         solution=spec.solution_to_dict(inst, solution) if solution is not None else None)

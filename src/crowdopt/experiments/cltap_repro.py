@@ -51,14 +51,17 @@ PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline
 
 # reps_large: seeds per (100, 10) and (200, 20) cell; reps_1000: at (1000, 100) (5 and 2);
 # ls_time: the certify time limit per method (local searches, column generation, config LP);
-# ls_steps (by t) and rounds: deterministic work budgets (local-search steps; column-generation
-# rounds of column-generation and config-lp) sized to take about 5 s each on a quiet 2-core
-# box; ls_time is then only a safety cap (10x), and a cell where it binds is marked not
-# reproducible: the same command gives the same figures on a loaded and on a quiet machine;
+# ls_steps (by t), rounds and colgen_rounds: deterministic work budgets (local-search steps;
+# column-generation rounds of config-lp and of column-generation) sized to take about 5 s each
+# on a quiet 2-core box; ls_time is then only a safety cap (10x), and a cell where it binds is
+# marked not reproducible: the same command gives the same figures on a loaded and on a quiet
+# machine; column generation gets 20 rounds at t = 200: on inc (200,20), t-bar on [1, 2000],
+# seed 2, its 22nd round alone takes 80 s CPU (21 rounds: 0.9 s), past the cap;
 # horizons: the generator readings of Table 3 (0 = t-bar on [1, 2t]; 2000 = on [1, 2000] for
 # every t, a population made once as if at t = 1000).
 WORK_STEPS = {30: 150, 100: 100, 200: 80, 1000: 50}  # local-search steps, by t
 WORK_ROUNDS = {30: 150, 100: 150, 200: 80, 1000: 80}  # column-generation rounds, by t
+COLGEN_ROUNDS = {**WORK_ROUNDS, 200: 20}  # the column-generation method's own rounds
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"reps_small": 3, "reps_large": 2, "reps_1000": 1, "reps_base": 1,
               "base_size": (200, 20), "ls_time": 1.0, "colgen_time": 5.0, "milp_time": 60.0,
@@ -69,12 +72,13 @@ SCALES: dict[str, dict[str, Any]] = {
     "table3": {"reps_small": 0, "reps_large": 5, "reps_1000": 2, "reps_base": 0,
                "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0, "milp_time": 60.0,
                "horizons": (0.0, 2000.0), "figs": False, "reps_shape": 5,
-               "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS},
+               "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS, "colgen_rounds": COLGEN_ROUNDS},
     # the table3 cells of seed 0 only (per-t reading): a quick check of the reproducibility
     "table3-seed0": {"reps_small": 0, "reps_large": 1, "reps_1000": 1, "reps_base": 0,
                      "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0,
                      "milp_time": 60.0, "horizons": (0.0,), "figs": False, "reps_shape": 1,
-                     "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS},
+                     "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS,
+                     "colgen_rounds": COLGEN_ROUNDS},
     "paper": {"reps_small": 10, "reps_large": 5, "reps_1000": 2, "reps_base": 10,
               "base_size": (1000, 100), "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0,
               "horizons": (0.0, 2000.0), "figs": True, "real": True, "reps_shape": 5},
@@ -135,13 +139,15 @@ def wall_capped(runs: dict[str, dict]) -> list[str]:
 
 def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
                    seed: int = 0, horizon: float = 0.0, p_max: float | None = None,
-                   max_steps: int | None = None, max_rounds: int | None = None) -> dict:
+                   max_steps: int | None = None, max_rounds: int | None = None,
+                   colgen_rounds: int | None = None) -> dict:
     """One Table 3 large cell through `crowdopt certify`: CBP, the best primal
     (every fast method, the best-of `fast` included), UB_LP (the paper's bound: column
     generation where its master is small enough, min'ed with the closed-form compact LP, both
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
     the fixed-horizon generator reading (t-bar on [1, horizon] for every t). `max_steps`,
-    `max_rounds`: the work budgets (`certify`), ls_time then only a cap; `wall_capped` names
+    `max_rounds`, `colgen_rounds`: the work budgets (`certify`; the last one for column
+    generation alone), ls_time then only a cap; `wall_capped` names
     the methods whose clock bound (none: the cell is reproducible)."""
     from ..api import certify
     from ..solvers.cltap_cbp import cbp
@@ -152,7 +158,7 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
     inst = P.generate(seed, **params)
     t0 = time.perf_counter()
     cert = certify(inst, time_limit=ls_time, seed=seed, max_steps=max_steps,
-                   max_rounds=max_rounds)
+                   max_rounds=max_rounds, colgen_rounds=colgen_rounds)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
           if k in runs and runs[k].get("bound") is not None]
@@ -337,6 +343,7 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
             for t, a in SHAPE:
                 work = _work(sc, t)
                 work.pop("max_rounds", None)
+                work.pop("colgen_rounds", None)
                 tasks.append(Task(f"{FN}:shape_instance", {
                     "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
                     "milp_time": 120.0, **work}, seed + r))
@@ -362,7 +369,8 @@ def _work(sc: dict, t: int) -> dict:
     """The work budgets of a scale's cell at t (none: wall-clock limits only)."""
     if "ls_steps" not in sc:
         return {}
-    return {"max_steps": sc["ls_steps"][t], "max_rounds": sc["rounds"][t]}
+    return {"max_steps": sc["ls_steps"][t], "max_rounds": sc["rounds"][t],
+            "colgen_rounds": sc["colgen_rounds"][t]}
 
 
 def _reproducible(rs: list[dict]) -> str:

@@ -100,6 +100,8 @@ class RunOptions:
     `solvers.highs.highs_options(options, ...)` turns them into HiGHS settings.
     max_steps / max_rounds: deterministic work budgets (local-search steps; column-generation
     rounds) for results that do not depend on machine load; time_limit stays a safety cap.
+    colgen_rounds: the rounds of the column-generation method alone (None: max_rounds), whose
+    pricing rounds cost far more than the configuration LP's.
     """
 
     time_limit: float | None = None
@@ -109,6 +111,7 @@ class RunOptions:
     presolve: bool | None = None
     max_steps: int | None = None
     max_rounds: int | None = None
+    colgen_rounds: int | None = None
 
 
 def predicted_time_guard(problem: str, algorithm: str) -> Lazy:

@@ -243,10 +243,12 @@ def _closed_form(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 def _colgen(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     """Aggregated-master column generation (equal to the faithful master, digest 2.5) with
     Wentges smoothing; the bound is the best Lagrangian bound, min'ed with the closed form (both
-    valid), and the source says which one it is."""
+    valid), and the source says which one it is. Its round budget: `colgen_rounds`, else
+    `max_rounds`; stopped by it, the bound is still the best Lagrangian one (never the RMP's)."""
     limit = opts.time_limit if opts.time_limit is not None else COLGEN_DEFAULT_TIME
+    rounds = opts.colgen_rounds if opts.colgen_rounds is not None else opts.max_rounds
     res = column_generation(inst, aggregated=True, smoothing=0.5, pool=5, time_limit=limit,
-                            **({} if opts.max_rounds is None else {"max_rounds": opts.max_rounds}))
+                            **({} if rounds is None else {"max_rounds": rounds}))
     cf = closed_form_bound(inst)
     details = {"rounds": len(res.rounds), "converged": res.converged, "rmp": res.rmp,
                "lagrangian_bound": res.bound, "closed_form": cf, "columns": len(res.workplans),
