@@ -12,7 +12,14 @@ from typing import Any
 
 from .errors import InputError
 from .registry import SCHEMA_VERSION, ProblemSpec, get_problem, instance_document
-from .validate import integer, json_int, require_key, require_mapping, stdin_text
+from .validate import (
+    integer,
+    json_int,
+    require_key,
+    require_mapping,
+    stdin_text,
+    utf8_text,
+)
 
 
 class _DuplicateKey(ValueError):
@@ -43,10 +50,7 @@ def read_json(source: Any, what: str = "instance") -> Any:
             raise InputError(what, "an existing file", name)
         if path.is_dir():
             raise InputError(what, "a file", f"directory {name}")
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError(what, "UTF-8 text", f"undecodable byte at {exc.start} in {name}") from None
+        text = utf8_text(path.read_bytes(), what, name)
     if not text.strip():
         raise InputError(what, "a JSON object", f"an empty file ({name})")
     try:

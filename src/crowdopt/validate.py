@@ -285,6 +285,16 @@ def separator(sep: Any, field: str = "sep") -> str | None:
     return sep
 
 
+def utf8_text(raw: bytes, field: str, where: str) -> str:
+    """Bytes of a file or of stdin as UTF-8 text with a BOM dropped (as Windows editors write
+    it): an undecodable byte is an InputError naming `field` and `where`, never a traceback."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(field, "UTF-8 text", f"undecodable byte at {exc.start} in {where}"
+                         ) from None
+
+
 def stdin_text(field: str) -> str:
     """Standard input as UTF-8 text with a BOM dropped, as files are read, whatever the locale
     says: an undecodable byte is an InputError naming `field`, never a UnicodeDecodeError."""
@@ -292,10 +302,7 @@ def stdin_text(field: str) -> str:
     if buf is None:  # a text stream put in place of stdin (embedding, tests)
         text = sys.stdin.read()
         return text[1:] if text.startswith("\ufeff") else text
-    try:
-        return buf.read().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(field, "UTF-8 text", f"undecodable byte at {exc.start} in stdin") from None
+    return utf8_text(buf.read(), field, "stdin")
 
 
 def csv_rows(lines: Any, field: str, **fmt: Any) -> list[list[str]]:

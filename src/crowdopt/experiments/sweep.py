@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..validate import MAX_INT, integer
+from ..validate import MAX_INT, integer, utf8_text
 from .executor import Task, run_tasks
 
 TOP_KEYS = {"name", "problem", "function", "seeds", "methods", "time_limit", "jobs", "output",
@@ -89,10 +89,7 @@ def load_config(path: str | Path) -> SweepConfig:
     p = Path(path)
     if not p.is_file():
         raise InputError("CONFIG", "a sweep TOML file", str(path))
-    try:
-        text = p.read_text(encoding="utf-8-sig")  # a BOM (as Windows editors write) is accepted
-    except UnicodeDecodeError as exc:  # TOML is UTF-8
-        raise InputError("CONFIG", "UTF-8 text", f"undecodable byte at {exc.start} in {p.name}") from None
+    text = utf8_text(p.read_bytes(), "CONFIG", p.name)  # TOML is UTF-8; a BOM is accepted
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

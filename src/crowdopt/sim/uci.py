@@ -20,7 +20,7 @@ import numpy as np
 
 from ..datapath import data_file
 from ..errors import InputError
-from ..validate import choice, csv_rows
+from ..validate import choice, csv_rows, utf8_text
 
 
 @dataclass(frozen=True)
@@ -68,11 +68,7 @@ class Dataset:
 def _text(path: Path, field: str) -> io.StringIO:
     """A data file's text as UTF-8 with a BOM dropped (a BOM glued to the first column's name
     hid it; another encoding was a UnicodeDecodeError traceback)."""
-    try:
-        return io.StringIO(path.read_bytes().decode("utf-8-sig"), newline="")
-    except UnicodeDecodeError as exc:
-        raise InputError(field, "UTF-8 text", f"undecodable byte at {exc.start} in {path.name}"
-                         ) from None
+    return io.StringIO(utf8_text(path.read_bytes(), field, path.name), newline="")
 
 
 def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
