@@ -140,10 +140,6 @@ class _Keys:
         return mn, -cnt, self.sum + dsum
 
 
-def _key_full(c: np.ndarray) -> tuple[float, int, float]:
-    return objective_key(c)
-
-
 def _best_index(mins: np.ndarray, cnts: np.ndarray, sums: np.ndarray) -> int:
     top = mins.max()
     cand = np.flatnonzero(mins >= top - 1e-12)
