@@ -20,7 +20,7 @@ LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pan
 UV_COMPILE = $(TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 \
              --no-header --annotation-style line
 
-.PHONY: demo test test-fast lint bench bench-peer reproduce-smoke install lock relock clean
+.PHONY: demo test test-fast soak lint bench bench-peer reproduce-smoke install lock relock clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	rm -rf $(VENV)
@@ -45,6 +45,11 @@ test: $(STAMP) lint
 # the suite without the tests marked slow (a few seconds' feedback while editing)
 test-fast: $(STAMP) lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+
+# the long soundness campaigns only (thousands of random instances against enumeration and an
+# independent solver); `make test` runs a sample of each
+soak: $(STAMP)
+	CROWDOPT_SOAK=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m soak
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

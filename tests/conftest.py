@@ -17,6 +17,17 @@ def data_dir():
     return root
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked soak run only under `make soak` (CROWDOPT_SOAK=1): they are the long
+    soundness campaigns (thousands of random instances) that `make test` samples."""
+    if os.environ.get("CROWDOPT_SOAK") == "1":
+        return
+    skip = pytest.mark.skip(reason="soak campaign: run with `make soak` (CROWDOPT_SOAK=1)")
+    for item in items:
+        if "soak" in item.keywords:
+            item.add_marker(skip)
+
+
 # Property tests explore new random cases locally; under CI (CI=true) they are derandomized so
 # that a run is repeatable and a landing never depends on a lucky draw.
 try:
