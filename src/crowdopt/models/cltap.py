@@ -259,7 +259,7 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     m.y = pyo.Var(m.L, domain=pyo.Binary)
     m.u = pyo.Var(m.U, domain=pyo.Binary)
     m.e = pyo.Var(domain=pyo.Binary)
-    m.eta = pyo.Var(bounds=(0.0, theta))
+    m.eta = pyo.Var(bounds=(0.0, None))  # eta <= theta by `empty`; unboxed: the adapter scales it
     m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize)
     into: dict[tuple[int, int], list] = {h: [] for h in heads}
     by_ann: dict[tuple[int, int, int], list] = {}

@@ -141,7 +141,8 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
     whose objective may not be the problem's: any difference at the point voids the transfer
     of its bound). `failures`/`notes` add the caller's checks. `certified` also needs a
     feasible solution with a finite objective (no solution: not certified, and no failure);
-    `proven_optimal` a certified solution whose gap is 0 within `tolerance`.
+    `proven_optimal` a certified solution whose gap is 0 within `tolerance`, from a run that
+    was not stopped by a time limit (status time_limit is never a proof).
     """
     objective = float(evaluation.objective) if evaluation is not None else None
     feasible = bool(evaluation.feasible) if evaluation is not None else None
@@ -181,13 +182,19 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
         fails.append("status 'optimal' without a bound that closes the gap")
     fails += list(failures or [])
     certified = not fails and bool(feasible) and finite(objective)
+    # a run stopped by its time limit proves nothing, whatever its numbers say (DESIGN rule 4)
+    stopped = Status(status) is Status.TIME_LIMIT
+    if stopped and certified and gap == 0.0:
+        notes.append("stopped by a time limit: the bound meets the objective within the "
+                     "tolerance, but the run is not a proof")
     return Certificate(
         problem=spec.name, sense=spec.sense, method=method, algorithm=algorithm,
         status=Status(status), objective=objective,
         reported_objective=_num(reported_objective), primal_source=primal_source or algorithm,
         bound=_num(bound), bound_source=bound_source, lower=_num(lower), upper=_num(upper),
         gap=_num(gap), rel_gap=_num(rel_gap), ratio=_num(ratio),
-        proven_optimal=certified and gap is not None and gap == 0.0, feasible=feasible,
+        proven_optimal=certified and gap is not None and gap == 0.0 and not stopped,
+        feasible=feasible,
         max_violation=_num(evaluation.max_violation) if evaluation is not None else None,
         certified=certified, failures=tuple(fails), notes=tuple(notes),
         times=jsonable(times), seed=seed, details=dict(details or {}),
@@ -236,7 +243,9 @@ def with_bound(cert: Certificate, bound: float | None, bound_source: str | None)
     certified = not fails
     return cert.replace(bound=_num(bound), bound_source=bound_source, lower=_num(lower),
                         upper=_num(upper), gap=_num(gap), rel_gap=_num(rel), ratio=_num(ratio),
-                        proven_optimal=gap == 0.0 and certified, certified=certified,
+                        proven_optimal=(gap == 0.0 and certified
+                                        and cert.status is not Status.TIME_LIMIT),
+                        certified=certified,
                         failures=tuple(fails))
 
 

@@ -61,6 +61,12 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
     return solve_exact(form, inst, opts, route="pyomo")
 
 
+def _state_key(used: int, c: np.ndarray) -> tuple:
+    """A brute-force state: labels used and the sorted task values, as the floats they are
+    (no rounding: at weights of 1e-8 rounding merged states and missed the optimum)."""
+    return used, tuple(np.sort(c))
+
+
 def brute_force(inst: P.CltapInstance) -> tuple[float, P.CltapSolution]:
     """Exhaustive optimum (digest 3.8): DP over annotators; state = (labels used, c' vector),
     each annotator adds a prefix of length n mapped injectively to tasks. Tiny instances only."""
@@ -74,7 +80,7 @@ def brute_force(inst: P.CltapInstance) -> tuple[float, P.CltapSolution]:
                 for perm in itertools.permutations(range(t), n):
                     c2 = c.copy()
                     c2[list(perm)] += inst.phi[j, :n]
-                    key = (used + n, tuple(np.round(np.sort(c2), 12)))
+                    key = _state_key(used + n, c2)
                     if key not in nxt:
                         nxt[key] = (c2, plan + [perm])
         states = nxt

@@ -29,6 +29,7 @@ from ..problems import cltap as P
 from ..problems.catalogue import MILP_DEFAULT_TIME, Outcome, RunOptions
 from ..status import Status
 from . import cltap_bounds as CB
+from .certify import gap_ratio
 from .cltap_search import local_search
 
 STEP = 1e-8  # relative margin above lb of the final test: a refutation proves lb optimal
@@ -41,6 +42,8 @@ PRIMAL_SHARE = 0.05
 PRIMAL_MAX_S = 1.0
 PRIMAL_PER_BINARY = 1e-4
 SEARCH_S = 0.2  # local search from every feasible step's assignment
+# a step's "infeasible" becomes a bound only once a run without presolve confirms it
+CONFIRM_REFUTATIONS = True
 SEED = 0  # of the best-of start and local search: `solve` and `solve_model` (no seed) agree
 
 
@@ -183,10 +186,12 @@ class _Search:
         value and the bound."""
         gap = max(ub - self.lb, 0.0)
         viol = self.hm._violation(self.x / self.hm._cs) if self.x is not None else None
+        # the bound is a refuted theta or a closed-form bound, numbers the search chose, not a
+        # solver's dual bound: no solver noise floor (objective_unit 0), the gap is relative
         return dataclasses.replace(
             res, status=status, objective=self.lb if self.x is not None else None, bound=ub,
-            abs_gap=gap, rel_gap=gap / max(abs(self.lb), 1e-10) if gap > 0 else 0.0,
-            x=self.x, max_violation=viol, row_duals=None)
+            abs_gap=gap, rel_gap=gap_ratio(self.lb, ub)[1] if self.x is not None else None,
+            x=self.x, max_violation=viol, row_duals=None, objective_unit=0.0)
 
 
 def search_passes(ctx: Any) -> Any:
@@ -211,7 +216,10 @@ def search_passes(ctx: Any) -> Any:
     status, last = Status.OPTIMAL, None
     margin = STEP
     tiny = ABS_TINY * float(inst.phi.max(initial=0.0))
-    step_opts = hm.options.replace(confirm_infeasible=False, known_feasible=False)
+    # a step's "infeasible" is the proof OPT < theta: HiGHS presolve has called feasible MIPs
+    # infeasible (here at eta = lb (1 + 1e-8) on instances whose optimum leaves annotators
+    # unused), so a report with presolve on is re-run without it before it becomes a bound
+    step_opts = hm.options.replace(confirm_infeasible=CONFIRM_REFUTATIONS, known_feasible=False)
     while not proven(sr.lb, ub, inst, margin):
         left = limit - (time.perf_counter() - t0)
         if left <= 0.05:
@@ -225,7 +233,11 @@ def search_passes(ctx: Any) -> Any:
         hm.options = step_opts.replace(time_limit=left)
         res = last = hm.solve()
         step = {"theta": theta, "status": str(res.status), "solve_s": res.solve_s,
-                "nodes": res.nodes}
+                "nodes": res.nodes, "presolve": res.presolve}
+        if res.retried_without_presolve:
+            step["presolve_recheck"] = ("presolve said infeasible, without it: "
+                                        + ("infeasible" if res.status is Status.INFEASIBLE
+                                           else str(res.status)))
         steps.append(step)
         if res.status is Status.INFEASIBLE:
             ub, src = theta, "head-cover MILP: every task reaching theta is infeasible"
@@ -236,8 +248,12 @@ def search_passes(ctx: Any) -> Any:
             if not (sr.offer(better) or sr.offer(cand)):
                 step["note"] = "decoded assignment does not improve lb: wider margin"
                 margin *= 10
-                if margin > MAX_STEP:
-                    status = Status.TIME_LIMIT
+                if margin > MAX_STEP:  # HiGHS's tolerance cannot tell theta from lb: no proof
+                    status = Status.FEASIBLE
+                    ctx.details["message"] = (
+                        f"not proven: the search cannot separate values within {MAX_STEP:g} "
+                        "(relative) of the incumbent at HiGHS's tolerance; the bound is the "
+                        "last refuted value")
                     break
         else:
             status = Status.TIME_LIMIT if res.status is Status.TIME_LIMIT else Status.ERROR
