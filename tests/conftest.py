@@ -37,8 +37,10 @@ def _gathered(folder: Path) -> Path:
     for name, e in catalogue().items():
         src = datapath.find_set(name)
         for f in e.files:
-            (folder / f.path).parent.mkdir(parents=True, exist_ok=True)
-            (folder / f.path).symlink_to((src / f.path).resolve())
+            link = folder / f.path
+            if not link.is_symlink():  # a file two sets share (trec2011, trec2011_all)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to((src / f.path).resolve())
     return folder
 
 
