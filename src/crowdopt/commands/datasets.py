@@ -243,13 +243,15 @@ def register(cli) -> None:
 
     p = sub.add_parser("fetch", help="download sets into $CROWDOPT_DATA or the cache, verified",
                        description="Download the files of each NAME that is not already on "
-                       "this machine, each checked against the catalogue's size and SHA-256 "
+                       "this machine (with $CROWDOPT_DATA set: not already in it) into "
+                       "$CROWDOPT_DATA, else the per-user cache, each checked against the "
+                       "catalogue's size and SHA-256 "
                        "before it is renamed into place (progress on stderr). An interrupted "
                        "download resumes where it stopped on the next run.")
     p.add_argument("names", nargs="*", metavar="NAME", help="data set names")
     p.add_argument("--all", action="store_true", help="every catalogued set")
     p.add_argument("--mirror", default=None, metavar="URL",
-                   help="base URL laid out like the shared folder (URL/FOLDER/FILE) instead of "
+                   help="base URL laid out as a data folder (URL/FOLDER/FILE) instead of "
                    "the public sources (default $CROWDOPT_DATASETS_MIRROR)")
     p.add_argument("--force", action="store_true",
                    help="download again even when the files are already here")
