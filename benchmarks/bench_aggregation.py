@@ -50,7 +50,7 @@ from crowdopt.crowd.auto import AUTO_CANDIDATES, AUTO_Z, choose_method
 from crowdopt.crowd.datasets import list_datasets, load_table
 from crowdopt.crowd.methods import METHODS, UNSUPERVISED
 from crowdopt.crowd.reliability import cross_fitted_weighted_vote
-from crowdopt.datapath import data_root
+from crowdopt.datapath import missing_sets
 
 HERE = Path(__file__).resolve().parent
 QUICK_SETS = ["rte", "temp", "bluebirds", "product", "web", "dog", "face"]
@@ -358,11 +358,12 @@ def peer_summary(peer_rows: list[dict], acc_rows: list[dict]) -> dict:
 # ----------------------------------------------------------------------------- main
 def main() -> int:
     args = parse()
-    if data_root(required=False) is None:
-        print("bench_aggregation: real data not found (set CROWDOPT_DATA); skipped")
-        return 0
     gold_sets = QUICK_SETS if args.quick else list_datasets(with_gold=True)
     all_sets = QUICK_SETS if args.quick else list_datasets()
+    if missing_sets(all_sets):
+        print("bench_aggregation: real data not found: run `crowdopt datasets fetch --all`; "
+              "skipped")
+        return 0
     unknown = [m for m in (args.peer_methods or "").split(",") if m and m not in PEER]
     if unknown:
         print(f"bench_aggregation: --peer-methods: expected crowd-kit classes "

@@ -82,10 +82,10 @@ def policy_speed(args) -> list[dict]:
 
 
 def gittins_ratio(args) -> list[dict]:
-    from crowdopt.datapath import data_root
+    from crowdopt.datapath import missing_sets
     from crowdopt.sim.optkg_replay import load_table, replay
 
-    if data_root(required=False) is None:
+    if missing_sets(["rte"]):
         return []
     table, gold = load_table("rte")
     rows = []

@@ -40,15 +40,16 @@ def study_sets(prog: str, description: str, with_gold: bool | None) -> list[str]
     """The shared data sets a study runs on: all of them (`with_gold`: only those with or
     without gold) or its `--sets a,b,...`; None (after saying so) when the data is absent."""
     from crowdopt.crowd.datasets import list_datasets
-    from crowdopt.datapath import data_root
+    from crowdopt.datapath import missing_sets
 
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--sets", default=None, help="comma-separated data sets (default: all)")
     args = p.parse_args()
-    if data_root(required=False) is None:
-        print(f"{prog}: real data not found (set CROWDOPT_DATA); skipped")
-        return None
     sets = list_datasets(with_gold=with_gold)
+    if missing_sets(sets):
+        print(f"{prog}: real data not found ({', '.join(missing_sets(sets))}): run "
+              "`crowdopt datasets fetch --all`; skipped")
+        return None
     if args.sets:
         want = args.sets.split(",")
         unknown = [s for s in want if s not in sets]

@@ -3,24 +3,56 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from crowdopt.datapath import data_root
+from crowdopt import datapath
+
+FETCH_ALL = "crowdopt datasets fetch --all"
 
 
 @pytest.fixture(scope="session")
-def data_dir():
-    root = data_root(required=False)
-    if root is None:
-        pytest.skip("real data sets not found: set CROWDOPT_DATA (default ../shared/data)")
-    return root
+def data_dir(tmp_path_factory):
+    """A folder laid out FOLDER/FILE holding every catalogued data set, found the way the
+    package finds a set ($CROWDOPT_DATA, else the shared folder, then the per-user cache that
+    `crowdopt datasets fetch` fills); skips, naming the command that fetches them, when a set
+    is on no search folder. Sets spread over several folders are gathered by symlinks."""
+    root = datapath.complete_root()
+    if root is not None:
+        return root
+    missing = datapath.missing_sets()
+    if missing:
+        where = ", ".join(str(d) for d in datapath.search_dirs())
+        pytest.skip(f"real data sets not found ({len(missing)} missing, e.g. {missing[0]}; "
+                    f"looked in {where}): run `{FETCH_ALL}` (from a mirror: --mirror URL) or "
+                    "set CROWDOPT_DATA to a folder holding them")
+    return _gathered(tmp_path_factory.mktemp("data"))
 
 
+def _gathered(folder: Path) -> Path:
+    """`folder` with a symlink to every catalogued file where the package finds its set."""
+    from crowdopt.dataset_catalogue import catalogue
+
+    for name, e in catalogue().items():
+        src = datapath.find_set(name)
+        for f in e.files:
+            link = folder / f.path
+            if not link.is_symlink():  # a file two sets share (trec2011, trec2011_all)
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to((src / f.path).resolve())
+    return folder
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
 def pytest_collection_modifyitems(config, items):
-    """Tests marked soak run only under `make soak` (CROWDOPT_SOAK=1): they are the long
-    soundness campaigns (thousands of random instances) that `make test` samples; elsewhere
-    they are deselected, not skipped, so a skip always means something is missing."""
+    """Tests that use `data_dir` are marked `data` (`-m data` runs them). Tests marked soak
+    run only under `make soak` (CROWDOPT_SOAK=1): they are the long soundness campaigns
+    (thousands of random instances) that `make test` samples; elsewhere they are deselected,
+    not skipped, so a skip always means something is missing."""
+    for item in items:  # `-m data` selects every test that reads the real data sets
+        if "data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.data)
     if os.environ.get("CROWDOPT_SOAK") == "1":
         return
     soak = [item for item in items if "soak" in item.keywords]

@@ -117,13 +117,13 @@ def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
     from crowdopt.experiments import optkg_repro as rp
 
     tiny = {"K": 10, "mults": [2, 4], "reps": 2, "sim_gittins": False, "replay_mults": [1, 2],
-            "replay_reps": 1, "datasets": ["rte", "no-such-set"], "dp": [(2, 4)]}
+            "replay_reps": 1, "datasets": ["rte"], "dp": [(2, 4)]}
     monkeypatch.setitem(rp.SCALES, "smoke", tiny)
     monkeypatch.setattr(rp, "TABLE4", {1600: (1.09, 25.87)})
     out = rp.reproduce(tmp_path, scale="smoke", show_progress=False,
                        only=["dp", "fig10", "fig11", "replay", "table4"])
     text = (tmp_path / "report.md").read_text()
-    assert "92.05" in text and "Table 4" in text and "no-such-set" in text
+    assert "92.05" in text and "Table 4" in text
     assert (tmp_path / "rte_heterogeneous.png").exists() and (tmp_path / "fig10a.png").exists()
     assert out["failed_tasks"] == [] and "rte/homogeneous" in out["accuracy"]
     assert abs(out["dp"][0]["DP*"] - 0.78125) < 1e-12
@@ -131,6 +131,10 @@ def test_reproduce_report_tiny(tmp_path, monkeypatch, data_dir):
     assert "KOS is not implemented" not in text
     with pytest.raises(InputError):
         rp.reproduce(tmp_path, only=["nothing"])
+    tiny["datasets"] = ["rte", "no-such-set"]  # a set it cannot have stops it before any work
+    with pytest.raises(InputError, match="no-such-set"):
+        rp.reproduce(tmp_path / "again", scale="smoke", show_progress=False, only=["replay"])
+    assert not (tmp_path / "again").exists()
 
 
 def test_kos_baseline_graph_is_simple_and_biregular():

@@ -20,6 +20,7 @@ from typing import Any
 
 from .cliargs import (
     add_batch_flags,
+    add_to_every_command,
     apply_boundary_types,
     nonneg_float,
     positive_float,
@@ -470,7 +471,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if hasattr(mod, "register"):
             mod.register(cli)
     apply_boundary_types(parser)
+    add_to_every_command(parser, GLOBAL_OPTIONS)
     return parser
+
+
+# options of the whole command line, accepted before or after the command word
+# (`crowdopt --offline aggregate ...` = `crowdopt aggregate ... --offline`)
+GLOBAL_OPTIONS = [
+    (("--offline",), {"action": "store_true", "default": False,
+                      "help": "never download a data set, `datasets fetch` included (as "
+                      "CROWDOPT_OFFLINE=1); a set not on this machine is an error naming the "
+                      "command that fetches it"}),
+    (("--mirror",), {"default": None, "metavar": "URL", "dest": "global_mirror",
+                     "help": "download data sets from this base URL (URL/FOLDER/FILE, as "
+                     "CROWDOPT_DATASETS_MIRROR) instead of their public sources"}),
+]
 
 
 def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
@@ -480,12 +495,8 @@ def _top_parser() -> tuple[argparse.ArgumentParser, Any]:
         "with certificates. Exit codes: 0 ok, 2 bad input, 3 infeasible, "
         "4 time limit without proof, 5 certification failed."))
     parser.add_argument("--version", action=_Version)
-    parser.add_argument("--offline", action="store_true",
-                        help="never download a data set (as CROWDOPT_OFFLINE=1); a set not on "
-                        "this machine is an error naming the command that fetches it")
-    parser.add_argument("--mirror", default=None, metavar="URL", dest="global_mirror",
-                        help="download data sets from this base URL (URL/FOLDER/FILE, as "
-                        "CROWDOPT_DATASETS_MIRROR) instead of their public sources")
+    for flags, kw in GLOBAL_OPTIONS:
+        parser.add_argument(*flags, **kw)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     return parser, sub
 
@@ -506,6 +517,7 @@ def _one_command_parser(command: str) -> argparse.ArgumentParser | None:
     if command not in sub.choices:
         return None
     apply_boundary_types(parser)
+    add_to_every_command(parser, GLOBAL_OPTIONS)
     return parser
 
 

@@ -172,3 +172,29 @@ def apply_boundary_types(parser: argparse.ArgumentParser) -> None:
             a.type = nonneg_float
         if a.dest in OUTPUTS and a.option_strings and a.type is None:
             a.type = {"FILE": output_file, "DIR": output_dir}.get(a.metavar)
+
+
+def add_to_every_command(parser: argparse.ArgumentParser, options: list) -> None:
+    """Give every (sub)command of `parser` the top-level `options` ((flags, kwargs) pairs), so
+    that they are accepted before or after the command word. A command's copy has no default
+    of its own (the top level's stays unless the option is given after the command), and a
+    command that has an option of that name keeps its own (`datasets fetch --mirror`)."""
+    seen: set[int] = set()
+
+    def walk(p: argparse.ArgumentParser, top: bool) -> None:
+        if id(p) in seen:
+            return
+        seen.add(id(p))
+        if not top:
+            new = [(f, kw) for f, kw in options
+                   if not any(x in p._option_string_actions for x in f)]
+            if new:
+                group = p.add_argument_group("global options (also before the command)")
+                for flags, kw in new:
+                    group.add_argument(*flags, **{**kw, "default": argparse.SUPPRESS})
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sp in a.choices.values():
+                    walk(sp, False)
+
+    walk(parser, True)

@@ -4,55 +4,72 @@ size and SHA-256, and only then renamed into place, so a reader never sees half 
 An interrupted transfer (connection reset, timeout, Ctrl-C) keeps its partial file outside the
 data layout; the next attempt asks for the rest with an HTTP Range request and starts over when
 the server does not honour it. A complete response of the wrong size or hash is refused in one
-line and its partial file deleted. urllib only (http, https and file URLs).
+line and its partial file deleted; a response longer than the expected size is refused as soon
+as it passes it (the partial file never grows past the size). `timeout` is a deadline for the
+whole download of the file, retries included, not a per-read idle time. urllib only (http,
+https and file URLs).
 """
 
 from __future__ import annotations
 
 import hashlib
 import http.client
+import math
 import os
 import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .errors import InputError
+from .errors import DataError, InputError
 from .progress import ProgressBar
 
 CHUNK = 1 << 16
 USER_AGENT = "crowdopt-datasets"
+MAX_TIMEOUT = 1e9  # seconds (~31 years): a longer deadline overflows the clock arithmetic
+NO_NETWORK = "check the network, or download from a mirror: --mirror URL"
 
 
-class DownloadError(InputError):
+class DownloadError(DataError):
     """A download that cannot give the expected file (one line: file, expected, found)."""
 
-    def __init__(self, label: str, expected: str, found: str, *, note: str = ""):
-        super().__init__(label, expected, found, note=note)
-        self.args = (f"{label}: expected {expected}, found {found}"
-                     + (f" ({note})" if note else ""),)
 
-    def __str__(self) -> str:
-        return self.args[0]
+class _TooLong(Exception):
+    """The source sent more bytes than the file has."""
 
 
 _RETRYABLE = (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout,
               TimeoutError)
 
 
+def check_timeout(timeout: float) -> float:
+    """`timeout` as seconds in (0, MAX_TIMEOUT]; InputError naming --timeout otherwise."""
+    ok = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+    if not ok or not math.isfinite(timeout) or not 0 < timeout <= MAX_TIMEOUT:
+        raise InputError("--timeout", f"seconds in (0, {MAX_TIMEOUT:g}]", timeout)
+    return float(timeout)
+
+
 def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, label: str,
-             timeout: float = 60.0, attempts: int = 3, progress: bool = True) -> Path:
-    """Fetch `url` into `dest` (via `partial`), checked against `size` and `sha256`."""
+             timeout: float = 60.0, attempts: int = 3, progress: bool = True,
+             advice: str = NO_NETWORK) -> Path:
+    """Fetch `url` into `dest` (via `partial`), checked against `size` and `sha256`, within
+    `timeout` seconds in all. `advice` ends the message when nothing could be fetched."""
+    deadline = time.monotonic() + check_timeout(timeout)
     partial.parent.mkdir(parents=True, exist_ok=True)
     last, complete = "", False
     with ProgressBar(size, f"fetch {label}", progress, unit="B") as bar:
         for _ in range(max(1, attempts)):
+            if time.monotonic() >= deadline:
+                last = last or "no time left"
+                break
             have = partial.stat().st_size if partial.exists() else 0
             if have > size:
                 partial.unlink()
                 have = 0
             try:
-                complete = have == size or _transfer(url, partial, have, timeout, bar)
+                complete = have == size or _transfer(url, partial, have, size, deadline, bar)
             except urllib.error.HTTPError as exc:
                 if exc.code == 416:  # the partial file is not a prefix of this source
                     partial.unlink(missing_ok=True)
@@ -60,6 +77,10 @@ def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, lab
                     continue
                 raise DownloadError(label, f"HTTP 200 from {url}",
                                     f"HTTP {exc.code} {exc.reason}") from None
+            except _TooLong:
+                partial.unlink(missing_ok=True)
+                raise DownloadError(label, f"{size} bytes from {url}", "more (the source sent "
+                                    "past the end of the file; stopped and not kept)") from None
             except _RETRYABLE as exc:
                 last = _reason(exc)
                 continue
@@ -67,8 +88,13 @@ def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, lab
                 break
     got = partial.stat().st_size if partial.exists() else 0
     if got < size and not complete:
-        note = ("interrupted; run the same command again to resume" if got else
-                "check the network, or download from a mirror: --mirror URL")
+        late = time.monotonic() >= deadline
+        if got:
+            note = (f"stopped at the {timeout:g} s deadline (--timeout); " if late else
+                    "interrupted; ") + "run the same command again to resume"
+        else:
+            note = (f"nothing within the {timeout:g} s deadline (--timeout); " if late
+                    else "") + advice
         raise DownloadError(label, f"{size} bytes from {url}", f"{got} ({last})", note=note)
     _check(partial, size, sha256, label, url)
     with open(partial, "rb+") as fh:
@@ -78,26 +104,60 @@ def download(url: str, dest: Path, partial: Path, *, size: int, sha256: str, lab
     return dest
 
 
-def _transfer(url: str, partial: Path, have: int, timeout: float, bar: ProgressBar) -> bool:
-    """Append the rest of `url` to `partial` (from byte `have`); True when the response ended
-    cleanly (all the bytes its Content-Length announced), whatever its size."""
+def _transfer(url: str, partial: Path, have: int, size: int, deadline: float,
+              bar: ProgressBar) -> bool:
+    """Append the rest of `url` to `partial` (from byte `have`) until the response ends,
+    `deadline` (time.monotonic) passes (TimeoutError) or the file would pass `size` bytes
+    (_TooLong; nothing past `size` is written). True when the response ended cleanly (all the
+    bytes its Content-Length announced)."""
     req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     if have:
         req.add_header("Range", f"bytes={have}-")
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
+    with urllib.request.urlopen(req, timeout=_left(deadline)) as resp:
         status = getattr(resp, "status", None) or 200
         resumed = have and status == 206 and str(resp.headers.get("Content-Range", "")) \
             .startswith(f"bytes {have}-")
+        room = size - (have if resumed else 0)  # bytes this response may still add
         announced = resp.headers.get("Content-Length")
+        announced = int(announced) if announced is not None and announced.isdigit() else None
+        if announced is not None and announced > room:
+            raise _TooLong
+        sock = _socket_of(resp)
         got = 0
         with open(partial, "ab" if resumed else "wb") as out:
-            while block := resp.read1(CHUNK):  # what has arrived: kept on a stall
+            while announced is None or got < announced:
+                if sock is not None:
+                    sock.settimeout(_left(deadline))
+                # one byte past the room shows a source that sends too much
+                block = resp.read1(min(CHUNK, room - got + 1))  # what has arrived
+                if not block:
+                    break
+                if got + len(block) > room:
+                    raise _TooLong
                 out.write(block)
                 got += len(block)
                 bar.update(len(block))
-    if announced is not None and announced.isdigit() and got < int(announced):
+                if time.monotonic() >= deadline and (announced is None or got < announced):
+                    raise TimeoutError("deadline passed")
+    if announced is not None and got < announced:
         raise ConnectionError(f"connection closed after {got} of {announced} bytes")
     return True
+
+
+def _left(deadline: float) -> float:
+    """Seconds to `deadline`; TimeoutError when it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("deadline passed")
+    return left
+
+
+def _socket_of(resp) -> socket.socket | None:
+    """The socket under an http(s) response (its per-read timeout is set to the time left),
+    None for file:// and anything else."""
+    raw = getattr(getattr(resp, "fp", None), "raw", None)
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _check(partial: Path, size: int, sha256: str, label: str, url: str) -> None:

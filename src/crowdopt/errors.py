@@ -31,6 +31,20 @@ class InputError(CrowdoptError, ValueError):
 InstanceError = InputError
 
 
+class DataError(InputError):
+    """A data set that cannot be had or read as catalogued (not on this machine, a download
+    that failed, a file that changed): an InputError whose one line is kept whole (paths, URLs
+    and hashes are never shortened), as it tells the user what to run."""
+
+    def __init__(self, field: str, expected: str, found: str, *, note: str = ""):
+        super().__init__(field, expected, found, note=note)
+        self.args = (f"{field}: expected {expected}, found {found}"
+                     + (f" ({note})" if note else ""),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 class SolverError(CrowdoptError, RuntimeError):
     """The solver failed in a way that is not a property of the instance."""
 

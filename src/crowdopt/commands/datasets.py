@@ -108,14 +108,14 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_fetch(args: argparse.Namespace) -> int:
     """`crowdopt datasets fetch`: download sets, verified by their hashes."""
-    from ..datapath import download_dir, fetch_set, find_set, mirror_url
+    from ..datapath import download_dir, fetch_set, find_for_fetch, mirror_url
     from ..dataset_catalogue import entry
 
     mirror_url(args.mirror)  # a bad URL fails before anything is fetched
     quiet = args.quiet or args.json
     out = []
     for name in _names(args.names, args.all):
-        found = None if args.force else find_set(name)
+        found = None if args.force else find_for_fetch(name)
         if found is None:
             fetch_set(name, mirror=args.mirror, force=args.force, progress=not quiet,
                       timeout=args.timeout)
@@ -141,7 +141,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     from ..dataset_catalogue import entry
 
     e = entry(args.name)
-    root = set_folder(args.name, fetch=False)
+    root = set_folder(args.name, fetch=False, check=False)
     if args.files:
         for f in e.files:
             print(root / f.path)
@@ -218,17 +218,17 @@ def _json_flag(p: argparse.ArgumentParser) -> None:
 
 def register(cli) -> None:
     """Add `crowdopt datasets` and its subcommands to the CLI."""
-    from ..cliargs import positive_float
+    from ..cliargs import seconds
 
     g = cli.top.add_parser(
         "datasets", help="public data sets by name: list, info, fetch (verified), path, verify",
         description="The public crowd label sets (and the UCI sets of the OLAS reproduction) "
-        "that `dataset:NAME` reads. Files are looked up in $CROWDOPT_DATA (else ../shared/data) "
-        "and the per-user cache ($XDG_CACHE_HOME/crowdopt, ~/.cache/crowdopt); a missing set "
-        "is downloaded on first use from its public source at a pinned commit, or from a "
-        "mirror (--mirror URL, $CROWDOPT_DATASETS_MIRROR), and refused unless every file's "
-        "SHA-256 equals the catalogue. CROWDOPT_OFFLINE=1 (or `crowdopt --offline`) never "
-        "downloads.")
+        "that `dataset:NAME` reads. Files are looked up in $CROWDOPT_DATA and the per-user "
+        "cache ($XDG_CACHE_HOME/crowdopt, ~/.cache/crowdopt); a missing set is downloaded on "
+        "first use from its public source at a pinned commit, or from a mirror (--mirror URL, "
+        "$CROWDOPT_DATASETS_MIRROR), and refused unless every file's size and SHA-256 equal "
+        "the catalogue's; a file is checked again the first time each command reads it. "
+        "--offline (or CROWDOPT_OFFLINE=1) stops every download, `datasets fetch` too.")
     sub = g.add_subparsers(dest="action", metavar="ACTION")
     g.set_defaults(func=lambda a: (g.print_help(), EXIT_INPUT)[1])
 
@@ -243,18 +243,21 @@ def register(cli) -> None:
 
     p = sub.add_parser("fetch", help="download sets into $CROWDOPT_DATA or the cache, verified",
                        description="Download the files of each NAME that is not already on "
-                       "this machine, each checked against the catalogue's size and SHA-256 "
+                       "this machine (with $CROWDOPT_DATA set: not already in it) into "
+                       "$CROWDOPT_DATA, else the per-user cache, each checked against the "
+                       "catalogue's size and SHA-256 "
                        "before it is renamed into place (progress on stderr). An interrupted "
                        "download resumes where it stopped on the next run.")
     p.add_argument("names", nargs="*", metavar="NAME", help="data set names")
     p.add_argument("--all", action="store_true", help="every catalogued set")
     p.add_argument("--mirror", default=None, metavar="URL",
-                   help="base URL laid out like the shared folder (URL/FOLDER/FILE) instead of "
+                   help="base URL laid out as a data folder (URL/FOLDER/FILE) instead of "
                    "the public sources (default $CROWDOPT_DATASETS_MIRROR)")
     p.add_argument("--force", action="store_true",
                    help="download again even when the files are already here")
-    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S",
-                   help="network timeout per read, seconds (default 60)")
+    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S",
+                   help="deadline for each file's whole download, retries included, seconds "
+                   "(default 60; at most 1e9); a file stopped by it resumes on the next run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _json_flag(p)
     p.set_defaults(func=cmd_fetch)

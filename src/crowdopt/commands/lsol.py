@@ -208,6 +208,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.gold:
             raise InputError("--gold", "no gold file with a named data set", args.gold)
         params["dataset"] = name
+        from ..datapath import require_sets
+
+        require_sets([name], progress=not (args.quiet or args.json))  # once, not per run
     elif Path(args.labels).is_file():
         params.update(labels=args.labels, gold=args.gold, duplicates=args.duplicates)
     else:
@@ -226,8 +229,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     bad = [r for r in records if r.get("error")]
     if bad:
         err = bad[0]["error"]
-        if err.startswith("InputError: "):
-            raise InputError("replay", "valid input", err[len("InputError: "):])
+        if err.startswith(("InputError: ", "DataError: ")):  # the run's own line, whole
+            exc = InputError("replay", "valid input")
+            exc.args = (err.partition(": ")[2],)
+            raise exc
         raise InputError("replay", "a run without error", err)
     res = [r["result"] for r in records]
     first = res[0]

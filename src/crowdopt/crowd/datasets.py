@@ -244,24 +244,34 @@ def read_set(name: str, root: Path, *, duplicates: str = "first") -> tuple[Label
     return table, gold
 
 
-def load_table(name: str, *, duplicates: str = "first") -> tuple[LabelTable, Gold | None]:
+def load_table(name: str, *, duplicates: str = "first", mirror: str | None = None,
+               data_dir: str | Path | None = None, offline: bool | None = None
+               ) -> tuple[LabelTable, Gold | None]:
     """(labels, gold) of a named real data set (gold None for the sets in `NO_GOLD`), from
     the first data folder holding it, fetched and verified on first use (`datapath`).
 
     `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
+    `data_dir`: a folder laid out FOLDER/FILE looked in first and fetched into (default
+    $CROWDOPT_DATA, else the per-user cache); `mirror`: a base URL to fetch from instead of
+    the public sources (default $CROWDOPT_DATASETS_MIRROR); `offline`: True never downloads,
+    False may even when CROWDOPT_OFFLINE is set (default: CROWDOPT_OFFLINE).
     """
     _spec(name)
-    return read_set(name, set_folder(name), duplicates=duplicates)
+    root = set_folder(name, mirror=mirror, data_dir=data_dir, offline=offline)
+    return read_set(name, root, duplicates=duplicates)
 
 
-def load_dataset(name: str, *, duplicates: str = "first"):
+def load_dataset(name: str, *, duplicates: str = "first", mirror: str | None = None,
+                 data_dir: str | Path | None = None, offline: bool | None = None):
     """(labels DataFrame with columns worker, task, label; gold Series `true_label` indexed
     by task) of a named set, in crowd-kit's `load_dataset` shape (needs pandas). The gold
-    Series is empty for the sets in `NO_GOLD`."""
+    Series is empty for the sets in `NO_GOLD`. `mirror`, `data_dir`, `offline`: where the
+    files come from, as in `load_table`."""
     from .tables import _pandas
 
     pd = _pandas()
-    table, gold = load_table(name, duplicates=duplicates)
+    table, gold = load_table(name, duplicates=duplicates, mirror=mirror, data_dir=data_dir,
+                             offline=offline)
     df = pd.DataFrame({"worker": table.worker_ids[table.worker].tolist(),
                        "task": table.task_ids[table.task].tolist(),
                        "label": table.classes[table.label].tolist()})

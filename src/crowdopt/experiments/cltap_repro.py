@@ -307,19 +307,6 @@ def real_errors(name: str, budget_factor: float, seed: int = 0) -> dict:
     return out
 
 
-def _data_available() -> bool:
-    """The real sets are on this machine (or were just fetched and verified)."""
-    from ..datapath import set_folder
-    from ..errors import InputError
-
-    try:
-        for name in REAL_SETS:
-            set_folder(name)
-    except InputError:
-        return False
-    return True
-
-
 def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
     """The tasks of the CL-TAP reproduction at a scale (smoke or paper)."""
     sc = SCALES[choice(scale, "--scale", sorted(SCALES))]
@@ -358,7 +345,11 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
                     for r in range(max(1, sc["reps_base"])):
                         tasks.append(Task(f"{FN}:figure_errors", {
                             "fig": fig, "x": x, "trend": trend}, seed + r))
-    if sc.get("real") and _data_available():
+    if sc.get("real"):
+        from ..datapath import require_sets
+
+        require_sets(REAL_SETS, hint="or a scale without the real-data case: --scale check, "
+                     "table3 or table3-seed0")
         for name in REAL_SETS:
             for bf in BUDGETS:
                 tasks.append(Task(f"{FN}:real_errors", {"name": name, "budget_factor": bf}, seed))
@@ -670,9 +661,6 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
         rep.table("Real data: CBP vs baselines on per-worker accuracy-by-workload curves",
                   s["real"], ["data", "t", "a", "K", "b/t", "cbp", "nearest", "reduction_%"]
                   + POLICIES[1:], note=REAL_NOTE)
-    elif SCALES[scale].get("real"):
-        rep.text("Real-data case skipped: data sets " + ", ".join(REAL_SETS) + " not on this "
-                 "machine (`crowdopt datasets fetch " + " ".join(REAL_SETS) + "`).")
     for row_set, name, title in ((s["large"], "ratios", "certified best ratio (%) vs t"),):
         series, ref = {}, {}
         for trend in ("dec", "inc"):

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datapath import require_sets
 from ..errors import InputError
 from ..policies.lsol import EM_LABELS, ESTIMATORS
 from ..sim.lsol_replay import REPLAY_DEFAULTS
@@ -344,6 +345,9 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", parts: list[str] | N
     choice(population, "--population", ("uniform", "uniform_good"))
     tasks = build_tasks(scale, parts, seed, p_low, p_high, population=population,
                         estimators=estimators, em_labels=em_labels)
+    require_sets({t.params["dataset"] for t in tasks if t.fn == REPLAY},
+                 hint="or leave out the replay: --parts " + " ".join(PARTS[:-1]),
+                 progress=show_progress)
     records = run_tasks(tasks, jobs=jobs, results_path=out / "results.jsonl", resume=resume,
                         fresh=fresh, scheduler=scheduler,
                         show_progress=show_progress, desc="lsol")

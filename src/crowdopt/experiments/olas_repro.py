@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datapath import require_sets
 from ..errors import InputError
 from ..sim.olas_loop import STRATEGIES, make_classifier, make_config
 from ..sim.uci import PRESETS, preset_settings
@@ -219,6 +220,7 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
               scheduler: Any = None, **grid: Any) -> dict:
     """Run the grid through the executor, write DIR/report.md, the PNGs and results.jsonl."""
     tasks = build_tasks(scale=scale, seed=seed, **grid)
+    require_sets({t.params["dataset"] for t in tasks}, progress=show_progress)  # UCI sets
     make_classifier("rf", 0)  # the `al` and `plot` extras, checked before any work
     pyplot()
     out = Path(out_dir)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datapath import require_sets
 from ..errors import InputError
 from ..validate import choice, integer
 from .executor import Task, run_tasks
@@ -277,6 +278,10 @@ def reproduce(out_dir: str | Path, *, scale: str = "smoke", jobs: int = 1, seed:
               scheduler: Any = None, **grid: Any) -> dict:
     """Run the trials through the executor; write DIR/report.md, PNGs and results.jsonl."""
     tasks = build_tasks(scale=scale, seed=seed, **grid)
+    require_sets(sorted({t.params["source"] for t in tasks
+                         if t.params.get("source") not in (None, "sim")}),
+                 hint="or leave out the real data: --sources sim fig2a fig2b",
+                 progress=show_progress)
     out = Path(out_dir)
     records = run_tasks(tasks, jobs=integer(jobs, "--jobs", lo=0),
                         results_path=out / "results.jsonl", resume=resume,
