@@ -16,11 +16,11 @@ UV_VERSION := 0.13.9
 TOOLS := .venv-tools
 # the extras in the main lock (`peer` has its own lock: it pulls transformers, nltk, pyarrow)
 LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pandas \
-               --extra dask --extra serve
+               --extra dask --extra serve --extra docs
 UV_COMPILE = $(TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 \
              --no-header --annotation-style line
 
-.PHONY: demo test test-fast soak lint bench bench-peer reproduce-smoke install lock relock clean
+.PHONY: demo test test-fast soak lint bench bench-peer reproduce-smoke install docs lock relock clean
 
 $(STAMP): pyproject.toml $(LOCK)
 	rm -rf $(VENV)
@@ -50,6 +50,10 @@ test-fast: $(STAMP) lint
 # independent solver); `make test` runs a sample of each
 soak: $(STAMP)
 	CROWDOPT_SOAK=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m soak
+
+# the documentation site in site/ (MkDocs; warnings are errors; `make test` builds it too)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
@@ -93,4 +97,4 @@ relock: $(TOOLS)/bin/uv
 	    -c $(LOCK) -o $(PEER_LOCK)
 
 clean:
-	rm -rf $(VENV) $(PEER_VENV) $(TOOLS) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(PEER_VENV) $(TOOLS) build site *.egg-info src/*.egg-info

@@ -1,4 +1,4 @@
-"""One name per idea, help on every option, README flags that exist."""
+"""One name per idea, help on every option, documented flags that exist."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from cli_tree import leaves, options
 
 from crowdopt.cli import build_parser
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]  # README and the docs site
 REPLICATE_COMMANDS = [("simulate", "lsol"), ("simulate", "optkg"), ("simulate", "olas"),
                       ("replay", "lsol"), ("replay", "optkg"), ("reproduce", "olas"),
                       ("reproduce", "selection")]
@@ -63,8 +64,9 @@ def test_every_output_option_says_file_or_directory():
 
 
 def _readme_commands() -> list[list[str]]:
-    """Every `crowdopt ...` command line of README.md: in fenced blocks and in inline code."""
-    text = README.read_text()
+    """Every `crowdopt ...` command line of README.md and docs/: in fenced blocks and in
+    inline code."""
+    text = "\n".join(p.read_text() for p in DOCS)
     lines, fenced = [], False
     for line in text.splitlines():
         if line.lstrip().startswith("```"):
@@ -105,10 +107,10 @@ def test_every_readme_flag_is_in_its_commands_help():
     assert checked > 30 and not missing, missing
 
 
-def test_readme_lists_every_exit_code():
+def test_docs_list_every_exit_code():
     import crowdopt.cli as cli
 
-    text = README.read_text()
+    text = (ROOT / "docs" / "cli.md").read_text()
     codes = {cli.EXIT_OK, cli.EXIT_INPUT, cli.EXIT_INFEASIBLE, cli.EXIT_TIME_LIMIT,
              cli.EXIT_CERT, 1, 130}  # 1: sweep with failed tasks; 130: Ctrl-C
     for c in codes:

@@ -295,7 +295,7 @@ def register(cli) -> None:
         "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP) in a SQLite file",
         description="A live campaign: the policy decides which labels to buy while answers "
                     "arrive; all state is in the DB file (survives kill -9, safe for several "
-                    "processes). See README 'Run a live campaign'.")
+                    "processes). See the Campaigns page of the documentation (docs/campaigns.md).")
     sub = top.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
 
     def missing(args: argparse.Namespace) -> int:
