@@ -20,7 +20,6 @@ import pytest
 from mirror_server import Mirror
 
 from crowdopt import datapath
-from crowdopt.datapath import data_root
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC_FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -74,8 +73,9 @@ def test_every_block_says_whether_it_runs():
 
 @pytest.fixture(scope="session")
 def mirror_root():
-    """The real data folder the mirror serves (looked up before `scratch` hides it)."""
-    return data_root(required=False)
+    """The real data folder the mirror serves, found as the package finds data (looked up before
+    `scratch` hides the shared folder): one folder holding every catalogued file."""
+    return datapath.complete_root()
 
 
 @pytest.fixture
@@ -89,6 +89,7 @@ def scratch(tmp_path, monkeypatch, request):
     for var in CROWDOPT_VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setattr(datapath, "_shared_candidates", lambda: [])
     monkeypatch.chdir(work)
@@ -119,7 +120,8 @@ def test_code_blocks_run_in_order(path, mirror_root, scratch, request, monkeypat
     if not bs:
         return
     if mirror_root is None:  # the tours fetch real data sets; the mirror serves them
-        pytest.skip("real data sets not found: set CROWDOPT_DATA (default ../shared/data)")
+        pytest.skip("real data sets not found: run `crowdopt datasets fetch --all` (or set "
+                    "CROWDOPT_DATA)")
     work, env = scratch
     mirror = Mirror(mirror_root).__enter__()
     request.addfinalizer(lambda: mirror.__exit__(None, None, None))
