@@ -100,15 +100,18 @@ def _solution_of(spec: ProblemSpec, inst: Any, solution: Any) -> Any:
 
 
 def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
-             presolve: Any) -> RunOptions:
+             presolve: Any, search_time: Any = None) -> RunOptions:
     """RunOptions from the API's keyword arguments, each checked at the boundary."""
     if time_limit is not None:
         time_limit = real(time_limit, "time_limit", lo=0.0, lo_open=True)
     if presolve is not None and not isinstance(presolve, bool):
         raise InputError("presolve", "True, False or None", presolve)
+    if search_time is not None:
+        search_time = real(search_time, "search_time", lo=0.0, lo_open=True, hi=MAX_SEARCH_S)
     return RunOptions(time_limit, integer(threads, "threads", lo=1, hi=1024),
                       integer(seed, "seed", lo=0, hi=MAX_INT),
-                      real(mip_rel_gap, "mip_rel_gap", lo=0.0), presolve)
+                      real(mip_rel_gap, "mip_rel_gap", lo=0.0), presolve,
+                      search_s=search_time)
 
 
 def _flag(value: Any, field: str) -> bool:
@@ -210,7 +213,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
 
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
-          presolve: bool | None = None, force: bool = False) -> Result:
+          presolve: bool | None = None, force: bool = False,
+          search_time: float | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
@@ -228,13 +232,15 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs; a run stopped at a larger gap is 'feasible', not 'optimal').
     presolve: force HiGHS presolve on/off (None = each model's own setting).
+    search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and best-of;
+        None = its default, 2 s); a time limit only cuts it.
 
     Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
     bound, gap, solution (typed, indices into the instance's arrays), certificate;
     `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
     """
     spec, inst = spec_and_instance(instance)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve)
+    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve, search_time)
     force = _flag(force, "force")
     return run_method(spec, inst, spec.resolve(_method_name(method), inst, force), opts, force)
 
@@ -252,8 +258,10 @@ def _best_bound(spec: ProblemSpec, results: list[Result]) -> tuple[float | None,
 
 
 def _best_primal(spec: ProblemSpec, results: list[Result]) -> Result | None:
+    """The best feasible result; among equal objectives the first fast path (the paper's
+    algorithm is what a certificate names when it is optimal), else the first in the list."""
     best = None
-    for r in results:
+    for r in sorted(results, key=lambda r: r.method != "fast"):
         if r.evaluation is None or not r.evaluation.feasible:
             continue
         if best is None or (r.objective < best.objective if spec.sense == "min"
@@ -303,6 +311,13 @@ def _pick(spec: ProblemSpec, inst: Any, name: str, force: bool = False) -> Metho
         raise InputError("algorithms", exc.expected, exc.found, note=exc.note) from None
 
 
+# certify: the fast paths' part of what is left of an overall limit once the cheapest bound ran
+# (the rest is for the proofs: at t = 1000, a = 100 the constructions alone took the whole 10 s)
+FAST_SHARE = 0.5
+# search_time above a year is not a search budget anyone means
+MAX_SEARCH_S = 31_536_000.0
+
+
 class _Clock:
     """One overall time budget for a run of several methods, and each method's share of it:
     its own limit (`method_time_limit`, else the method's default) cut to what is left."""
@@ -322,6 +337,16 @@ class _Clock:
         if left is not None and left < self.MIN_S:
             return f"not run: the overall time limit ({self.total:g} s) was used up"
         return None
+
+    def share(self, fraction: float) -> _Clock:
+        """A clock for a phase that may use `fraction` of what is left of the overall limit
+        (the same clock when there is no overall limit)."""
+        left = self.left()
+        if left is None:
+            return self
+        part = _Clock(max(fraction * left, 0.0), self.per_method, self.force)
+        part.t0 = time.perf_counter()
+        return part
 
     def run(self, spec: ProblemSpec, inst: Any, m: Method, opts: RunOptions) -> Result:
         reason = self.used_up()
@@ -348,7 +373,7 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
             warmup: bool = True, total_time_limit: float | None = None,
-            force: bool = False) -> Comparison:
+            force: bool = False, search_time: float | None = None) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -364,11 +389,13 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
         instance's cached matrices) before timing, reported apart as `warmup_s` (inside the
         overall limit).
     force: run exact methods past their time guards too (under the time limits).
+    search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
+        the time limits only cut it.
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
     spec, inst = spec_and_instance(instance)
-    opts = _options(None, threads, seed, mip_rel_gap, presolve)
+    opts = _options(None, threads, seed, mip_rel_gap, presolve, search_time)
     clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
     warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
@@ -423,7 +450,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
-            max_rounds: int | None = None, colgen_rounds: int | None = None) -> Certificate:
+            max_rounds: int | None = None, colgen_rounds: int | None = None,
+            search_time: float | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -432,6 +460,9 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         solution the fast paths (and exact models) find. The bound is the tightest one among
         the exact and bound methods, run cheapest proof first (`proof_order`) until a bound
         meets the objective; the methods left are listed in `details.skipped` with the reason.
+        The cheapest one (the first quick bound: a closed form where the problem has one) runs
+        before anything else, even past the overall limit, so a certificate always has the
+        cheapest bound there is; the fast paths then share at most FAST_SHARE of the limit.
     time_limit: seconds per method; None = each method's default (120 s for MILPs).
     total_time_limit: seconds for the whole certification (None: no overall limit); each
         method gets at most what is left, a method with nothing left is skipped.
@@ -443,6 +474,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         details say which limit stopped it). None = time limits only.
     colgen_rounds: the column-generation method's own round budget (None: max_rounds); its
         pricing rounds cost far more than the configuration LP's.
+    search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
+        the time limits only cut it.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -451,7 +484,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     spec, inst = spec_and_instance(instance)
     solution = _solution_of(spec, inst, solution)
     opts = dataclasses.replace(
-        _options(None, threads, seed, mip_rel_gap, presolve),
+        _options(None, threads, seed, mip_rel_gap, presolve, search_time),
         max_steps=None if max_steps is None else integer(max_steps, "max_steps", lo=1),
         max_rounds=None if max_rounds is None else integer(max_rounds, "max_rounds", lo=1),
         colgen_rounds=None if colgen_rounds is None else integer(colgen_rounds, "colgen_rounds",
@@ -461,11 +494,18 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     t0 = time.perf_counter()
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None
+    provers = proof_order([m for m in spec.methods if m.kind in ("exact", "bound")])
+    first = next((m for m in provers if m.time_limit is None
+                  and m.refuses(inst, clock.force) is None), None)
+    if first is not None:  # the cheapest bound, whatever the clock says: never no bound at all
+        runs.append(run_method(spec, inst, first, opts, clock.force))
+        provers.remove(first)
     if solution is None:
-        runs += [clock.run(spec, inst, m, opts) for m in spec.methods if m.kind == "fast"]
+        fast = clock.share(FAST_SHARE)
+        runs += [fast.run(spec, inst, m, opts) for m in spec.methods if m.kind == "fast"]
     stop: str | None = None
     skipped: list[dict] = []
-    for m in proof_order([m for m in spec.methods if m.kind in ("exact", "bound")]):
+    for m in provers:
         if stop is None:
             if given is not None:
                 objective, primal = (given.objective if given.feasible else None), "given"

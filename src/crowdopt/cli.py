@@ -156,6 +156,9 @@ def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
                    help="run exact methods past their time guards (predicted time over the "
                    "120 s default, fitted by benchmarks/bench_guards.py) under the time limit; "
                    "memory guards still refuse")
+    p.add_argument("--search-time", type=positive_float, default=None, metavar="S",
+                   help="seconds of a local-search heuristic's search (CL-TAP cbp+ls, best-of; "
+                   "default 2); the time limits only cut it")
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -203,7 +206,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     inst = load(args.instance)
     r = solve(inst, args.method, time_limit=args.time_limit, threads=args.threads,
-              seed=args.seed, force=args.force)
+              seed=args.seed, force=args.force, search_time=args.search_time)
     if args.json or args.output:
         emit_json(r.to_dict(), args.output, stdout=args.json)
     if not args.json:
@@ -218,7 +221,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     inst = load(args.instance)
     comp = compare(inst, time_limit=args.method_time_limit, threads=args.threads,
                    seed=args.seed, algorithms=args.algorithms,
-                   total_time_limit=args.time_limit, force=args.force)
+                   total_time_limit=args.time_limit, force=args.force,
+                   search_time=args.search_time)
     if args.json or args.output:
         emit_json(comp.to_dict(), args.output, stdout=args.json)
     if not args.json:
@@ -233,7 +237,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
                 seed: int, method_time_limit: float | None = None, gap: float = 0.0,
-                force: bool = False) -> dict:
+                force: bool = False, search_time: float | None = None) -> dict:
     """Certificate of one instance file (and optional solution file), JSON-ready. time_limit:
     the file's overall budget (--time-limit); method_time_limit: each method's; force: past
     the time guards too."""
@@ -246,7 +250,7 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     if sol is not None and not isinstance(sol, dict):
         raise InputError("solution", "a JSON object", type(sol).__name__)
     cert = certify(inst, sol, time_limit=method_time_limit, threads=threads, seed=seed,
-                   total_time_limit=time_limit, gap=gap, force=force)
+                   total_time_limit=time_limit, gap=gap, force=force, search_time=search_time)
     return cert.replace(instance=str(path)).to_dict()
 
 
@@ -279,7 +283,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
                 raise InputError(f"--{flag}", "a folder of instances (one file is certified "
                                  "here, in this process)", args.instance)
         certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads,
-                             args.seed, args.method_time_limit, args.gap, args.force)]
+                             args.seed, args.method_time_limit, args.gap, args.force,
+                             args.search_time)]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json)
@@ -309,7 +314,8 @@ def certify_many(files: list[str], args: argparse.Namespace) -> list[dict]:
                                               "time_limit": args.time_limit,
                                               "threads": args.threads,
                                               "method_time_limit": args.method_time_limit,
-                                              "gap": args.gap, "force": args.force},
+                                              "gap": args.gap, "force": args.force,
+                                              "search_time": args.search_time},
                   seed=args.seed)
              for f in files]
     quiet = args.json or getattr(args, "quiet", False)

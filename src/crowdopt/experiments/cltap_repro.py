@@ -158,7 +158,7 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
     inst = P.generate(seed, **params)
     t0 = time.perf_counter()
     cert = certify(inst, time_limit=ls_time, seed=seed, max_steps=max_steps,
-                   max_rounds=max_rounds, colgen_rounds=colgen_rounds)
+                   max_rounds=max_rounds, colgen_rounds=colgen_rounds, search_time=ls_time)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
           if k in runs and runs[k].get("bound") is not None]

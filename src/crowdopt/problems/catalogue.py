@@ -102,6 +102,8 @@ class RunOptions:
     rounds) for results that do not depend on machine load; time_limit stays a safety cap.
     colgen_rounds: the rounds of the column-generation method alone (None: max_rounds), whose
     pricing rounds cost far more than the configuration LP's.
+    search_s: the local-search heuristics' own search length in seconds (None: each method's
+    documented default); a time limit only cuts it, it never becomes the search's length.
     """
 
     time_limit: float | None = None
@@ -112,6 +114,7 @@ class RunOptions:
     max_steps: int | None = None
     max_rounds: int | None = None
     colgen_rounds: int | None = None
+    search_s: float | None = None
 
 
 def predicted_time_guard(problem: str, algorithm: str) -> Lazy:

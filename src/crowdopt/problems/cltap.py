@@ -122,8 +122,8 @@ def empty_solution(inst: CltapInstance) -> CltapSolution:
     return CltapSolution(np.full((inst.a, inst.K), -1, dtype=np.int64))
 
 
-# the local search's time budget when none is given per method: an overall limit (compare,
-# certify --time-limit) caps it and never stretches it (a 3 x 3 instance searched for 1e7 s)
+# the local searches' own length (RunOptions.search_s overrides it): time limits (per method or
+# overall) only cut it and never stretch it (a limit of 1e308 s once became the search's length)
 LS_DEFAULT_TIME = 2.0
 MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends
 
@@ -431,7 +431,8 @@ SPEC = ProblemSpec.from_module(
         Method("cbp", "fast", Lazy(_SOLVERS + "_cbp"),
                "correctness-based policy (Algorithm 1, digest 3.1)"),
         Method("cbp+ls", "fast", Lazy(_SOLVERS + "_cbp_ls"),
-               "CBP then the Sec. 4.3 local search (time budget = --time-limit, default 2 s)",
+               "CBP then the Sec. 4.3 local search (its own budget: --search-time, default "
+               "2 s; a time limit only cuts it)",
                time_limit=LS_DEFAULT_TIME),
         Method("cbp-phi", "fast", Lazy(_SOLVERS + "_cbp_phi"),
                "CBP ranking runs by average weight phi (digest B2)"),
@@ -439,8 +440,9 @@ SPEC = ProblemSpec.from_module(
                "covering-bound allocation of prefix lengths, labels placed heaviest first on "
                "the neediest task (LPT)"),
         Method("best-of", "fast", Lazy(_SOLVERS + "_fast"),
-               "best of all constructions, then local search until the time budget (default "
-               "2 s) or a bound proves it optimal", time_limit=LS_DEFAULT_TIME),
+               "best of all constructions, then local search until its budget (--search-time, "
+               "default 2 s; a time limit only cuts it) or a bound proves it optimal",
+               time_limit=LS_DEFAULT_TIME),
         Method("ta", "fast", Lazy(_SOLVERS + "_baseline", ("ta",)),
                "top annotators baseline (digest 3.7)"),
         Method("pa", "fast", Lazy(_SOLVERS + "_baseline", ("pa",)),

@@ -142,11 +142,19 @@ def _cbp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return Outcome("feasible", cbp(inst))
 
 
+def search_budget(opts: RunOptions) -> float:
+    """A local search's length in seconds: its own setting (`search_s`, default
+    LS_DEFAULT_TIME), cut by the time limit, never taken from it (a limit of 1e308 s is no
+    reason to search for ever)."""
+    own = opts.search_s if opts.search_s is not None else LS_DEFAULT_TIME
+    return own if opts.time_limit is None else min(own, opts.time_limit)
+
+
 def _cbp_ls(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     t0 = time.perf_counter()
     start = cbp(inst)
     cbp_s = time.perf_counter() - t0
-    limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
+    limit = search_budget(opts)
     stats: dict = {}
     sol = local_search(inst, start, time_limit=max(0.0, limit - cbp_s), seed=opts.seed,
                        stats=stats, **_steps(opts))
@@ -169,7 +177,7 @@ def _alloc_lpt(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 
 
 def _fast(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
-    limit = opts.time_limit if opts.time_limit is not None else LS_DEFAULT_TIME
+    limit = search_budget(opts)
     stats: dict = {}
     sol = fast_best_of(inst, time_limit=limit, seed=opts.seed, stats=stats, **_steps(opts))
     return Outcome("feasible", sol, details=stats)

@@ -101,21 +101,31 @@ def cbp_phi(inst: CltapInstance) -> CltapSolution:
     return cbp(inst, avg_on="phi")
 
 
-def constructions(inst: CltapInstance, theta: float | None = None
-                  ) -> dict[str, CltapSolution]:
-    """Every construction by name (CBP first)."""
+def constructions(inst: CltapInstance, theta: float | None = None,
+                  deadline: float | None = None) -> dict[str, CltapSolution]:
+    """Every construction by name (CBP first). `deadline` (perf_counter): the constructions
+    after CBP start only while it has not passed (at t = 1000, a = 100 each costs seconds)."""
     from .cltap_colgen import _closed_form, closed_form_bound
 
+    def more() -> bool:
+        return deadline is None or time.perf_counter() < deadline
+
     s_cbp = cbp(inst)
-    out = {"cbp": s_cbp, "cbp-phi": cbp_phi(inst)}
-    out["alloc-lpt"] = alloc_lpt(inst, theta)
-    ub = closed_form_bound(inst)
-    if ub > 0:
-        out["alloc-lpt@ub-lp"] = lpt_place(inst, covering_allocation(inst, ub))
-    _, n_lo, _ = _closed_form(inst)
-    out["lpt@lp-lengths"] = lpt_place(inst, np.floor(np.asarray(n_lo) + 1e-9).astype(np.int64))
-    out["lpt@cbp-lengths"] = lpt_place(inst, (s_cbp.task_of >= 0).sum(axis=1))
-    rows = full_rows(inst)
+    out = {"cbp": s_cbp}
+    if more():
+        out["cbp-phi"] = cbp_phi(inst)
+    if more():
+        out["alloc-lpt"] = alloc_lpt(inst, theta)
+    if more():
+        ub = closed_form_bound(inst)
+        if ub > 0:
+            out["alloc-lpt@ub-lp"] = lpt_place(inst, covering_allocation(inst, ub))
+    if more():
+        _, n_lo, _ = _closed_form(inst)
+        out["lpt@lp-lengths"] = lpt_place(inst, np.floor(np.asarray(n_lo) + 1e-9).astype(np.int64))
+    if more():
+        out["lpt@cbp-lengths"] = lpt_place(inst, (s_cbp.task_of >= 0).sum(axis=1))
+    rows = full_rows(inst) if more() else None
     if rows is not None:
         out["full-rows"] = rows
     return out
@@ -131,15 +141,15 @@ def cheap_bound(inst: CltapInstance) -> tuple[float, str]:
 def fast(inst: CltapInstance, *, time_limit: float = 2.0, seed: int = 0,
          target: float | None = None, stats: dict | None = None,
          max_steps: int | None = None) -> CltapSolution:
-    """Best of all constructions, then the local search (Sec. 4.3) from it for the rest of
-    `time_limit`, stopping early only when min c' meets `target` (default: the cheap bound),
+    """Best of all constructions (those after CBP only while `time_limit` lasts), then the local
+    search (Sec. 4.3) from it for the rest of `time_limit`, stopping early only when min c' meets `target` (default: the cheap bound),
     i.e. when the incumbent is proven optimal. `max_steps`: a deterministic budget of search
     steps (then `time_limit` is only a safety cap; stats say which one stopped it)."""
     t0 = time.perf_counter()
     bound, _ = cheap_bound(inst)
     if target is None:
         target = bound
-    cands = constructions(inst, theta=bound)
+    cands = constructions(inst, theta=bound, deadline=t0 + time_limit)
     scores = {k: evaluate(inst, s).objective for k, s in cands.items()}
     best = max(scores, key=lambda k: scores[k])  # first maximum: CBP wins ties
     ls_stats: dict = {}

@@ -105,7 +105,8 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     """The `head-cover` formulation through the one runner (Pyomo route; its passes are the
     search of this module). Status optimal when the last refuted theta is within STEP of lb (or
     a cheap bound meets lb); time_limit otherwise, with the best assignment found and the last
-    refuted theta. Without a time limit in `opts` the limit is DEFAULT_TIME."""
+    refuted theta (a limit that falls in the build or compile: the start and its cheap bound).
+    Without a time limit in `opts` the limit is DEFAULT_TIME."""
     from ..models.cltap import FORMULATIONS
     from .exact_runner import solve_exact
 
@@ -123,11 +124,19 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     # the start (cheap bounds, best-of primal) counts against the limit, as a build does
     opts = dataclasses.replace(opts, time_limit=max(opts.time_limit - (time.perf_counter() - t0),
                                                     0.05))
-    try:  # its passes start from a primal found without HiGHS: run them after a long build
-        return solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
-                           stop_in_load=False)
+    try:  # the build and compile run under the limit's timer, as every other build
+        out = solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
+                          stop_in_load=True)
     finally:
         _last_start().clear()
+    if out.status is Status.TIME_LIMIT and out.solution is None:  # stopped in the build:
+        why = str(out.details.get("message", "stopped by the time limit"))
+        why = why.split(": HiGHS not started")[0]
+        return Outcome("time_limit", sol, max(ub, lb), src, lb,  # the start is the answer
+                       {**out.details, "start_lb": lb, "start_ub": ub, "start_bound": src,
+                        "steps": [], "time_s": time.perf_counter() - t0,
+                        "message": f"{why}: the best-of start and its cheap bound"})
+    return out
 
 
 def _reach(inst: P.CltapInstance) -> np.ndarray:
