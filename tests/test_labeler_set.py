@@ -202,3 +202,20 @@ def test_enumeration_obeys_its_time_limit_with_the_best_set_seen():
     assert 0 < cut.details["sets"] < (1 << 18) - 1 and "no bound" in cut.details["message"]
     assert cut.reported_objective <= full.reported_objective
     assert P.evaluate(inst, cut.solution).objective == pytest.approx(cut.reported_objective)
+
+
+def test_a_heuristic_never_claims_infeasible_when_a_set_fits():
+    """No top-k prefix fits the budget but cheaper sets do: top-k reports no_solution (it
+    once said 'infeasible', exit 3), local search starts from the best single labeler that
+    fits; infeasible only when no labeler fits at all (costs are >= 0)."""
+    import crowdopt
+
+    inst = crowdopt.LabelerSetInstance.from_arrays([0.9, 0.8, 0.75, 0.7, 0.7],
+                                                   costs=[10, 2, 2, 3, 2], budget=8)
+    assert crowdopt.solve(inst, "top-k").status == "no_solution"
+    local = crowdopt.solve(inst, "local-search")
+    assert local.status == "feasible" and local.certificate.certified
+    assert crowdopt.solve(inst, "exact").objective >= local.objective
+    none_fits = crowdopt.LabelerSetInstance.from_arrays([0.9, 0.8], costs=[10, 9], budget=8)
+    for method in ("top-k", "local-search", "exact"):
+        assert crowdopt.solve(none_fits, method).status == "infeasible"

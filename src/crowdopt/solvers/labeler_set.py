@@ -82,10 +82,24 @@ def select_top_k(inst: P.LabelerSetInstance) -> P.LabelerSetSolution | None:
     return P.LabelerSetSolution(np.sort(order[:k]))
 
 
+def _nothing_fits(inst: P.LabelerSetInstance, method: str) -> Outcome:
+    """The outcome of a heuristic that found no set within the budget: 'infeasible' only when
+    that is proven (costs are >= 0, so every non-empty set costs at least the cheapest
+    labeler), else 'no_solution' (a cheaper set than its candidates fits)."""
+    cheapest = float(inst.cost_vector.min())
+    if P.over_budget(cheapest, inst.budget):
+        return Outcome("infeasible", details={"message": (
+            f"no labeler fits the budget: the cheapest costs {cheapest:g} > {inst.budget:g}")})
+    return Outcome("no_solution", details={"message": (
+        f"no top-k set fits the budget, but cheaper sets do (a labeler costs {cheapest:g} <= "
+        f"{inst.budget:g}): the problem is feasible; try "
+        + ("local-search or " if method == "top-k" else "") + "an exact method")})
+
+
 def _fast(inst: P.LabelerSetInstance, opts: RunOptions) -> Outcome:
     sol = select_top_k(inst)
     if sol is None:
-        return Outcome("infeasible", details={"message": "no top-k set fits the budget"})
+        return _nothing_fits(inst, "top-k")
     if inst.uniform_costs and inst.wmv_eps == 0.0:
         # Thms 1-2 (MV) / Thm 4 (WMV, with the flip of p < 1/2): top-k is optimal.
         obj = P.evaluate(inst, sol).objective
@@ -95,10 +109,17 @@ def _fast(inst: P.LabelerSetInstance, opts: RunOptions) -> Outcome:
 
 def local_search(inst: P.LabelerSetInstance, start: P.LabelerSetSolution | None = None,
                  max_rounds: int = 1000) -> P.LabelerSetSolution | None:
-    """First-improvement add / drop / swap search from the best top-k (heuristic)."""
+    """First-improvement add / drop / swap search from the best top-k (heuristic); when no
+    top-k set fits the budget, from the best single labeler that does (None if none fits)."""
     sol = start or select_top_k(inst)
     if sol is None:
-        return None
+        singles = [P.LabelerSetSolution(np.array([i], np.int64))
+                   for i in range(inst.n_labelers)]
+        scored = [(P.evaluate(inst, s), s) for s in singles]
+        feasible = [(ev.objective, -i, s) for i, (ev, s) in enumerate(scored) if ev.feasible]
+        if not feasible:
+            return None
+        sol = max(feasible, key=lambda x: (x[0], x[1]))[2]
     M = inst.n_labelers
     cur = set(int(i) for i in sol.selected)
 
@@ -125,7 +146,7 @@ def local_search(inst: P.LabelerSetInstance, start: P.LabelerSetSolution | None 
 def _local(inst: P.LabelerSetInstance, opts: RunOptions) -> Outcome:
     sol = local_search(inst)
     if sol is None:
-        return Outcome("infeasible", details={"message": "no top-k set fits the budget"})
+        return _nothing_fits(inst, "local-search")
     return Outcome("feasible", sol)
 
 
