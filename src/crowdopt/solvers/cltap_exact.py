@@ -7,13 +7,38 @@ named by its first annotator's label: no task symmetry) is loaded once through t
 `cltap_bounds`) by bounds on the live model alone: eta fixed at theta asks "every task reaches
 theta", heads that cannot reach theta are fixed to 0. Feasible: its assignment (every c' >= theta,
 eq. 10) becomes the incumbent and lb its value, raised further by a short local search.
-Infeasible: OPT < theta, so theta is the new bound. Thetas: first just above lb (lb (1 +
-`STEP`)), whose refutation proves lb optimal (the best-of start often is, and one proof is cheaper
-than a bisection whose steps near OPT are as hard); then the midpoint while the relative gap is
-over `ASCENT_GAP`, else just above lb. The bound returned is always a refuted theta or a valid
-bound of the start, so a time limit returns the incumbent and a valid bound. An incumbent counts
-only where it is a point of the loaded model (a user's extended model may cut it off; without a
-start that it admits, the model is solved as it stands, max eta in one MILP).
+Infeasible (confirmed without presolve): OPT < theta, so theta is the new bound. Thetas: first
+just above lb (lb (1 + `STEP`)), whose refutation proves lb optimal (the best-of start often is,
+and one proof is cheaper than a bisection whose steps near OPT are as hard); then the midpoint
+while the relative gap is over `ASCENT_GAP`, else just above lb. An incumbent counts only where
+it is a point of the loaded model (a user's extended model may cut it off; without a start that
+it admits, the model is solved as it stands, max eta in one MILP).
+
+Why a proof is a proof, step by step:
+1. The model is truncated at a valid bound theta_M >= OPT (a weight counts min(phi, theta_M),
+   eta <= theta_M). Every plan of value v maps to a point with eta = min(v, theta_M)
+   (`encode_heads`: a task's head is its label of the lowest-numbered annotator with phi > 0,
+   its later positive labels join it), and every point decodes to a plan of value >= eta
+   (`decode_heads`, then `fill_prefixes`, which only adds labels). So max eta = OPT.
+2. A step fixes eta = theta and fixes to 0 every head whose reach (its weight plus the best
+   label of every later annotator, at most one per annotator on a task) is below theta: a plan
+   of value >= theta uses no such head, so it still maps to a point of the step's model.
+3. Hence "the step is infeasible" means no plan reaches theta: OPT < theta. That rests on
+   HiGHS's report. Its presolve has called feasible steps infeasible (two instances whose
+   optimum leaves annotators unused were "proven" 20 % and 4 % below their optimum), so a
+   report made with presolve on is re-run without presolve (`CONFIRM_REFUTATIONS`) and only a
+   confirmed one becomes the bound. The rows are divided by theta_M and eta is scaled by the
+   adapter, so HiGHS's tolerance (1e-9) is relative to theta_M at every data scale.
+4. A feasible step gives a point; its decoded plan is valued by the evaluator, never by
+   HiGHS's eta, and becomes the incumbent only if that value beats lb.
+5. The search stops when a refuted theta is within 2 STEP (relative) of lb: lb is then optimal
+   within the certificates' relative tolerance (1e-7 > 2e-8). Where HiGHS cannot tell theta from
+   lb (a feasible step whose plan does not beat lb, even at a margin of MAX_STEP) the run ends
+   `feasible`, not proven.
+6. The bound returned is always a confirmed refuted theta or a closed-form bound of the start,
+   both >= OPT, so a run stopped by a time limit returns a valid bound with its incumbent (and
+   is never called proven). tests/test_cltap_soundness.py checks all this against an
+   independent enumeration, with mutations of steps 2 and 3 that it catches.
 """
 
 from __future__ import annotations
