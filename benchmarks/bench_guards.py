@@ -65,6 +65,7 @@ FEATURES: dict[str, list[str]] = {
     "worker-select/milp-a/costs": ["log:nnz"],
     "worker-select/milp-compact": ["M", "log:B"],
     "cltap/milp-compact": ["log:cols", "log:a", "learning", "log:bt"],
+    "cltap/head-cover": ["log:links", "learning", "log:links_learning", "log:a"],
 }
 
 
@@ -178,6 +179,21 @@ SHAPES: list[Shape] = [
                                   (3, "nonmono", 2, (4, 6, 8, 10, 12, 14, 16, 20)),
                                   (3, "dec", 3, (6, 8, 10, 12, 14, 16, 18, 22)),
                                   (3, "inc", 3, (4, 5, 6, 7, 8, 10, 12, 14, 16)))],
+    # CL-TAP head-cover (the default exact method): tasks t (K = t, b = 2t), annotators a,
+    # trend; flat = constant curves (the dec draw of p_j1 with tau = 100, t-bar ~ 1e6)
+    *[Shape("cltap/head-cover", f"a={a} {trend}", "cltap", "head-cover", sizes,
+            lambda t, s, a=a, trend=trend: _gen("cltap", s, t=t, a=a, **(
+                {"trend": "dec", "tau": 100.0, "horizon": 1e6} if trend == "flat"
+                else {"trend": trend})), "t")
+      for a, trend, sizes in ((3, "dec", (20, 40, 80, 160, 320)),
+                              (3, "flat", (25, 50, 100, 200, 320)),
+                              (3, "inc", (10, 20, 30, 40, 50, 60, 70, 80)),
+                              (3, "nonmono", (10, 20, 30, 40, 50, 60, 70, 80)),
+                              (5, "inc", (5, 8, 10, 15, 20, 25, 30)),
+                              (5, "dec", (10, 20, 40, 80, 120)),
+                              (10, "inc", (4, 6, 8, 10, 12, 15, 20)),
+                              (10, "dec", (5, 10, 15, 20, 30, 40)),
+                              (10, "flat", (10, 20, 40, 80)))],
 ]
 
 

@@ -231,8 +231,12 @@ def test_every_claim_holds_on_the_soak_set(chunk):
 
 # ------------------------------------------------------------------ mutations make it fail
 def _first_failure(seeds, methods, with_certify=False) -> str | None:
+    """The first claim refuted on `seeds` (an exception counts: the suite would fail too)."""
     for seed in seeds:
-        bad = check(seed, methods, with_certify, cells=SAMPLE_CELLS)
+        try:
+            bad = check(seed, methods, with_certify, cells=SAMPLE_CELLS)
+        except Exception as exc:  # noqa: BLE001 - a crash of the mutated method is a failure
+            return f"seed {seed}: {type(exc).__name__}: {exc}"
         if bad:
             return bad[0]
     return None

@@ -103,6 +103,19 @@ def _cltap_compact(inst: Any) -> dict[str, float]:
             "learning": int(rising > 0.25)}
 
 
+def _cltap_heads(inst: Any) -> dict[str, float]:
+    """The head-cover CL-TAP model: a K heads, a(a-1)/2 K^2 links (label pairs of two
+    annotators), a K prefix columns; learning as in the compact model, links_learning = the
+    links of a learning crowd (1 otherwise: a crowd whose curves fall or stay flat is proven
+    by its start or in a few steps, whatever its size: bench_guards.py)."""
+    links = inst.a * (inst.a - 1) // 2 * inst.K ** 2
+    fig = _cltap_compact(inst)
+    return {"rows": 2 * links + 3 * inst.a * inst.K, "cols": links + 2 * inst.a * inst.K,
+            "nnz": 4 * links + 4 * inst.a * inst.K, "links": links, "t": inst.t, "a": inst.a,
+            "K": inst.K, "bt": fig["bt"], "rising": fig["rising"], "learning": fig["learning"],
+            "links_learning": links if fig["learning"] else 1}
+
+
 # (problem, algorithm) -> a key function (the variant of the method a fit is kept for: a vote
 # rule; uniform costs or none, where the MV MILP proves far more slowly: 9-12 s at M = 13
 # against 0.3 s with varying costs, bench_guards.py; costs or not) and the size figures
@@ -117,6 +130,7 @@ FIGURES: dict[tuple[str, str], tuple[Callable[[Any], str], Callable[[Any], dict]
                                   _worker_select_a),
     ("worker-select", "milp-compact"): (lambda i: "", _worker_select_compact),
     ("cltap", "milp-compact"): (lambda i: "", _cltap_compact),
+    ("cltap", "head-cover"): (lambda i: "", _cltap_heads),
 }
 
 
