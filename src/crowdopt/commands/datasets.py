@@ -110,6 +110,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     """`crowdopt datasets fetch`: download sets, verified by their hashes."""
     from ..datapath import download_dir, fetch_set, find_set, mirror_url
     from ..dataset_catalogue import entry
+    from ..validate import time_limit
 
     mirror_url(args.mirror)  # a bad URL fails before anything is fetched
     quiet = args.quiet or args.json
@@ -118,7 +119,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
         found = None if args.force else find_set(name)
         if found is None:
             fetch_set(name, mirror=args.mirror, force=args.force, progress=not quiet,
-                      timeout=args.timeout)
+                      timeout=time_limit(args.timeout, "--timeout"))
             found, action = download_dir(), "fetched"
         else:
             action = "present"
@@ -218,7 +219,7 @@ def _json_flag(p: argparse.ArgumentParser) -> None:
 
 def register(cli) -> None:
     """Add `crowdopt datasets` and its subcommands to the CLI."""
-    from ..cliargs import positive_float
+    from ..cliargs import limit_seconds
 
     g = cli.top.add_parser(
         "datasets", help="public data sets by name: list, info, fetch (verified), path, verify",
@@ -253,7 +254,7 @@ def register(cli) -> None:
                    "the public sources (default $CROWDOPT_DATASETS_MIRROR)")
     p.add_argument("--force", action="store_true",
                    help="download again even when the files are already here")
-    p.add_argument("--timeout", type=positive_float, default=60.0, metavar="S",
+    p.add_argument("--timeout", type=limit_seconds, default=60.0, metavar="S",
                    help="network timeout per read, seconds (default 60)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _json_flag(p)
