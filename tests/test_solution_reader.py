@@ -295,8 +295,10 @@ def _olas_ids():
 
 
 def _refused_with(inst, doc, field: str) -> str:
+    """`crowdopt.certify(inst, doc)` (the API's door, as old as the package) refuses doc with
+    one line naming field."""
     with pytest.raises(InputError) as err:
-        crowdopt.read_solution(inst, doc)
+        crowdopt.certify(inst, doc, total_time_limit=5)
     assert str(err.value).startswith(field + ":") and "\n" not in str(err.value)
     return str(err.value)
 
@@ -305,8 +307,8 @@ def test_positions_are_not_read_where_the_instance_has_ids():
     inst = _olas_ids()
     _refused_with(inst, {"assignment": [0, 0, 1, 1, 2, 2]}, "solution.assignment[0]")
     _refused_with(inst, {"assignment": [10, 0, 11, 11, 12, 12]}, "solution.assignment[1]")
-    ok = crowdopt.read_solution(inst, {"assignment": [10, 10, 11, 11, 12, 12]})
-    assert ok.assignment.tolist() == [0, 0, 1, 1, 2, 2]
+    ok = crowdopt.certify(inst, {"assignment": [10, 10, 11, 11, 12, 12]})
+    assert ok.solution == {"assignment": [10, 10, 11, 11, 12, 12]}
 
 
 def test_json_true_is_not_the_id_1_and_7_is_not_the_id_7_text():
@@ -314,7 +316,7 @@ def test_json_true_is_not_the_id_1_and_7_is_not_the_id_7_text():
     _refused_with(inst, {"selected": [True]}, "solution.selected[0]")
     _refused_with(inst, {"selected": [1.0]}, "solution.selected[0]")
     _refused_with(inst, {"selected": [7]}, "solution.selected[0]")
-    assert crowdopt.read_solution(inst, {"selected": ["7", 1]}).selected.tolist() == [0, 2]
+    assert crowdopt.certify(inst, {"selected": ["7", 1]}).solution == {"selected": [1, "7"]}
     plain = crowdopt.LabelerSetInstance.from_arrays([0.8, 0.7, 0.6])
     _refused_with(plain, {"selected": [True]}, "solution.selected[0]")
     _refused_with(plain, {"selected": [-1]}, "solution.selected[0]")
@@ -336,7 +338,7 @@ def test_worker_select_size_must_match_and_extra_keys_are_refused():
     msg = _refused_with(inst, {"selected": [0, 1], "size": 5}, "solution.size")
     assert "2" in msg and "5" in msg
     _refused_with(inst, {"selected": [0, 1], "size": True}, "solution.size")
-    assert crowdopt.read_solution(inst, {"selected": [1, 0], "size": 2}).selected.tolist() == [0, 1]
+    assert crowdopt.certify(inst, {"selected": [1, 0], "size": 2}).solution["selected"] == [0, 1]
     _refused_with(crowdopt.generate("labeler-set"), {"selected": [0], "task_of": [[0]]},
                   "solution.task_of")
 
