@@ -40,7 +40,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..validate import MAX_INT, Shown, as_list, clean_text, csv_rows, separator
+from ..validate import (
+    FORBIDDEN_CHARS,
+    MAX_INT,
+    Shown,
+    as_list,
+    clean_text,
+    csv_rows,
+    separator,
+)
 
 DUPLICATE_POLICIES = ("error", "first", "last", "all")
 MISSING_MARKERS = ("", "na", "n/a", "nan", "none", "null")  # cell texts (lower-cased) = missing
@@ -751,6 +759,14 @@ def _as_number(v: Any) -> int | float | None:
     return v
 
 
+def _non_finite(text: str) -> bool:
+    """A text that spells a number too large or not a number ('inf', 'nan', '1e400')."""
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def _first_row(codes: np.ndarray, k: int) -> int:
     hit = np.flatnonzero(codes == k)
     return int(hit[0]) if len(hit) else k
@@ -769,7 +785,8 @@ def label_classes(values: list, codes: np.ndarray, field: str = "label", *,
             t = v.strip()
             if not t:
                 raise InputError(f"{field}[{_first_row(codes, k)}]", "a label (not blank)", v)
-            clean_text(t, f"{field}[{_first_row(codes, k)}]", "a label")
+            if FORBIDDEN_CHARS.search(t):
+                clean_text(t, f"{field}[{_first_row(codes, k)}]", "a label")
             texts.append(t)
         elif _is_label_number(v):
             texts.append(v)
@@ -779,8 +796,7 @@ def label_classes(values: list, codes: np.ndarray, field: str = "label", *,
     if numbers and all(n is not None for n in nums):
         return nums
     rest = [v for v, n in zip(texts, nums, strict=True) if n is None]
-    if numbers and len(rest) < len(texts) and all(
-            v.lower().lstrip("+-") in ("inf", "infinity", "nan") for v in rest):
+    if numbers and len(rest) < len(texts) and all(_non_finite(v) for v in rest):
         raise InputError(field, "a finite number (the other labels are numbers)", rest[0])
     out = [v if isinstance(v, str) else repr(v) if isinstance(v, float) else str(v)
            for v in texts]
@@ -828,7 +844,8 @@ def _check_ids(vocab: np.ndarray, codes: np.ndarray, field: str) -> None:
         if isinstance(v, str):
             if not v.strip():
                 raise InputError(f"{field}[{_first_row(codes, k)}]", "a non-blank id", v)
-            clean_text(v, f"{field}[{_first_row(codes, k)}]", "an id")
+            if FORBIDDEN_CHARS.search(v):
+                clean_text(v, f"{field}[{_first_row(codes, k)}]", "an id")
         elif isinstance(v, bool):
             raise InputError(f"{field}[{_first_row(codes, k)}]", "a text or integer id "
                              "(True would be the id 1)", v)
