@@ -202,9 +202,9 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     force: run the method even past its time guard (its fitted time prediction exceeds the
         default limit: `crowdopt.solvers.guards`), under the time limit; memory guards still
         refuse.
-    time_limit: seconds per solve; None = the method's default (MILP_DEFAULT_TIME = 120 s for
-        MILPs, none for the others). A MILP stopped by it returns status 'time_limit' with its
-        incumbent and bound.
+    time_limit: seconds per solve (a year or more: no limit at all); None = the method's
+        default (MILP_DEFAULT_TIME = 120 s for MILPs, none for the others). A MILP stopped by
+        it returns status 'time_limit' with its incumbent and bound.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs; a run stopped at a larger gap is 'feasible', not 'optimal').
     presolve: force HiGHS presolve on/off (None = each model's own setting).
@@ -337,8 +337,10 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     large), the bound methods join in.
 
     instance: an instance object, as in `solve`.
-    algorithms: only these algorithm names (default: every fast and exact method).
-    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    algorithms: only these algorithm names, each once (None: every fast and exact method; an
+        empty list is refused).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
+        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
     total_time_limit: seconds for the whole comparison (None: no overall limit); each method
         gets at most what is left, and a method with nothing left is reported 'skipped'.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
@@ -419,7 +421,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         solution the fast paths (and exact models) find. The bound is the tightest one among
         the exact and bound methods, run cheapest proof first (`proof_order`) until a bound
         meets the objective; the methods left are listed in `details.skipped` with the reason.
-    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
+        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
     total_time_limit: seconds for the whole certification (None: no overall limit); each
         method gets at most what is left, a method with nothing left is skipped.
     gap: stop once the relative gap is at most this (0 = only a proof stops early).

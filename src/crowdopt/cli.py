@@ -131,18 +131,19 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
     if overall:  # compare, certify: several methods in one run
         p.add_argument("--time-limit", type=limit_seconds, default=None, metavar="S",
-                       help="wall-clock limit for the whole run, seconds (default: none); each "
-                       "method gets at most what is left, a method with nothing left is "
-                       "skipped; without a proof by then it exits 4")
+                       help="wall-clock limit for the whole run, seconds (default: none; a year, "
+                       "31536000, or more: none); each method gets at most what is left, a "
+                       "method with nothing left is skipped; without a proof by then, or with "
+                       "no method run, it exits 4")
         p.add_argument("--method-time-limit", type=limit_seconds, default=None, metavar="S",
                        help="wall-clock limit per method, seconds (default: 120 for MILP "
-                       "methods, none for the others); a MILP stopped by it reports its "
-                       "incumbent and bound")
+                       "methods, none for the others; a year, 31536000, or more: none for every "
+                       "method); a MILP stopped by it reports its incumbent and bound")
     else:
         p.add_argument("--time-limit", type=limit_seconds, default=None, metavar="S",
                        help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
-                       "methods, none for the others); a MILP stopped by it reports its "
-                       "incumbent and bound and exits 4")
+                       "methods, none for the others; a year, 31536000, or more: none); a MILP "
+                       "stopped by it reports its incumbent and bound and exits 4")
     p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
