@@ -254,34 +254,30 @@ def _refusal(problem: str, data) -> None:
         assert not schema_too  # the reader is stricter only where a schema cannot say it
 
 
+EXAMPLES = [pytest.param(SAMPLE, id="sample"),
+            pytest.param(SOAK, id="soak", marks=pytest.mark.soak)]
+
+
+def _explore(body, problem: str, examples: int) -> None:
+    """Run body(problem, data) on `examples` hypothesis draws."""
+    @settings(max_examples=examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def run(data):
+        body(problem, data)
+    run()
+
+
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("problem", problem_names())
-@settings(max_examples=SAMPLE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_read_of_write_is_the_solution(problem, data):
-    _round_trip(problem, data)
+def test_read_of_write_is_the_solution(problem, examples):
+    _explore(_round_trip, problem, examples)
 
 
+@pytest.mark.parametrize("examples", EXAMPLES)
 @pytest.mark.parametrize("problem", problem_names())
-@settings(max_examples=SAMPLE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_each_refused_form_is_one_line_naming_the_field(problem, data):
-    _refusal(problem, data)
-
-
-@pytest.mark.soak
-@pytest.mark.parametrize("problem", problem_names())
-@settings(max_examples=SOAK, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_soak_read_of_write_is_the_solution(problem, data):
-    _round_trip(problem, data)
-
-
-@pytest.mark.soak
-@pytest.mark.parametrize("problem", problem_names())
-@settings(max_examples=SOAK, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_soak_each_refused_form_is_one_line_naming_the_field(problem, data):
-    _refusal(problem, data)
+def test_each_refused_form_is_one_line_naming_the_field(problem, examples):
+    _explore(_refusal, problem, examples)
 
 
 # ----------------------------------------------------------------------------- named cases
