@@ -26,7 +26,7 @@ from crowdopt.cli import build_parser, main
 from crowdopt.cliargs import OUTPUTS
 from crowdopt.errors import InputError
 
-NUMERIC = ("nonneg_int", "nonneg_float", "positive_int", "positive_float")
+NUMERIC = ("nonneg_int", "nonneg_float", "positive_int", "positive_float", "limit_seconds")
 
 
 def _run(capsys, argv: list[str]) -> tuple[int, list[str]]:

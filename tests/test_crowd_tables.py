@@ -40,9 +40,11 @@ def test_from_arrays_encodes_first_appearance_and_sorted_classes():
     assert tb.task.dtype == np.int64
 
 
-def test_unsortable_classes_keep_first_appearance():
-    tb = from_arrays([1, 2, 3], [1, 1, 1], ["b", 2, "a"])
-    assert tb.classes.tolist() == ["b", 2, "a"]
+def test_a_number_among_text_labels_is_its_text():
+    """The label rule: a column that is not all numbers compares as text (2 is '2'), so its
+    classes always sort; it used to keep ['b', 2, 'a'] (a class of another type)."""
+    tb = from_arrays([1, 2, 3], [1, 1, 1], ["b", 2, " a "])
+    assert tb.classes.tolist() == ["2", "a", "b"]
 
 
 def test_read_labels_line_endings_and_bom_give_same_table(tmp_path):
@@ -74,14 +76,17 @@ def test_header_aliases_columns_mapping_and_headerless(tmp_path):
 
 def test_numeric_labels_are_one_class_per_value(tmp_path):
     """Every label a number: '1', '1.0' and '01' are the class 1; one text label among them
-    keeps every label as text."""
+    keeps every label as text, where two spellings of one number are refused."""
     tb = read_labels(write(tmp_path, "a.csv", "task,worker,label\n1,w1,01\n1,w2,1\n2,w1,1.0\n"
                                               "2,w2,0\n"))
     assert tb.classes.tolist() == [0, 1] and tb.n_classes == 2
     half = read_labels(write(tmp_path, "b.csv", "task,worker,label\n1,w1,0.5\n1,w2,1.50\n"))
     assert half.classes.tolist() == [0.5, 1.5]
-    text = read_labels(write(tmp_path, "c.csv", "task,worker,label\n1,w1,1\n1,w2,1.0\n2,w1,x\n"))
-    assert text.classes.tolist() == ["1", "1.0", "x"]
+    # beside a text label, '1' and '1.0' are neither two classes nor silently one: refused
+    with pytest.raises(InputError, match="'1' and '1.0'"):
+        read_labels(write(tmp_path, "c.csv", "task,worker,label\n1,w1,1\n1,w2,1.0\n2,w1,x\n"))
+    text = read_labels(write(tmp_path, "d.csv", "task,worker,label\n1,w1,1\n1,w2,2\n2,w1,x\n"))
+    assert text.classes.tolist() == ["1", "2", "x"]
 
 
 def test_duplicates_policies(tmp_path):

@@ -26,7 +26,7 @@ RANKS = [
     ("solvers", "crowd"),
     ("policies",),
     ("sim",),
-    ("registry", "instances", "api", ""),  # "" = the package itself (`import crowdopt`)
+    ("registry", "instances", "solutions", "api", ""),  # "" = the package itself (`import crowdopt`)
     ("experiments", "campaign"),
     ("commands", "cliargs"),
     ("cli", "__main__"),

@@ -33,6 +33,7 @@ _LAZY = {
     "build_model": "crowdopt.api",
     "solve_model": "crowdopt.api",
     "decode": "crowdopt.api",
+    "read_solution": "crowdopt.api",
     "Result": "crowdopt.results",
     "Certificate": "crowdopt.results",
     "Comparison": "crowdopt.results",
@@ -48,7 +49,17 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from .api import build_model, certify, compare, decode, generate, load, solve, solve_model
+    from .api import (
+        build_model,
+        certify,
+        compare,
+        decode,
+        generate,
+        load,
+        read_solution,
+        solve,
+        solve_model,
+    )
     from .problems.cltap import CltapInstance
     from .problems.labeler_set import LabelerSetInstance
     from .problems.olas_assign import OlasAssignInstance
@@ -78,5 +89,5 @@ __all__ = [
     "InputError", "InstanceError", "LabelerSetInstance", "OlasAssignInstance",
     "OlasSelectInstance", "Result", "SolverError", "Status", "WorkerSelectInstance",
     "__version__", "build_model", "certify", "compare", "decode", "generate", "get_problem",
-    "load", "problem_names", "solve", "solve_model",
+    "load", "problem_names", "read_solution", "solve", "solve_model",
 ]

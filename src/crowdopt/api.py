@@ -33,6 +33,8 @@ from .registry import (
     get_problem,
 )
 from .results import Certificate, Comparison, Result
+from .solutions import read_solution as read_solution_of
+from .solutions import read_solution_file
 from .solvers.certify import (
     SOLVER_ABS_TOL,
     gap_ratio,
@@ -42,11 +44,12 @@ from .solvers.certify import (
 )
 from .status import Status
 from .validate import MAX_INT, integer, real
+from .validate import time_limit as time_limit_of
 
 MethodResult = Result  # the name of crowdopt 0.1
 
 __all__ = ["MethodResult", "build_model", "certify", "compare", "decode", "generate", "load",
-           "run_method", "solve", "solve_model"]
+           "read_solution", "run_method", "solve", "solve_model"]
 
 MODEL_FEASIBILITY_TOL = 1e-6  # max violation of a user model's rows at the returned point
 
@@ -86,32 +89,30 @@ def load(source: Any) -> ProblemInstance:
     return load_instance(source)[1]
 
 
-def _solution_of(spec: ProblemSpec, inst: Any, solution: Any) -> Any:
-    """A typed solution from a typed one, a `Result`, or a JSON document (`solution_part`);
-    anything else (a string, a bare list, another problem's solution) is an InputError."""
-    if isinstance(solution, Result):
-        solution = solution.solution
-    if isinstance(solution, dict):
-        return spec.solution_from_dict(inst, solution_part(spec, solution))
-    if solution is not None and type(solution).__module__ != spec.solution_from_dict.__module__:
-        raise InputError("solution", f"a {spec.name} solution (a Result, its solution, or its "
-                         "JSON form as a dict)", solution)
-    return solution
+def read_solution(instance: Any, source: Any) -> Any:
+    """The typed solution of `instance` that `source` holds, read by the one reader that
+    `crowdopt certify --solution FILE` uses (`crowdopt.solutions`): a path or '-' (a JSON
+    file), a parsed document (a bare solution, or a result, certificate or comparison
+    document), a `Result` or a typed solution. A solution names the instance's ids (exact
+    type), or 0-based positions where it has none (`crowdopt schema solution-PROBLEM`);
+    anything else is a one-line InputError naming the field."""
+    spec, inst = spec_and_instance(instance)
+    if isinstance(source, str) or hasattr(source, "__fspath__"):
+        return read_solution_file(spec, inst, source)
+    return read_solution_of(spec, inst, source)
 
 
 def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
              presolve: Any, search_time: Any = None) -> RunOptions:
     """RunOptions from the API's keyword arguments, each checked at the boundary."""
-    if time_limit is not None:
-        time_limit = real(time_limit, "time_limit", lo=0.0, lo_open=True)
     if presolve is not None and not isinstance(presolve, bool):
         raise InputError("presolve", "True, False or None", presolve)
     if search_time is not None:
         search_time = real(search_time, "search_time", lo=0.0, lo_open=True, hi=MAX_SEARCH_S)
-    return RunOptions(time_limit, integer(threads, "threads", lo=1, hi=1024),
-                      integer(seed, "seed", lo=0, hi=MAX_INT),
-                      real(mip_rel_gap, "mip_rel_gap", lo=0.0), presolve,
-                      search_s=search_time)
+    return RunOptions.with_limit(time_limit, threads=integer(threads, "threads", lo=1, hi=1024),
+                                 seed=integer(seed, "seed", lo=0, hi=MAX_INT),
+                                 mip_rel_gap=real(mip_rel_gap, "mip_rel_gap", lo=0.0),
+                                 presolve=presolve, search_s=search_time)
 
 
 def _flag(value: Any, field: str) -> bool:
@@ -124,29 +125,6 @@ def _method_name(method: Any, field: str = "method") -> str:
     if not isinstance(method, str):
         raise InputError(field, "a method name (fast, exact, bound or an algorithm)", method)
     return method
-
-
-def solution_part(spec: ProblemSpec, doc: dict) -> dict:
-    """The bare solution inside any document the package writes where a solution is expected
-    (`crowdopt certify --help` lists them): a result's or certificate's `solution`, a comparison's `best`
-    solution, else `doc` itself. A document of another problem, or one without a solution
-    (a method that found none), is a one-line InputError."""
-    wrapped = "problem" in doc or "results" in doc or "certificate" in doc
-    if not wrapped:
-        return doc
-    if doc.get("problem") not in (None, spec.name):
-        raise InputError("solution.problem", spec.name, doc.get("problem"))
-    if "results" in doc:  # a comparison
-        best = doc.get("best")
-        if not isinstance(best, dict) or best.get("solution") is None:
-            raise InputError("solution", "a comparison with a best solution",
-                             "a comparison where no method found a feasible solution")
-        return best["solution"]
-    if doc.get("solution") is None:
-        what = doc.get("algorithm") or "document"
-        raise InputError("solution", "a result or certificate with a solution",
-                         f"{what} without one (status {doc.get('status')})")
-    return doc["solution"]
 
 
 # ----------------------------------------------------------------------------- one method
@@ -162,7 +140,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
         return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
                       status=Status.SKIPPED, message=reason, instance=instance)
     forced = m.time_guard(instance) if force else None  # run past its time guard
-    if options.time_limit is None and (m.time_limit is not None or forced):
+    if options.time_limit is None and not options.no_time_limit and (
+            m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
     t0 = time.perf_counter()
     try:
@@ -226,9 +205,9 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     force: run the method even past its time guard (its fitted time prediction exceeds the
         default limit: `crowdopt.solvers.guards`), under the time limit; memory guards still
         refuse.
-    time_limit: seconds per solve; None = the method's default (MILP_DEFAULT_TIME = 120 s for
-        MILPs, none for the others). A MILP stopped by it returns status 'time_limit' with its
-        incumbent and bound.
+    time_limit: seconds per solve (a year or more: no limit at all); None = the method's
+        default (MILP_DEFAULT_TIME = 120 s for MILPs, none for the others). A MILP stopped by
+        it returns status 'time_limit' with its incumbent and bound.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs; a run stopped at a larger gap is 'feasible', not 'optimal').
     presolve: force HiGHS presolve on/off (None = each model's own setting).
@@ -325,9 +304,10 @@ class _Clock:
     MIN_S = 0.05  # less than this left: the next method is skipped, not started
 
     def __init__(self, total: float | None, per_method: float | None,
-                 force: bool = False) -> None:
+                 force: bool = False, no_method_limit: bool = False) -> None:
         self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
         self.force = force  # run methods past their time guards
+        self.no_method_limit = no_method_limit  # a per-method limit of a year or more
 
     def left(self) -> float | None:
         return None if self.total is None else self.total - (time.perf_counter() - self.t0)
@@ -344,7 +324,8 @@ class _Clock:
         left = self.left()
         if left is None:
             return self
-        part = _Clock(max(fraction * left, 0.0), self.per_method, self.force)
+        part = _Clock(max(fraction * left, 0.0), self.per_method, self.force,
+                      self.no_method_limit)
         part.t0 = time.perf_counter()
         return part
 
@@ -353,20 +334,22 @@ class _Clock:
         if reason:
             return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
                           status=Status.SKIPPED, message=reason, instance=inst)
-        limit = self.per_method if self.per_method is not None else m.time_limit
+        limit = None if self.no_method_limit else (
+            self.per_method if self.per_method is not None else m.time_limit)
         left = self.left()
         if left is not None:
             limit = left if limit is None else min(limit, left)
-        return run_method(spec, inst, m, dataclasses.replace(opts, time_limit=limit), self.force)
+        return run_method(spec, inst, m, dataclasses.replace(
+            opts, time_limit=limit, no_time_limit=limit is None and self.no_method_limit),
+            self.force)
 
 
-def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float | None]:
-    """(overall, per method) seconds, checked at the boundary."""
-    if time_limit is not None:
-        time_limit = real(time_limit, "time_limit", lo=0.0, lo_open=True)
-    if total_time_limit is not None:
-        total_time_limit = real(total_time_limit, "total_time_limit", lo=0.0, lo_open=True)
-    return total_time_limit, time_limit
+def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float | None, bool]:
+    """(overall, per method) seconds, checked at the boundary (a year or more: no limit,
+    None), and whether the per-method limit was given as no limit."""
+    per_method = time_limit_of(time_limit, "time_limit")
+    return (time_limit_of(total_time_limit, "total_time_limit"), per_method,
+            time_limit is not None and per_method is None)
 
 
 def compare(instance: Any, *, algorithms: list[str] | None = None,
@@ -379,8 +362,10 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     large), the bound methods join in.
 
     instance: an instance object, as in `solve`.
-    algorithms: only these algorithm names (default: every fast and exact method).
-    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    algorithms: only these algorithm names, each once (None: every fast and exact method; an
+        empty list is refused).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
+        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
     total_time_limit: seconds for the whole comparison (None: no overall limit); each method
         gets at most what is left, and a method with nothing left is reported 'skipped'.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
@@ -396,18 +381,22 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     """
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve, search_time)
-    clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
+    total, per_method, no_limit = _limits(total_time_limit, time_limit)
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
     warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
-            algorithms, list | tuple)):
-        raise InputError("algorithms", "a list of algorithm names", algorithms)
+            algorithms, list | tuple) or not algorithms):
+        raise InputError("algorithms", "a non-empty list of algorithm names (None: every fast "
+                         "and exact method)", algorithms)
+    if algorithms is not None and len(set(map(str, algorithms))) < len(algorithms):
+        raise InputError("algorithms", "each algorithm name once", list(algorithms))
     methods = [_pick(spec, inst, _method_name(a, "algorithms"), clock.force) for a in algorithms] \
-        if algorithms else [
+        if algorithms is not None else [
         m for m in spec.methods if m.kind in ("fast", "exact")]
     warm = warm_up(spec, inst, methods, clock.force) if warmup else 0.0
     results = [clock.run(spec, inst, m, opts) for m in methods]
     best, source = _best_bound(spec, results)
-    if best is None and not algorithms:
+    if best is None and algorithms is None:
         # every exact model skipped (too large) or failed: fall back to the bound methods
         bounds = [m for m in spec.methods if m.kind == "bound"]
         if warmup and bounds and not clock.used_up():
@@ -463,7 +452,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         The cheapest one (the first quick bound: a closed form where the problem has one) runs
         before anything else, even past the overall limit, so a certificate always has the
         cheapest bound there is; the fast paths then share at most FAST_SHARE of the limit.
-    time_limit: seconds per method; None = each method's default (120 s for MILPs).
+    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
+        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
     total_time_limit: seconds for the whole certification (None: no overall limit); each
         method gets at most what is left, a method with nothing left is skipped.
     gap: stop once the relative gap is at most this (0 = only a proof stops early).
@@ -482,7 +472,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     `ratio`, `bound_source`, `failures`, ...); `to_dict()` is `crowdopt certify --json`.
     """
     spec, inst = spec_and_instance(instance)
-    solution = _solution_of(spec, inst, solution)
+    solution = read_solution_of(spec, inst, solution) if solution is not None else None
     opts = dataclasses.replace(
         _options(None, threads, seed, mip_rel_gap, presolve, search_time),
         max_steps=None if max_steps is None else integer(max_steps, "max_steps", lo=1),
@@ -490,7 +480,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         colgen_rounds=None if colgen_rounds is None else integer(colgen_rounds, "colgen_rounds",
                                                                  lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
-    clock = _Clock(*_limits(total_time_limit, time_limit), _flag(force, "force"))
+    total, per_method, no_limit = _limits(total_time_limit, time_limit)
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
     t0 = time.perf_counter()
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None

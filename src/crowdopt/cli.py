@@ -22,8 +22,8 @@ from .cliargs import (
     add_batch_flags,
     add_to_every_command,
     apply_boundary_types,
+    limit_seconds,
     nonneg_float,
-    positive_float,
     positive_int,
 )
 from .errors import CrowdoptError, InputError
@@ -108,44 +108,43 @@ def warn_coverage(command: str, cov: dict | None, what: str) -> None:
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
-    """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text."""
-    from .validate import json_int
+    """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text.
+    A key given twice is refused (never "the last one wins")."""
+    from .validate import Shown, json_int
 
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
             raise InputError("--param", "KEY=VALUE", item)
         k, v = item.split("=", 1)
+        k = k.strip()
+        if k in out:
+            raise InputError(f"--param {k}", "one value (each key once)",
+                             Shown(f"{k}={json.dumps(out[k])} and {item}"))
         try:
-            out[k.strip()] = json.loads(v, parse_int=json_int)
+            out[k] = json.loads(v, parse_int=json_int)
         except (json.JSONDecodeError, RecursionError):
-            out[k.strip()] = v
+            out[k] = v
     return out
 
 
 # ----------------------------------------------------------------------------- core commands
-# what `certify --solution FILE` reads (crowdopt.api.solution_part unwraps each)
-SOLUTION_FORMATS = ("a bare solution ({\"selected\": [...]}, {\"assignment\": [...]}, "
-                    "{\"task_of\": [...]}, ...), a result (`crowdopt solve -o FILE` or --json), "
-                    "a certificate (`crowdopt certify --json`) or a comparison "
-                    "(`crowdopt compare -o FILE`: its best solution)")
-
-
 def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
     if overall:  # compare, certify: several methods in one run
-        p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
-                       help="wall-clock limit for the whole run, seconds (default: none); each "
-                       "method gets at most what is left, a method with nothing left is "
-                       "skipped; without a proof by then it exits 4")
-        p.add_argument("--method-time-limit", type=positive_float, default=None, metavar="S",
+        p.add_argument("--time-limit", type=limit_seconds, default=None, metavar="S",
+                       help="wall-clock limit for the whole run, seconds (default: none; a year, "
+                       "31536000, or more: none); each method gets at most what is left, a "
+                       "method with nothing left is skipped; without a proof by then, or with "
+                       "no method run, it exits 4")
+        p.add_argument("--method-time-limit", type=limit_seconds, default=None, metavar="S",
                        help="wall-clock limit per method, seconds (default: 120 for MILP "
-                       "methods, none for the others); a MILP stopped by it reports its "
-                       "incumbent and bound")
+                       "methods, none for the others; a year, 31536000, or more: none for every "
+                       "method); a MILP stopped by it reports its incumbent and bound")
     else:
-        p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+        p.add_argument("--time-limit", type=limit_seconds, default=None, metavar="S",
                        help="wall-clock limit per exact solve, seconds (default: 120 for MILP "
-                       "methods, none for the others); a MILP stopped by it reports its "
-                       "incumbent and bound and exits 4")
+                       "methods, none for the others; a year, 31536000, or more: none); a MILP "
+                       "stopped by it reports its incumbent and bound and exits 4")
     p.add_argument("--threads", type=positive_int, default=1, help="HiGHS threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed for randomized methods")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -185,12 +184,22 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _exit_for(results: list, proven: bool = False) -> int:
+def _exit_for(results: list, proven: bool = False,
+              args: argparse.Namespace | None = None) -> int:
     """Exit code of method results: 5 a check failed or a method errored, 3 infeasible, 4 a
-    time limit stopped a method and nothing closed the gap (`proven`), else 0."""
+    time limit stopped a method and nothing closed the gap (`proven`), or no method ran at
+    all (the reasons go to `args.exit_reason`, the one stderr line), else 0."""
     from .status import Status
 
     statuses = {r.status for r in results}
+    if results and statuses == {Status.SKIPPED}:
+        by_reason: dict[str, list[str]] = {}
+        for r in results:
+            by_reason.setdefault(r.message or "skipped", []).append(r.algorithm)
+        if args is not None:
+            args.exit_reason = "no method ran: " + "; ".join(
+                f"{', '.join(algs)}: {why}" for why, algs in by_reason.items())
+        return EXIT_TIME_LIMIT
     if any(r.failed for r in results) or Status.ERROR in statuses:
         return EXIT_CERT
     if Status.INFEASIBLE in statuses:
@@ -211,7 +220,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         emit_json(r.to_dict(), args.output, stdout=args.json)
     if not args.json:
         print(r.summary())
-    return _exit_for([r], proven=r.proven_optimal)
+    return _exit_for([r], proven=r.proven_optimal, args=args)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -232,7 +241,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 print(f"{r.algorithm}: {r.message}")
         if comp.warmup_s:
             print(f"(one-off warm-up before timing: {comp.warmup_s:.3g} s)")
-    return _exit_for(list(comp), proven=comp.proven)
+    return _exit_for(list(comp), proven=comp.proven, args=args)
 
 
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
@@ -241,14 +250,11 @@ def certify_one(path: str, solution: str | None, time_limit: float | None, threa
     """Certificate of one instance file (and optional solution file), JSON-ready. time_limit:
     the file's overall budget (--time-limit); method_time_limit: each method's; force: past
     the time guards too."""
-    from .api import certify, load
-    from .instances import read_json
+    from .api import certify, load, read_solution
 
     inst = load(path)
-    # any document the package writes with a solution in it (SOLUTION_FORMATS)
-    sol = read_json(solution, "solution") if solution else None
-    if sol is not None and not isinstance(sol, dict):
-        raise InputError("solution", "a JSON object", type(sol).__name__)
+    # any document the package writes with a solution in it (solutions.SOLUTION_FORMATS)
+    sol = read_solution(inst, solution) if solution is not None else None
     cert = certify(inst, sol, time_limit=method_time_limit, threads=threads, seed=seed,
                    total_time_limit=time_limit, gap=gap, force=force, search_time=search_time)
     return cert.replace(instance=str(path)).to_dict()
@@ -409,11 +415,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if lean is not None:
             return lean
     from .registry import problem_names
+    from .solutions import SOLUTION_FORMATS
 
     parser, sub = _top_parser()
 
     p = sub.add_parser("demo", help="built-in examples: fast vs exact, certified")
-    p.add_argument("--time-limit", type=positive_float, default=60.0,
+    p.add_argument("--time-limit", type=limit_seconds, default=60.0,
                    help="per exact solve (s)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON document on stdout (logs on stderr)")
@@ -590,7 +597,8 @@ def _run_cli(argv: list[str] | None) -> int:
     try:
         code = int(args.func(args) or 0)
         if code in EXIT_MEANING:  # every non-zero exit says why, in one stderr line
-            print(f"crowdopt {args.command}: exit {code}: {EXIT_MEANING[code]}", file=sys.stderr)
+            why = getattr(args, "exit_reason", None) or EXIT_MEANING[code]
+            print(f"crowdopt {args.command}: exit {code}: {why}", file=sys.stderr)
         return code
     except InputError as exc:
         print(f"crowdopt: error: {exc}", file=sys.stderr)

@@ -95,7 +95,16 @@ def nonneg_float(text: str) -> float:
 
 
 def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (time limits)."""
+    """argparse type: a finite number > 0."""
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0, lo_open=True)
+
+
+def limit_seconds(text: str) -> float:
+    """argparse type of every time limit and timeout: a finite number of seconds > 0. The
+    command hands it to `validate.time_limit` (in the API), where a year (31,536,000 s) or
+    more becomes no limit."""
     from .validate import real_text
 
     return _checked(text, real_text, lo=0.0, lo_open=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,6 +22,25 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+
+
+class Shown(str):
+    """A description shown as is in an InputError (no quotes: `found null`)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def json_kind(v: Any) -> str:
+    """What a JSON value is, in JSON's words (null, a boolean, a number, a string, an array,
+    an object), for messages about a value of the wrong kind."""
+    if v is None:
+        return "null"
+    for kind, name in ((bool, "a boolean"), (int | float, "a number"), (str, "a string"),
+                       (list | tuple, "an array"), (Mapping, "an object")):
+        if isinstance(v, kind):
+            return f"{name} ({v!r})" if name in ("a boolean", "a number") else name
+    return type(v).__name__
 
 
 def require_mapping(obj: Any, field: str) -> Mapping:
@@ -148,6 +168,40 @@ def integer_text(text: Any, field: str, *, lo: int | None = None, hi: int | None
     return integer(v, field, lo=lo, hi=hi)
 
 
+NO_LIMIT_S = 31_536_000.0  # a year: a time limit this long or longer is no limit
+
+
+def time_limit(x: Any, field: str) -> float | None:
+    """A time limit in seconds: a finite number > 0, or None (no limit given); a limit of a
+    year (NO_LIMIT_S) or more is no limit and becomes None, so no clock arithmetic, sleep or
+    solver option downstream ever sees 1e308."""
+    if x is None:
+        return None
+    v = real(x, field, lo=0.0, lo_open=True)
+    return None if v >= NO_LIMIT_S else v
+
+
+def labels_per_task(x: Any, field: str) -> float:
+    """A label budget given per task (labels per task on average over a run that answers
+    every task): a finite number >= 1, since a smaller budget cannot buy the one label per
+    task each answer needs."""
+    try:
+        return real(x, field, lo=1.0)
+    except InputError:
+        raise InputError(field, "a number >= 1 (labels per task: each task needs one label)",
+                         x) from None
+
+
+def labels_for_tasks(x: Any, field: str, tasks: int) -> int:
+    """A total label budget of a run that labels every one of `tasks` tasks up front: an
+    integer >= tasks (one label per task), <= 2^53."""
+    v = integer(x, field, lo=1, hi=MAX_INT)
+    if v < tasks:
+        raise InputError(field, f"an integer >= {tasks} (one label for each of the {tasks} "
+                         "tasks)", x)
+    return v
+
+
 def as_list(x: Any) -> Any:
     """A numpy array, pandas Series/Index/DataFrame or other array-like as nested Python lists
     (numpy scalars become Python numbers); anything else unchanged."""
@@ -227,12 +281,45 @@ def choice(x: Any, field: str, options: Sequence[str]) -> str:
     return x
 
 
+# ----------------------------------------------------------------------------- ids and labels
+# One text rule for every id and label, wherever it comes from (an instance file, a label or
+# gold table, a solution, a campaign answer, a Python argument): no control character (C0, DEL,
+# C1, the line and paragraph separators U+2028/U+2029: a NUL or a newline inside an id breaks
+# every file it is written to) and no bidi override or isolate (U+202A-U+202E, U+2066-U+2069:
+# they make one id display as another); an id is never blank, an integer id is within 2^53.
+FORBIDDEN_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def clean_text(text: str, field: str, what: str = "a text") -> str:
+    """`text` unchanged if it holds no control character and no bidi override or isolate
+    (FORBIDDEN_CHARS), else a one-line InputError naming the first one by code point."""
+    m = FORBIDDEN_CHARS.search(text)
+    if m:
+        raise InputError(field, f"{what} without control characters or bidi overrides",
+                         Shown(f"U+{ord(m.group()):04X} at character {m.start()} of {text!r}"))
+    return text
+
+
+def opaque_id(v: Any, field: str) -> str | int:
+    """An id as given: a non-blank text without control characters or bidi overrides
+    (`clean_text`), or an integer of magnitude <= 2^53 (not a boolean, not a float)."""
+    if isinstance(v, str):
+        if not v.strip():
+            raise InputError(field, "a non-blank id", v)
+        return clean_text(v, field, "an id")
+    if isinstance(v, int) and not isinstance(v, bool):
+        if abs(v) > MAX_INT:
+            raise InputError(field, "an integer id of magnitude <= 2^53",
+                             _digits(v) if abs(v) > 10**30 else v)
+        return v
+    raise InputError(field, "a string or integer id", v)
+
+
 def ids(x: Any, field: str, length: int) -> list:
-    """Opaque ids (strings or integers), unique, of the given length."""
+    """Opaque ids (`opaque_id`: strings or integers), unique, of the given length."""
     seq = sequence(x, field, length=length)
     for k, v in enumerate(seq):
-        if not isinstance(v, str | int) or isinstance(v, bool):
-            raise InputError(f"{field}[{k}]", "a string or integer id", v)
+        opaque_id(v, f"{field}[{k}]")
     if len(set(seq)) != len(seq):
         raise InputError(field, "unique ids", "duplicates")
     return list(seq)
@@ -242,18 +329,60 @@ def _join(field: str, key: str) -> str:
     return f"{field}.{key}" if field else key
 
 
-def id_indices(seq: Any, names: list | None, n: int, field: str, what: str) -> np.ndarray:
-    """Indices of a solution list whose entries are ids (when the instance names them) or
-    0-based indices < n; InputError names the first entry that is neither."""
-    lookup = {v: k for k, v in enumerate(names)} if names else None
+# ----------------------------------------------------------------------------- solutions
+def solution_object(d: Any, field: str, required: Sequence[str],
+                    optional: Sequence[str] = ()) -> Mapping:
+    """The JSON object of a bare solution: a mapping with every `required` key, and no key
+    outside `required` + `optional` (a typo or another problem's key is refused by name)."""
+    keys = ", ".join(repr(k) for k in (*required, *optional))
+    if not isinstance(d, Mapping):
+        opt = f" (optional: {', '.join(map(repr, optional))})" if optional else ""
+        raise InputError(field, f"a JSON object with {', '.join(map(repr, required))}{opt}",
+                         Shown(json_kind(d)))
+    for k in required:
+        if k not in d:
+            raise InputError(_join(field, str(k)), "a value (the field is required)",
+                             Shown("nothing"))
+    extra = sorted(str(k) for k in d if k not in required and k not in optional)
+    if extra:
+        raise InputError(_join(field, extra[0]), f"no other key than {keys}",
+                         Shown("an unknown key"))
+    return d
+
+
+def solution_entries(x: Any, field: str, names: list | None, n: int, what: str, *,
+                     unique: bool, length: int | None = None,
+                     allow_null: bool = False) -> np.ndarray:
+    """Indices of a solution list. When the instance names its entities (`names`), every entry
+    is one of those ids, exact type (the id 7 is not '7', 7.0 or true); else a 0-based
+    position, an integer in [0, n). `unique`: an entry given twice is refused; `allow_null`:
+    null is -1 (nothing, e.g. an unassigned point). Mixed, boolean, negative, out-of-range and
+    repeated entries are one InputError naming the entry."""
+    seq = sequence(x, field, length=length)
+    lookup = {(type(v), v): k for k, v in enumerate(names)} if names else None
+    if lookup is not None:
+        shown = ", ".join(repr(v) for v in names[:4]) + (", ..." if len(names) > 4 else "")
+        expected = f"a {what} id of the instance ({shown}; exact type)"
+    else:
+        expected = (f"a {what} position, an integer in [0, {n - 1}] (the instance has no "
+                    f"{what} ids)" if n else f"no {what} (the instance has none)")
     out = np.empty(len(seq), dtype=np.int64)
+    seen: dict[int, int] = {}
     for k, v in enumerate(seq):
-        if lookup is not None and not isinstance(v, list | dict) and v in lookup:
-            out[k] = lookup[v]
-        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n:
-            out[k] = v
+        if v is None and allow_null:
+            out[k] = -1
+            continue
+        if lookup is not None:
+            i = lookup.get((type(v), v), -1) if isinstance(v, str | int) else -1
         else:
-            raise InputError(f"{field}[{k}]", what, v)
+            i = v if type(v) is int and 0 <= v < n else -1
+        if i < 0:
+            raise InputError(f"{field}[{k}]", expected + (" or null" if allow_null else ""), v)
+        if unique and i in seen:
+            raise InputError(f"{field}[{k}]", f"each {what} once",
+                             Shown(f"{v!r} again (also at [{seen[i]}])"))
+        seen[i] = k
+        out[k] = i
     return out
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..cliargs import add_batch_flags, add_runs
 from ..errors import InputError
-from ..validate import integer, probability_array, real, real_text
+from ..validate import integer, labels_per_task, probability_array, real, real_text
 
 EXIT_OK, EXIT_CERT = 0, 5
 
@@ -197,7 +197,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     real(args.confidence, "--confidence", lo=0.0, hi=1.0)
     integer(args.min_labels, "--min-labels", lo=1)
     if args.budget is not None:
-        real(args.budget, "--budget", lo=0.0)
+        labels_per_task(args.budget, "--budget")
     params: dict[str, Any] = {"rule": args.rule, "estimator": args.estimator, "G1": args.G1,
                               "cost_weight": args.price, "prior": args.prior,
                               "use_filter": args.filter, "order": args.order,
@@ -377,8 +377,9 @@ def register(cli: Any) -> None:
     r.add_argument("--min-labels", type=int, default=None,
                    help="sequential: labels bought before the posterior may stop (default 3)")
     r.add_argument("--budget", type=float, default=None,
-                   help="sequential: labels per task on average over the run (default: a "
-                   "third of the table's labels per task)")
+                   help="sequential: labels per task on average over the run, at least 1 "
+                   "(every task is answered; default: a third of the table's labels per task, "
+                   "at least 1)")
     r.add_argument("--G1", type=float, default=2.0, help="testers D1(t) = G1 log t")
     r.add_argument("--price", type=float, default=0.01,
                    help="set: lambda per label in pi(S) - lambda |S| (default 0.01; 0 = paper)")

@@ -78,7 +78,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     """`crowdopt simulate optkg`: Opt-KG budget allocation on synthetic data."""
     from ..cli import emit_json, format_table
     from ..experiments.executor import Task, run_tasks
-    from ..sim.optkg_sim import mean_curves
+    from ..policies.allocation import parse_policy
+    from ..sim.optkg_sim import NON_ADAPTIVE, mean_curves
+    from ..validate import labels_for_tasks
 
     if args.K < 1 or args.M < 1 or args.runs < 1:
         raise InputError("--K/--M/--runs", "positive integers", (args.K, args.M, args.runs))
@@ -91,6 +93,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         fn = "crowdopt.sim.optkg_sim:homogeneous_replication"
     else:
         pols = args.policies or ["optkg", "uniform", "kg"]
+        if any(parse_policy(p)[0] in NON_ADAPTIVE for p in pols):  # KOS: every task up front
+            for t in budgets:
+                labels_for_tasks(t, "--budgets", args.K)
         params = {"theta_dist": theta, "rho_dist": _beta(args.rho_dist, "--rho-dist"),
                   "K": args.K, "M": args.M, "budgets": budgets, "policies": pols,
                   "prior": _prior(args.prior, "--prior"),

@@ -94,7 +94,7 @@ def select_from_gold(table: Any, gold: Any, *, max_workers: int, n_control: int 
                            worker_ids=ids)
     # a kind ('exact') runs its first method that applies (one-line InputError when none does)
     res = run_method(SPEC, inst, SPEC.resolve(method, inst),
-                     RunOptions(time_limit=time_limit, seed=seed))
+                     RunOptions.with_limit(time_limit, "--time-limit", seed=seed))
     out: dict[str, Any] = {
         "accuracy": None, "accuracies": {}, "status": res.status, "method": res.method,
         "algorithm": res.algorithm, "objective": res.objective, "bound": res.bound,
@@ -237,7 +237,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def register(cli: Any) -> None:
     """Add `crowdopt select` and `crowdopt reproduce selection` to the CLI."""
-    from ..cli import positive_float
+    from ..cli import limit_seconds
 
     p = cli.top.add_parser(
         "select", help="choose workers from gold answers (paper 004), then aggregate",
@@ -258,7 +258,7 @@ def register(cli: Any) -> None:
                    help="score G: Theorem 3's unbiased one (default) or the plugin (eq. 9)")
     p.add_argument("--method", default="fast",
                    help="fast (Algorithm 1 / cost DP) | exact (formulation A) | an algorithm")
-    p.add_argument("--time-limit", type=positive_float, default=None, metavar="S",
+    p.add_argument("--time-limit", type=limit_seconds, default=None, metavar="S",
                    help="limit per exact solve (s)")
     p.add_argument("--duplicates", default=None, choices=("error", "first", "last", "all"),
                    help="repeated (worker, task) rows in LABELS (default: error for a file, "

@@ -7,10 +7,18 @@ variants (`question`/`id`/`q`, `answer`/`response`), headerless files, repeated
 (worker, task) rows (policy `duplicates`), and gold tables repeated once per label row.
 
 Encoding: task and worker ids are numbered in order of first appearance; classes are sorted
-when they are mutually comparable (else first appearance). Labels read from text files that
-all parse as numbers become numbers, one class per value ("1", "1.0" and "01" are the class
-1; integral values become Python ints, so classes sort numerically); ids read from files
-stay strings.
+when they are mutually comparable (else first appearance); ids read from files stay strings.
+
+The label rule, one for every route (files, `from_arrays`, `from_dataframe`, gold): a label is
+a text or a number (a boolean, or any other kind of value, is refused). When every label of the
+column is a number (a Python number, or a text that parses as a finite one after trimming),
+labels compare as numbers: '1', ' 1', '1.0', '01', 1 and 1.0 are the one class 1 (integral
+values become Python ints, so classes sort numerically). Otherwise every label compares as
+text after trimming (' yes' is 'yes'; a number among texts becomes its text, 1 is '1'), and
+two labels that spell the same number differently ('1' and '1.0' beside 'yes') are refused:
+they are never two classes, nor silently one. A blank label, and a control character (NUL,
+line breaks, ...) or bidi override/isolate in a label or id (`validate.clean_text`), are
+refused; an integer id is within 2^53, a boolean id is refused (True is the id 1 in Python).
 
 Missing values are refused, the same way everywhere: a file cell that is empty or one of
 MISSING_MARKERS (NA, N/A, NaN, None, null, any case) in a task, worker or label column, and a
@@ -20,8 +28,10 @@ counting them (a missing label is never a class of its own, nor silently dropped
 
 from __future__ import annotations
 
+import decimal
 import io
 import math
+import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +40,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from ..validate import as_list, csv_rows, separator
+from ..validate import (
+    FORBIDDEN_CHARS,
+    MAX_INT,
+    Shown,
+    as_list,
+    clean_text,
+    csv_rows,
+    separator,
+)
 
 DUPLICATE_POLICIES = ("error", "first", "last", "all")
 MISSING_MARKERS = ("", "na", "n/a", "nan", "none", "null")  # cell texts (lower-cased) = missing
@@ -218,22 +236,39 @@ def from_arrays(tasks: Sequence[Hashable], workers: Sequence[Hashable],
                          f"lengths {len(tasks)}, {len(workers)}, {len(labels)}")
     if not tasks:
         raise InputError("labels", "at least one (task, worker, label) row", "no rows")
+    return _table(tasks, workers, labels, classes, duplicates)
+
+
+def _table(tasks: list, workers: list, labels: list, classes: Sequence[Hashable] | None,
+           duplicates: str, *, numbers: bool = True, where: str = "") -> LabelTable:
+    """`from_arrays` on plain lists; `numbers`: the number reading of the label rule applies
+    (off: labels compare as text); `where`: the source named in messages (a file name)."""
     for name, seq in (("task", tasks), ("worker", workers), ("label", labels)):
         _check_values(seq, name)
     t_ids, t = _encode(tasks)
     w_ids, w = _encode(workers)
+    _check_ids(t_ids, t, where + "task")
+    _check_ids(w_ids, w, where + "worker")
+    raw, lab = _encode(labels)
     if classes is None:
-        c_vals, lab = _encode(labels)
+        c_vals, lab = _merge(lab, label_classes(raw.tolist(), lab, where + "label",
+                                                numbers=numbers))
         order = _sort_order(c_vals)
         if order is not None:
             inv = np.empty_like(order)
             inv[order] = np.arange(len(order))
             c_vals, lab = c_vals[order], inv[lab]
     else:
-        c_vals = _object_array(list(classes))
-        if len(c_vals) == 0:
+        given = _plain_list(classes, "classes")
+        if len(given) == 0:
             raise InputError("classes", "at least one class", "[]")
-        lab = _lookup(c_vals, labels, "label")
+        canon = label_classes(raw.tolist() + given, lab, where + "label",
+                              numbers=numbers)
+        c_vals = _object_array(canon[len(raw):])
+        if len(set(c_vals.tolist())) < len(c_vals):
+            raise InputError("classes", "distinct classes (by the label rule: '1' and 1.0 are "
+                             "one class)", given)
+        lab = _lookup(c_vals, canon[: len(raw)], "label")[lab]
     keep = _dedupe(t, w, len(w_ids), duplicates, t_ids, w_ids)
     if keep is not None:
         t, w, lab = t[keep], w[keep], lab[keep]
@@ -268,7 +303,10 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
         raise InputError("labels", "at least one (task, worker, label) row", "no rows")
     pd = _pandas()
     (t, t_ids), (w, w_ids) = (_factorize(df[cols[r]], r, pd) for r in ("task", "worker"))
-    lab, c_vals = _factorize(df[cols["label"]], "label", pd, classes=True)
+    _check_ids(t_ids, t, "task")
+    _check_ids(w_ids, w, "worker")
+    lab, raw = _factorize(df[cols["label"]], "label", pd, classes=True)
+    c_vals, lab = _merge(lab, label_classes(raw.tolist(), lab, "label"))
     order = _sort_order(c_vals)
     if order is not None and np.any(order[1:] < order[:-1]):
         inv = np.empty_like(order)
@@ -299,7 +337,9 @@ def gold_from_arrays(table: LabelTable, tasks: Sequence[Hashable],
     if len(tasks) != len(labels):
         raise InputError("gold", "task and label sequences of equal length",
                          f"lengths {len(tasks)}, {len(labels)}")
-    return _make_gold(table, tasks, labels, unknown_tasks, by_str=False)
+    _check_values(labels, "gold label")
+    return _make_gold(table, tasks, gold_classes(table, labels, "gold label"), unknown_tasks,
+                      by_str=False)
 
 
 # ----------------------------------------------------------------------------- file readers
@@ -312,15 +352,18 @@ def read_labels(path: str | Path, *, columns: Mapping[str, str | int] | None = N
     default the header is matched against common aliases (`question`, `id`, `answer`, ...),
     and a headerless file is read as task, worker, label in that order. `sep` None sniffs
     tab, comma, else whitespace; `skip_rows` skips leading lines (e.g. a count line).
-    `int_labels`: labels that are all canonical integers become ints.
+    Labels follow the label rule (module docstring): numbers when every cell is one, else
+    trimmed text; `int_labels=False` keeps them text even when all are numbers.
     """
+    if duplicates not in DUPLICATE_POLICIES:
+        raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
     rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="labels")
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "worker": WORKER_ALIASES,
                                            "label": LABEL_ALIASES}, path)
     cols = _columns(rows, idx, path, header + skip_rows)
     _refuse_missing(cols, path, header + skip_rows)
-    labels = _numeric_labels(cols["label"], path) if int_labels else cols["label"]
-    return from_arrays(cols["task"], cols["worker"], labels, duplicates=duplicates)
+    return _table(cols["task"], cols["worker"], cols["label"], None, duplicates,
+                  numbers=bool(int_labels), where=f"{Path(path).name}: ")
 
 
 def read_gold(path: str | Path, table: LabelTable, *,
@@ -338,10 +381,7 @@ def read_gold(path: str | Path, table: LabelTable, *,
                            path)
     cols = _columns(rows, idx, path, header + skip_rows)
     _refuse_missing(cols, path, header + skip_rows)
-    labels = cols["label"]
-    if table.n_classes and all(_is_real(c) for c in table.classes.tolist()):
-        # numeric classes: gold '1.0' is the class 1, as in the label file
-        labels = [_label_number(v) if _label_number(v) is not None else v for v in labels]
+    labels = gold_classes(table, cols["label"], f"{Path(path).name}: label")
     return _make_gold(table, cols["task"], labels, unknown_tasks, by_str=True,
                       source=Path(path).name)
 
@@ -685,10 +725,6 @@ def _refuse_missing(cols: dict[str, list[str]], path: str | Path, offset: int) -
                              "(empty, NA, N/A, NaN, None, null); remove them")
 
 
-def _is_real(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
 def _label_number(text: str) -> int | float | None:
     """The number a label text spells (integral values as int), None if it is not one."""
     if len(text) > 40 or "_" in text:  # no class is a 40-digit number; '1_0' is text
@@ -703,20 +739,116 @@ def _label_number(text: str) -> int | float | None:
         try:
             exact = int(text)  # '12345678901234567891' stays exact
         except ValueError:
-            exact = int(v)
+            exact = int(v) if abs(v) <= 2**53 else v
         return exact
     return v
 
 
-def _numeric_labels(values: list[str], path: str | Path) -> list:
-    """Labels as numbers when every one parses as a finite number ('1' and '1.0' are one
-    class, the int 1), else unchanged text. 'inf' among numbers is refused."""
-    nums = [_label_number(v) for v in values]
-    rest = [v for v, n in zip(values, nums, strict=True) if n is None]
-    if not rest:
+def _is_label_number(v: Any) -> bool:
+    """A number a label may be: int, float, Decimal, Fraction (not a boolean, not complex)."""
+    return isinstance(v, numbers.Real | decimal.Decimal) and not isinstance(v, bool)
+
+
+def _as_number(v: Any) -> int | float | None:
+    """The number a label value is (a Python or numpy number, or a text spelling one), None
+    for a text that is not a number."""
+    if isinstance(v, str):
+        return _label_number(v)
+    if isinstance(v, float) and v.is_integer() and abs(v) <= 2**53:
+        return int(v)
+    return v
+
+
+def _non_finite(text: str) -> bool:
+    """A text that spells a number too large or not a number ('inf', 'nan', '1e400')."""
+    try:
+        return not math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
+def _first_row(codes: np.ndarray, k: int) -> int:
+    hit = np.flatnonzero(codes == k)
+    return int(hit[0]) if len(hit) else k
+
+
+def label_classes(values: list, codes: np.ndarray, field: str = "label", *,
+                  numbers: bool = True) -> list:
+    """The class of each distinct label value by the label rule (module docstring): numbers
+    when every value is one (and `numbers`), else trimmed texts; `codes` (each row's index
+    into `values`) lets a message name the first row with a refused value."""
+    texts: list = []
+    for k, v in enumerate(values):
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, str):
+            t = v.strip()
+            if not t:
+                raise InputError(f"{field}[{_first_row(codes, k)}]", "a label (not blank)", v)
+            if FORBIDDEN_CHARS.search(t):
+                clean_text(t, f"{field}[{_first_row(codes, k)}]", "a label")
+            texts.append(t)
+        elif _is_label_number(v):
+            texts.append(v)
+        else:
+            raise InputError(f"{field}[{_first_row(codes, k)}]", "a text or a number label", v)
+    nums = [_as_number(v) for v in texts]
+    if numbers and all(n is not None for n in nums):
         return nums
-    if len(rest) < len(values) and all(v.lower().lstrip("+-") in ("inf", "infinity")
-                                       for v in rest):
-        raise InputError(f"{Path(path).name}: label", "a finite number (the other labels are "
-                         "numbers)", rest[0])
-    return values
+    rest = [v for v, n in zip(texts, nums, strict=True) if n is None]
+    if numbers and len(rest) < len(texts) and all(_non_finite(v) for v in rest):
+        raise InputError(field, "a finite number (the other labels are numbers)", rest[0])
+    out = [v if isinstance(v, str) else repr(v) if isinstance(v, float) else str(v)
+           for v in texts]
+    spelled: dict = {}
+    for v in out:
+        n = _label_number(v)
+        if n is not None and spelled.setdefault(n, v) != v:
+            raise InputError(field, "one spelling per number in a label column that is not all "
+                             "numbers", Shown(f"{spelled[n]!r} and {v!r}"),
+                             note="write one form, or make every label a number")
+    return out
+
+
+def gold_classes(table: LabelTable, labels: list, field: str) -> list:
+    """Gold label values read by the table's label rule: numbers where the table's classes are
+    numbers ('1.0' is the class 1), else trimmed texts (1 is '1')."""
+    numeric = table.n_classes > 0 and all(_is_label_number(c) for c in table.classes.tolist())
+    out = []
+    for i, v in enumerate(labels):
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, str):
+            t = clean_text(v.strip(), f"{field}[{i}]", "a label")
+            n = _label_number(t)
+            out.append(n if numeric and n is not None else t)
+        elif _is_label_number(v):
+            out.append(_as_number(v) if numeric else repr(v) if isinstance(v, float) else str(v))
+        else:
+            raise InputError(f"{field}[{i}]", "a text or a number label", v)
+    return out
+
+
+def _merge(codes: np.ndarray, canon: list) -> tuple[np.ndarray, np.ndarray]:
+    """Vocabulary and codes after distinct raw values that are one class merge."""
+    index: dict = {}
+    new = np.fromiter((index.setdefault(c, len(index)) for c in canon), dtype=np.int64,
+                      count=len(canon))
+    return _object_array(list(index)), (new[codes] if len(index) < len(canon) else codes)
+
+
+def _check_ids(vocab: np.ndarray, codes: np.ndarray, field: str) -> None:
+    """The id rule on the distinct ids of a column: a text id is not blank and holds no control
+    character or bidi override; an integer id is within 2^53; a boolean is no id."""
+    for k, v in enumerate(vocab.tolist()):
+        if isinstance(v, str):
+            if not v.strip():
+                raise InputError(f"{field}[{_first_row(codes, k)}]", "a non-blank id", v)
+            if FORBIDDEN_CHARS.search(v):
+                clean_text(v, f"{field}[{_first_row(codes, k)}]", "an id")
+        elif isinstance(v, bool):
+            raise InputError(f"{field}[{_first_row(codes, k)}]", "a text or integer id "
+                             "(True would be the id 1)", v)
+        elif isinstance(v, int) and abs(v) > MAX_INT:
+            raise InputError(f"{field}[{_first_row(codes, k)}]",
+                             "an integer id of magnitude <= 2^53", v)

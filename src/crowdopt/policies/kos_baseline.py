@@ -22,6 +22,7 @@ import numpy as np
 
 from ..crowd.messages import KOS_MAX_ITER, KOS_TOL, kos_scores
 from ..errors import InputError
+from ..validate import labels_for_tasks
 
 
 def degrees(total: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -39,6 +40,7 @@ def biregular_graph(K: int, M: int, T: int, rng: np.random.Generator
     ~T/M (module docstring)."""
     if T > K * M:
         raise InputError("budget", f"at most K * M = {K * M} distinct (task, worker) pairs", T)
+    labels_for_tasks(T, "budget", K)  # every task gets T/K >= 1 labels (none: a tie guess)
     if T == K * M:  # every pair once: the complete graph
         task, worker = np.divmod(np.arange(T), M)
         return task, worker

@@ -104,6 +104,8 @@ class RunOptions:
     pricing rounds cost far more than the configuration LP's.
     search_s: the local-search heuristics' own search length in seconds (None: each method's
     documented default); a time limit only cuts it, it never becomes the search's length.
+    no_time_limit: the caller asked for no limit (a limit of a year or more,
+    `validate.time_limit`): time_limit is None and the methods' default limits do not apply.
     """
 
     time_limit: float | None = None
@@ -115,6 +117,17 @@ class RunOptions:
     max_rounds: int | None = None
     colgen_rounds: int | None = None
     search_s: float | None = None
+    no_time_limit: bool = False
+
+    @classmethod
+    def with_limit(cls, time_limit: Any, field: str = "time_limit", **kw: Any) -> RunOptions:
+        """Options with a time limit checked at the boundary (`validate.time_limit`): None =
+        the methods' defaults; a year or more = no limit at all (`no_time_limit`)."""
+        from ..validate import time_limit as checked
+
+        limit = checked(time_limit, field)
+        return cls(time_limit=limit, no_time_limit=time_limit is not None and limit is None,
+                   **kw)
 
 
 def predicted_time_guard(problem: str, algorithm: str) -> Lazy:

@@ -20,7 +20,17 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InputError
-from ..validate import MAX_ITEMS, choice, integer, only_known_fields, real, real_matrix, sequence
+from ..validate import (
+    MAX_ITEMS,
+    choice,
+    integer,
+    only_known_fields,
+    real,
+    real_matrix,
+    sequence,
+    solution_entries,
+    solution_object,
+)
 from .catalogue import (
     MILP_DEFAULT_TIME,
     Evaluation,
@@ -278,18 +288,21 @@ def simulate_error(inst: CltapInstance, sol: CltapSolution, seed: int = 0) -> fl
 
 
 def solution_from_dict(inst: CltapInstance, d: dict) -> CltapSolution:
-    """{'task_of': [[task of annotator j at iterations 1..n_j], ...]} (0-based tasks, -1 none)."""
-    rows = sequence(d.get("task_of") if isinstance(d, dict) else None, "solution.task_of",
-                    length=inst.a)
+    """The one reader of a CL-TAP solution: {'task_of': one row per annotator (a rows), row j
+    the tasks annotator j labels at her iterations 1, 2, ... in order (at most K, each task
+    once)}. Tasks are interchangeable and have no ids: 0-based positions in [0, t). A shorter
+    row leaves the later iterations unused (the prefix rule 16)
+    (`crowdopt schema solution-cltap`)."""
+    d = solution_object(d, "solution", ("task_of",))
+    rows = sequence(d["task_of"], "solution.task_of", length=inst.a)
     z = np.full((inst.a, inst.K), -1, dtype=np.int64)
     for j, row in enumerate(rows):
-        seq = sequence(row, f"solution.task_of[{j}]")
-        if len(seq) > inst.K:
+        tasks = solution_entries(row, f"solution.task_of[{j}]", None, inst.t, "task",
+                                 unique=True)
+        if len(tasks) > inst.K:
             raise InputError(f"solution.task_of[{j}]", f"at most K = {inst.K} iterations",
-                             f"length {len(seq)}")
-        for k, v in enumerate(seq):
-            z[j, k] = integer(-1 if v is None else v, f"solution.task_of[{j}][{k}]", lo=-1,
-                              hi=inst.t - 1)
+                             f"length {len(tasks)}")
+        z[j, : len(tasks)] = tasks
     return CltapSolution(z)
 
 

@@ -20,13 +20,14 @@ from ..errors import InputError
 from ..validate import (
     MAX_ITEMS,
     choice,
-    id_indices,
     ids,
     integer,
     only_known_fields,
     real,
     real_array,
     sequence,
+    solution_entries,
+    solution_object,
 )
 from .catalogue import (
     MILP_DEFAULT_TIME,
@@ -200,17 +201,19 @@ def evaluate(inst: LabelerSetInstance, sol: LabelerSetSolution) -> Evaluation:
 
 
 def solution_from_dict(inst: LabelerSetInstance, d: dict) -> LabelerSetSolution:
-    """{'selected': [labeler id or index, ...]} (ids if the instance names labelers)."""
-    seq = sequence(d.get("selected") if isinstance(d, dict) else None, "solution.selected")
-    out = id_indices(seq, inst.labeler_ids, inst.n_labelers, "solution.selected",
-                     "a labeler id or index")
+    """The one reader of a labeler-set solution: {'selected': [labelers, each once]},
+    labeler ids (exact type) when the instance names its labelers, else 0-based positions
+    (`crowdopt schema solution-labeler-set`)."""
+    d = solution_object(d, "solution", ("selected",))
+    out = solution_entries(d["selected"], "solution.selected", inst.labeler_ids,
+                           inst.n_labelers, "labeler", unique=True)
     return LabelerSetSolution(np.sort(out))
 
 
 def solution_to_dict(inst: LabelerSetInstance, sol: LabelerSetSolution) -> dict:
-    """The JSON form of a solution, with the labeler ids where given."""
+    """The JSON form of a solution (what `solution_from_dict` reads): labeler ids where given."""
     s = [int(i) for i in sol.selected]
-    if inst.labeler_ids:
+    if inst.labeler_ids is not None:
         return {"selected": [inst.labeler_ids[i] for i in s]}
     return {"selected": s}
 

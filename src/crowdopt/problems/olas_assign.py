@@ -16,13 +16,13 @@ import numpy as np
 
 from ..errors import InputError
 from ..validate import (
-    id_indices,
     ids,
     int_array,
     only_known_fields,
     probability_array,
     real_array,
-    sequence,
+    solution_entries,
+    solution_object,
 )
 from .catalogue import (
     MILP_DEFAULT_TIME,
@@ -181,19 +181,21 @@ def evaluate(inst: OlasAssignInstance, sol: OlasAssignSolution) -> Evaluation:
 
 
 def solution_from_dict(inst: OlasAssignInstance, d: dict) -> OlasAssignSolution:
-    """{'assignment': [labeler id or index per point]} (ids if the instance names labelers)."""
-    seq = sequence(d.get("assignment") if isinstance(d, dict) else None, "solution.assignment",
-                   length=inst.n_points)
-    return OlasAssignSolution(id_indices(seq, inst.labeler_ids, inst.n_labelers,
-                                         "solution.assignment", "a labeler id or index"))
+    """The one reader of an olas-assign solution: {'assignment': [the labeler of each point,
+    in the instance's point order]}, labeler ids (exact type) when the instance names its
+    labelers, else 0-based positions; null = the point is not assigned
+    (`crowdopt schema solution-olas-assign`)."""
+    d = solution_object(d, "solution", ("assignment",))
+    return OlasAssignSolution(solution_entries(
+        d["assignment"], "solution.assignment", inst.labeler_ids, inst.n_labelers, "labeler",
+        unique=False, length=inst.n_points, allow_null=True))
 
 
 def solution_to_dict(inst: OlasAssignInstance, sol: OlasAssignSolution) -> dict:
-    """The JSON form of a solution, with the labeler ids where given."""
-    z = [int(i) for i in sol.assignment]
-    if inst.labeler_ids:
-        return {"assignment": [inst.labeler_ids[i] if i >= 0 else None for i in z]}
-    return {"assignment": z}
+    """The JSON form of a solution (what `solution_from_dict` reads): labeler ids where given."""
+    names = inst.labeler_ids
+    return {"assignment": [None if i < 0 else names[i] if names is not None else i
+                           for i in (int(v) for v in sol.assignment)]}
 
 
 POOL_PARAMS = {

@@ -23,7 +23,6 @@ import numpy as np
 
 from ..errors import InputError
 from ..validate import (
-    id_indices,
     ids,
     int_array,
     integer,
@@ -31,7 +30,8 @@ from ..validate import (
     probability_array,
     real,
     real_array,
-    sequence,
+    solution_entries,
+    solution_object,
 )
 from .catalogue import (
     MILP_DEFAULT_TIME,
@@ -275,24 +275,26 @@ def policy_violations(inst: OlasSelectInstance, sol: OlasSelectSolution) -> list
 
 
 def solution_from_dict(inst: OlasSelectInstance, d: dict) -> OlasSelectSolution:
-    """{'selected': [point id or index], 'assignment': [labeler id or index]} (same lengths)."""
-    if not isinstance(d, dict):
-        raise InputError("solution", "a JSON object with 'selected' and 'assignment'", d)
-    sel = sequence(d.get("selected"), "solution.selected")
-    lab = sequence(d.get("assignment"), "solution.assignment", length=len(sel))
-    return OlasSelectSolution(
-        id_indices(sel, inst.point_ids, inst.n_points, "solution.selected", "a point id or index"),
-        id_indices(lab, inst.labeler_ids, inst.n_labelers, "solution.assignment",
-                 "a labeler id or index"))
+    """The one reader of an olas-select solution: {'selected': [points], 'assignment':
+    [the labeler of each selected point]} (same lengths; a point at most once), ids (exact
+    type) where the instance names points / labelers, else 0-based positions
+    (`crowdopt schema solution-olas-select`)."""
+    d = solution_object(d, "solution", ("selected", "assignment"))
+    sel = solution_entries(d["selected"], "solution.selected", inst.point_ids, inst.n_points,
+                           "point", unique=True)
+    lab = solution_entries(d["assignment"], "solution.assignment", inst.labeler_ids,
+                           inst.n_labelers, "labeler", unique=False, length=len(sel))
+    return OlasSelectSolution(sel, lab)
 
 
 def solution_to_dict(inst: OlasSelectInstance, sol: OlasSelectSolution) -> dict:
-    """The JSON form of a solution, with the point and labeler ids where given."""
+    """The JSON form of a solution (what `solution_from_dict` reads): ids where given."""
     sel = [int(j) for j in sol.selected]
     lab = [int(i) for i in sol.assignment]
     return {
-        "selected": [inst.point_ids[j] for j in sel] if inst.point_ids else sel,
-        "assignment": [inst.labeler_ids[i] for i in lab] if inst.labeler_ids else lab,
+        "selected": [inst.point_ids[j] for j in sel] if inst.point_ids is not None else sel,
+        "assignment": [inst.labeler_ids[i] for i in lab] if inst.labeler_ids is not None
+        else lab,
     }
 
 

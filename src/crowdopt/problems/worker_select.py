@@ -22,7 +22,6 @@ from ..errors import InputError
 from ..validate import (
     MAX_ITEMS,
     choice,
-    id_indices,
     ids,
     int_array,
     integer,
@@ -30,7 +29,8 @@ from ..validate import (
     probability_array,
     real,
     real_array,
-    sequence,
+    solution_entries,
+    solution_object,
 )
 from .catalogue import (
     MILP_DEFAULT_TIME,
@@ -244,18 +244,23 @@ def evaluate(inst: WorkerSelectInstance, sol: WorkerSelectSolution) -> Evaluatio
 
 
 def solution_from_dict(inst: WorkerSelectInstance, d: dict) -> WorkerSelectSolution:
-    """{'selected': [worker id or index, ...]} (ids when the instance names its workers)."""
-    seq = sequence(d.get("selected") if isinstance(d, dict) else None, "solution.selected")
-    out = id_indices(seq, inst.worker_ids, inst.n_workers, "solution.selected",
-                     "a worker id or index")
+    """The one reader of a worker-select solution: {'selected': [workers, each once],
+    'size': optional, = len(selected)}, worker ids (exact type) when the instance names its
+    workers, else 0-based positions (`crowdopt schema solution-worker-select`)."""
+    d = solution_object(d, "solution", ("selected",), ("size",))
+    out = solution_entries(d["selected"], "solution.selected", inst.worker_ids, inst.n_workers,
+                           "worker", unique=True)
+    if "size" in d and (type(d["size"]) is not int or d["size"] != len(out)):
+        raise InputError("solution.size", f"{len(out)} (the number of selected workers) or "
+                         "no size", d["size"])
     return WorkerSelectSolution(np.sort(out))
 
 
 def solution_to_dict(inst: WorkerSelectInstance, sol: WorkerSelectSolution) -> dict:
-    """The JSON form of a solution, with the worker ids where given."""
+    """The JSON form of a solution (what `solution_from_dict` reads): worker ids where given."""
     sel = [int(i) for i in sol.selected]
     out: dict[str, Any] = {"size": len(sel)}
-    out["selected"] = [inst.worker_ids[i] for i in sel] if inst.worker_ids else sel
+    out["selected"] = [inst.worker_ids[i] for i in sel] if inst.worker_ids is not None else sel
     return out
 
 

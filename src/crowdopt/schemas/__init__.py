@@ -2,7 +2,8 @@
 
 `crowdopt schema NAME` prints one, `crowdopt schema --list` names them. COMMAND_SCHEMAS maps
 each `--json` command to the schema of its stdout (the stdout contract test validates every
-command's output against it). Schemas refer to each other by relative `$ref`
+command's output against it); INPUT_SCHEMAS names the schemas of what crowdopt reads (the
+solution forms, `solution-PROBLEM`: each problem's solution reader is tested against it). Schemas refer to each other by relative `$ref`
 ("certificate.json"); `validator(name)` resolves them from this folder, offline.
 """
 
@@ -48,6 +49,14 @@ COMMAND_SCHEMAS: dict[tuple[str, ...], str] = {
     ("reproduce", "selection"): "reproduction",
     ("reproduce", "olas"): "reproduction",
     ("reproduce", "cltap"): "reproduction",
+}
+
+
+# schemas of what crowdopt reads (not a command's stdout): name -> where it is read
+INPUT_SCHEMAS: dict[str, str] = {
+    **{f"solution-{p}": "certify --solution, crowdopt.read_solution"
+       for p in ("cltap", "labeler-set", "olas-assign", "olas-select", "worker-select")},
+    "solution": "certify --solution (the solution inside a result, certificate, comparison)",
 }
 
 

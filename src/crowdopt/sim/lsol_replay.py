@@ -35,7 +35,7 @@ from ..crowd.tables import Gold, LabelTable
 from ..errors import InputError
 from ..policies import lsol_em
 from ..policies.lsol import ESTIMATORS, LSOL, DisagreementFilter, Schedule
-from ..validate import choice, integer, real
+from ..validate import choice, integer, labels_per_task, real
 
 REPLAY_ESTIMATORS = ESTIMATORS + ("answers",)
 EXPLOITS = ("set", "sequential")
@@ -191,7 +191,8 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     exploit "sequential": buy until the posterior reaches `confidence` (module docstring), at
     most B t - spent + overdraft (1 - t / T) labels at step t (at least one while the run's
     B T, less a fully labeled task per exploration step still due, is not spent), B = `budget`
-    labels per task (default: a third of the table's labels per task), overdraft = two fully
+    labels per task, at least 1 (default: a third of the table's labels per task, at least 1),
+    overdraft = two fully
     labeled tasks, so the steps right after the testers are not starved and the run ends within
     B per task unless the testers alone exceed it (a step with nothing left buys no label and
     guesses a class at random).
@@ -210,7 +211,10 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     if W < 1 or n_tasks < 1:
         raise InputError("labels", "a table with at least one task and one worker", D.shape)
     per_task = (D >= 0).sum(axis=1)
-    B = float(per_task.mean()) / 3 if budget is None else real(budget, "budget", lo=0.0)
+    # every step answers its task, so a budget below one label per task is refused (and the
+    # default, a third of the labels per task, is at least one)
+    B = (max(1.0, float(per_task.mean()) / 3) if budget is None
+         else labels_per_task(budget, "budget"))
     per_task_max = int(per_task.max())
     overdraft = OVERDRAFT_TASKS * float(per_task_max)
     truth = gold.truth(n_tasks) if gold is not None else np.full(n_tasks, -1)

@@ -53,7 +53,7 @@ def solve_milp(inst: P.CltapInstance, opts: RunOptions | None = None, *,
     from .exact_runner import solve_exact
 
     opts = opts or RunOptions()
-    if opts.time_limit is None:
+    if opts.time_limit is None and not opts.no_time_limit:
         opts = dataclasses.replace(opts, time_limit=MILP_DEFAULT_TIME)
     form = FORMULATIONS["milp-compact"]
     if symmetry_break:

@@ -44,6 +44,7 @@ Why a proof is a proof, step by step:
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 import time
 from typing import Any
@@ -136,10 +137,10 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
     from .exact_runner import solve_exact
 
     opts = opts or RunOptions()
-    if opts.time_limit is None:
+    if opts.time_limit is None and not opts.no_time_limit:
         opts = dataclasses.replace(opts, time_limit=DEFAULT_TIME)
     t0 = time.perf_counter()
-    start = start_bounds(inst, primal_seconds(inst, opts.time_limit), SEED)
+    start = start_bounds(inst, primal_seconds(inst, opts.time_limit or DEFAULT_TIME), SEED)
     sol, lb, ub, src = start
     if proven(lb, ub, inst):  # the cheap bound meets the best-of start: no model to build
         return Outcome("optimal", sol, max(ub, lb), src, lb,
@@ -147,8 +148,9 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
                         "time_s": time.perf_counter() - t0})
     _last_start()[:] = [(inst, SEED, start)]
     # the start (cheap bounds, best-of primal) counts against the limit, as a build does
-    opts = dataclasses.replace(opts, time_limit=max(opts.time_limit - (time.perf_counter() - t0),
-                                                    0.05))
+    if opts.time_limit is not None:
+        opts = dataclasses.replace(opts, time_limit=max(
+            opts.time_limit - (time.perf_counter() - t0), 0.05))
     try:  # the build and compile run under the limit's timer, as every other build
         out = solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
                           stop_in_load=True)
@@ -236,7 +238,8 @@ def search_passes(ctx: Any) -> Any:
 
     inst, hm = ctx.inst, ctx.model
     t0 = time.perf_counter()
-    limit = ctx.time_left() or DEFAULT_TIME
+    limit = ctx.time_left()
+    limit = math.inf if limit is None else limit  # no limit asked for (a year or more)
     sr = _Search(ctx)
     start, _, ub, src = start_bounds(inst, primal_seconds(inst, limit), SEED)
     if sr.cols["theta"] < ub:  # the model's own truncation value bounds eta too
@@ -270,7 +273,7 @@ def search_passes(ctx: Any) -> Any:
         theta = lb * (1.0 + margin) + tiny if final else 0.5 * (lb + guide)
         sr.set_eta(theta, theta)  # the feasibility problem: every task reaches theta
         sr.set_heads(theta)
-        hm.options = step_opts.replace(time_limit=left,
+        hm.options = step_opts.replace(time_limit=left if math.isfinite(left) else None,
                                        confirm_infeasible=final and CONFIRM_REFUTATIONS)
         res = last = hm.solve()
         step = {"theta": theta, "status": str(res.status), "solve_s": res.solve_s,
@@ -308,7 +311,8 @@ def search_passes(ctx: Any) -> Any:
     sr.set_heads(0.0)
     if last is None:  # proven by the start: one solve at eta = lb from the incumbent's point
         sr.set_eta(sr.lb, sr.lb)
-        hm.options = step_opts.replace(time_limit=max(limit - (time.perf_counter() - t0), 1.0))
+        left = max(limit - (time.perf_counter() - t0), 1.0)
+        hm.options = step_opts.replace(time_limit=left if math.isfinite(left) else None)
         hm.set_start(sr.x)
         last = hm.solve()
         sr.set_eta(*sr.eta_bounds)
