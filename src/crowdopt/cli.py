@@ -24,6 +24,7 @@ from .cliargs import (
     apply_boundary_types,
     limit_seconds,
     nonneg_float,
+    positive_float,
     positive_int,
 )
 from .errors import CrowdoptError, InputError
