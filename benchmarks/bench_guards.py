@@ -65,7 +65,8 @@ FEATURES: dict[str, list[str]] = {
     "worker-select/milp-a/costs": ["log:nnz"],
     "worker-select/milp-compact": ["M", "log:B"],
     "cltap/milp-compact": ["log:cols", "log:a", "learning", "log:bt"],
-    "cltap/head-cover": ["log:links", "learning", "log:links_learning", "log:a"],
+    "cltap/head-cover": ["log:links", "log:a"],
+    "cltap/head-cover/learning": ["log:links", "log:a", "rising"],
 }
 
 
@@ -189,10 +190,11 @@ SHAPES: list[Shape] = [
                               (3, "flat", (25, 50, 100, 200, 320)),
                               (3, "inc", (10, 20, 30, 40, 50, 60, 70, 80)),
                               (3, "nonmono", (10, 20, 30, 40, 50, 60, 70, 80)),
-                              (5, "inc", (5, 8, 10, 15, 20, 25, 30)),
+                              (5, "inc", (5, 8, 10, 15, 20, 25, 30, 40)),
+                              (5, "nonmono", (5, 8, 10, 15, 20, 25, 30, 40)),
                               (5, "dec", (10, 20, 40, 80, 120)),
                               (10, "inc", (4, 6, 8, 10, 12, 15, 20)),
-                              (10, "dec", (5, 10, 15, 20, 30, 40)),
+                              (10, "dec", (5, 10, 15, 20, 30, 40, 60, 80)),
                               (10, "flat", (10, 20, 40, 80)))],
 ]
 
@@ -213,7 +215,7 @@ def _run(shape: Shape, size: Any, seed: int, cap: float) -> dict:
     if reason:
         return {**row, "status": "refused", "cpu_s": None, "wall_s": None, "note": reason}
     c0, w0 = time.process_time(), time.perf_counter()
-    r = run_method(spec, inst, m, RunOptions(time_limit=cap, seed=seed))
+    r = run_method(spec, inst, m, RunOptions(time_limit=cap, seed=seed), True)  # past guards
     d = r.details or {}
     return {**row, "status": str(r.status), "cpu_s": time.process_time() - c0,
             "wall_s": time.perf_counter() - w0, "route": d.get("route"),
