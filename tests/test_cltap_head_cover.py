@@ -15,7 +15,7 @@ from crowdopt.api import solve
 from crowdopt.models.cltap import build_heads, decode_heads
 from crowdopt.problems import cltap as P
 from crowdopt.registry import RunOptions
-from crowdopt.solvers.cltap import _head_cover_size, brute_force, solve_milp
+from crowdopt.solvers.cltap import brute_force, solve_milp
 from crowdopt.solvers.cltap_exact import solve_head_cover
 from crowdopt.solvers.highs import HighsOptions, Status, solve_model
 
@@ -109,7 +109,8 @@ def test_certified_through_the_registry():
     res = solve(inst, "head-cover", time_limit=30.0)
     assert res.certificate.certified and res.certificate.proven_optimal
     big = P.generate(0, t=55, a=3, trend="inc")  # past milp-compact's guard, not head-cover's
-    assert P.SPEC.method("milp-compact").refuses(big) is not None and _head_cover_size(big) is None
+    assert P.SPEC.method("milp-compact").refuses(big) is not None
+    assert P.SPEC.method("head-cover").refuses(big) is None
 
 
 def _random_assignment(inst, rng):
@@ -186,3 +187,15 @@ def test_optimum_far_below_one_label_per_annotator():
     assert out.status.value == "optimal"
     value = P.evaluate(inst, out.solution).objective
     assert 0 < value <= out.bound <= value * (1 + 1e-7)
+
+
+def test_head_cover_time_guard_is_fitted():
+    """A learning crowd is predicted from its size (bench_guards.py): refused past the fitted
+    frontier unless forced; a falling or flat crowd has no time guard (its start often proves
+    it at any size), only the memory guard."""
+    m = P.SPEC.method("head-cover")
+    assert "predicted" in m.refuses(P.generate(0, t=200, a=5, trend="inc"))
+    assert m.refuses(P.generate(0, t=200, a=5, trend="inc"), force=True) is None
+    flat = P.generate(0, t=320, a=3, trend="dec", tau=100.0, horizon=1e6)
+    assert m.refuses(flat) is None
+    assert "memory" in m.refuses(P.generate(0, t=1000, a=100, trend="dec"), force=True)
