@@ -421,21 +421,95 @@ class CompiledModel(MatrixForm):
     compile_s: float
 
 
+class InfeasibleRow(Exception):
+    """A row without a free variable (its variables all fixed, or none) that cannot hold: the
+    model is infeasible before HiGHS sees it (Pyomo's compiler refuses to write it)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _standard_form(model: Any) -> Any:
+    """Pyomo's `LinearStandardFormCompiler` on `model` (mixed form, the model's own sense), its
+    refusals as crowdopt errors: a nonlinear row or objective, an active component it cannot
+    take, a fixed variable without a value are one-line InputErrors naming the component; a
+    constant row that cannot hold is `InfeasibleRow`.
+
+    Columns come in the order the rows and objective first mention each Var component (each
+    in index order): Pyomo 6.10's `column_order=True` maps a fixed entry of a Var other
+    entries of which are columns to another entry of that Var (`TemplateVarRecorder`), so a
+    fixed variable that a row or the objective mentions would come back as a free column."""
+    import re
+
+    from pyomo.common.errors import InfeasibleConstraintException, InvalidExpressionError
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    from ..errors import InputError
+
+    try:
+        return LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    except InfeasibleConstraintException as exc:
+        raise InfeasibleRow(_first_line(exc)) from None
+    except InvalidExpressionError as exc:
+        where = re.search(r"\((.*?)\)", _first_line(exc))
+        raise InputError("model." + (where.group(1) if where else "?"),
+                         "linear terms (HiGHS takes linear rows and a linear objective)",
+                         "nonlinear terms") from None
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        raise InputError("model", "a linear Pyomo model (rows, objective, variables)",
+                         _first_line(exc).replace("\t", " ")) from None
+
+
+def _declaration_order(model: Any, cols: list) -> np.ndarray | None:
+    """The permutation that puts compiled columns in declaration order (Var components as
+    declared, each in index order), None if they already are. A column whose variable is not
+    one of the model's (deleted from it while a row still uses it, or another model's) is an
+    InputError naming it."""
+    from operator import methodcaller
+
+    from pyomo.core.base import SortComponents
+    from pyomo.environ import Var
+
+    from ..errors import InputError
+
+    rank = {id(c): k for k, c in enumerate(model.component_objects(
+        Var, descend_into=True, sort=SortComponents.ORDERED_INDICES))}
+    comps = list(map(methodcaller("parent_component"), cols))
+    ranks = np.fromiter((rank.get(id(c), -1) for c in comps), dtype=np.int64, count=len(cols))
+    if ranks.size and ranks.min() < 0:
+        v = cols[int(np.argmin(ranks))]
+        raise InputError(f"model.{v.parent_component().name}", "a variable of the model",
+                         f"{v.name}, which a row or the objective uses but the model does not "
+                         "hold (deleted, or another model's)")
+    if not ranks.size or np.all(ranks[1:] >= ranks[:-1]):
+        return None
+    return np.argsort(ranks, kind="stable")
+
+
 @_adapter_time
 def compile_pyomo(model: Any) -> CompiledModel:
-    """Compile a linear Pyomo model (one active objective or none) into arrays."""
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+    """Compile a linear Pyomo model (one active objective or none) into arrays, as written:
+    fixed variables are constants at their value (in the row bounds and the objective's
+    offset), bounds as set, deactivated components left out, Expressions expanded. Columns in
+    declaration order (each Var component in index order, unused ones dropped): an order array
+    emitters reproduce, whatever the objective mentions first. Refusals: `_standard_form`; two
+    active objectives are an InputError naming them."""
+    from ..errors import InputError
 
     clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
     t0 = clock()
-    # columns in declaration order (each Var component in index order, unused ones dropped):
-    # an order array emitters reproduce, whatever the objective mentions first
-    info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None,
-                                              column_order=True)
+    info = _standard_form(model)
     cols = info.columns
     n = len(cols)
     if len(info.objectives) > 1:
-        raise ValueError("HighsModel.from_pyomo: more than one active objective")
+        raise InputError("model", "one active objective",
+                         ", ".join(o.name for o in info.objectives))
+    perm = _declaration_order(model, cols)
+    if perm is not None:
+        cols = [cols[k] for k in perm]
+        info.c = info.c[:, perm]
+        info.A = info.A[:, perm] if info.A is not None else None
     if info.objectives:
         c = np.asarray(info.c.toarray()[0], dtype=float) if n else np.zeros(0)
         offset = float(info.c_offset[0])
@@ -1007,8 +1081,13 @@ class HighsModel:
             highs_version=version_of(h), objective_unit=1.0 / self._sigma,
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
+    def violation(self, x: Any) -> float:
+        """Max violation of the loaded model's rows, bounds and integrality by a point in the
+        caller's units (a scaled column is compared as HiGHS sees it, x / its scale)."""
+        return self._violation(np.asarray(x, dtype=float) / self._cs)
+
     def _violation(self, x: np.ndarray) -> float:
-        """Max violation of rows, bounds and integrality by x (the 'impossible status' check)."""
+        """Max violation of rows, bounds and integrality by x as HiGHS sees it (scaled)."""
         v = 0.0
         if self.num_row:
             ax = self._A @ x
