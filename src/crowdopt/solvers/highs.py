@@ -569,6 +569,10 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
 
 
 SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 < 1e15)
+# a continuous column boxed within 2^-10 of 0 (or reaching past 2^10) is scaled by its box: a
+# head-cover eta in [0, 1.6e-9] left as it was made HiGHS stop 15-25 % below the optimum, its
+# bound "meeting" the objective within its absolute tolerances (1e-9); at 1e-7 none did
+BOX_LOG2 = 10
 
 
 def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndarray,
@@ -577,17 +581,27 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
     lo <= Ax <= hi: HiGHS gets R A S, S c * objective_scale, bounds R lo, S^-1 lo.
 
     Geometric scaling (each row and column centred on magnitude 1) over rows and the
-    continuous columns without a finite box (epigraph variables, weights: a boxed or integer
-    column keeps scale 1, so integrality and 0/1 relaxations are untouched), then the objective
-    divided by its largest coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus
-    reaches HiGHS as `z' <= sum (phi/phi_max) x`: its absolute tolerances (feasibility 1e-9, gap
-    0) become relative ones. Powers of 2 keep every unscaled number exact.
+    continuous columns without a finite box (epigraph variables, weights: an integer column
+    keeps scale 1, so integrality is untouched), then the objective divided by its largest
+    coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus reaches HiGHS as
+    `z' <= sum (phi/phi_max) x`: its absolute tolerances (feasibility 1e-9, gap 0) become
+    relative ones. A boxed continuous column keeps scale 1 (0/1 relaxations are untouched)
+    unless its box lies within 2^-BOX_LOG2 of 0 or reaches past 2^BOX_LOG2: then it is scaled
+    by the box's magnitude, so that its values, and an objective made of them, are of order 1
+    for HiGHS (a max-min eta in [0, 1e-9]). Powers of 2 keep every unscaled number exact.
     """
     m, n = A.shape
-    rs, cs = np.zeros(m), np.zeros(n)
-    free = (integrality == 0) & ~(np.isfinite(col_lo) & np.isfinite(col_hi))
+    rs = np.zeros(m)
+    boxed = np.isfinite(col_lo) & np.isfinite(col_hi)
+    free = (integrality == 0) & ~boxed
+    reach = np.where(boxed, np.maximum(np.abs(col_lo), np.abs(col_hi)), 1.0)
+    with np.errstate(divide="ignore"):
+        e = np.log2(reach)
+    far = (integrality == 0) & boxed & (reach > 0) & (np.abs(e) > BOX_LOG2)
+    box = np.where(far, np.round(e), 0.0)  # the fixed scale of a far-boxed column
+    cs = box.copy()
     data = np.abs(np.asarray(A.data))
-    if np.any((data != 0) & (data != 1.0)):  # a 0/+-1 matrix stays (no conversion either)
+    if far.any() or np.any((data != 0) & (data != 1.0)):  # a 0/+-1 matrix stays
         coo = A.tocoo()
         keep = coo.data != 0
         r, k = coo.row[keep].astype(np.intp), coo.col[keep].astype(np.intp)
@@ -595,7 +609,7 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
         rseg, cseg = _segments(r, m), _segments(k, n)
         for _ in range(SCALE_PASSES):
             rs = -_centres(L + cs[k], rseg, m)
-            new = np.where(free, -_centres(L + rs[r], cseg, n), 0.0)
+            new = np.where(free, -_centres(L + rs[r], cseg, n), box)
             done = np.max(np.abs(new - cs), initial=0.0) < 0.25
             cs = new
             if done:
