@@ -302,7 +302,9 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
 def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
     """Assignment of a solved head-cover model: one task per chosen head with its joined labels,
     then the prefix's other labels, heaviest first, on the neediest task their annotator has not
-    labelled (raises c' only; keeps (14)-(16))."""
+    labelled (raises c' only; keeps (14)-(16)). A point of a model whose rows a user dropped
+    decodes too (a label joined to no chosen head is left to the prefixes; more heads than
+    tasks give task numbers past t): the evaluator reports what it violates."""
     z = np.full((inst.a, inst.K), -1, dtype=np.int64)
     task: dict[tuple[int, int], int] = {}
     for h, v in res.values(m.g).items():
@@ -310,7 +312,7 @@ def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSo
             task[h] = len(task)
             z[h] = task[h]
     for (j, k, j2, k2), v in res.values(m.y).items():
-        if v > 0.5:
+        if v > 0.5 and (j, k) in task:
             z[j2, k2] = task[j, k]
     n = np.zeros(inst.a, dtype=np.int64)
     for (j, k), v in res.values(m.u).items():
@@ -326,9 +328,10 @@ def fill_prefixes(inst: CltapInstance, sol: CltapSolution, n: np.ndarray) -> Clt
     c = np.zeros(inst.t)
     lab = np.zeros((inst.a, inst.t), dtype=bool)
     for j, k in zip(*np.nonzero(z >= 0)):
-        c[z[j, k]] += inst.phi[j, k]
-        lab[j, z[j, k]] = True
         n[j] = max(n[j], k + 1)
+        if z[j, k] < inst.t:  # a task number past t (a relaxed model's point) counts nowhere
+            c[z[j, k]] += inst.phi[j, k]
+            lab[j, z[j, k]] = True
     free = [(j, k) for j in range(inst.a) for k in range(int(n[j])) if z[j, k] < 0]
     for j, k in sorted(free, key=lambda jk: -inst.phi[jk]):
         i = int(np.argmin(np.where(lab[j], np.inf, c)))

@@ -216,7 +216,22 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
         return OlasSelectSolution(np.array([p for _, p in pairs], dtype=np.int64),
                                   np.array([a for a, _ in pairs], dtype=np.int64))
     chosen = np.array([pj[p] for p, v in res.values(m.s).items() if v > 0.5], dtype=np.int64)
-    return assign_theorem1(inst, chosen)
+    return _assign_selection(inst, chosen)
+
+
+def _assign_selection(inst: OlasSelectInstance, chosen: np.ndarray) -> OlasSelectSolution:
+    """The Theorem 1 assignment of a selection. A selection past the pool's capacity (a model
+    whose Hall rows a user deactivated) keeps its lowest-entropy excess on the most accurate
+    labeler, over capacity: the evaluator reports that solution infeasible."""
+    cap = int(np.sum(inst.capacities))
+    if len(chosen) <= cap or not inst.n_labelers:
+        return assign_theorem1(inst, chosen)
+    by_entropy = chosen[np.argsort(-inst.entropies[chosen], kind="stable")]
+    head = assign_theorem1(inst, by_entropy[:cap])
+    rest = by_entropy[cap:]
+    return OlasSelectSolution(np.concatenate([head.selected, rest]),
+                              np.concatenate([head.assignment, np.full(len(rest),
+                                              inst.labeler_order()[0], dtype=np.int64)]))
 
 
 # ---------------------------------------------------------------------------- array emitters
@@ -344,7 +359,7 @@ def _canonical(ctx: Any, sol: OlasSelectSolution, x: np.ndarray) -> OlasSelectSo
     """The Theorem 1 assignment of the same selection (it also satisfies (10e)-(10h)), kept
     only where the model admits it: every pair a column, the point feasible for every row of
     the (possibly extended) model, the objective unchanged. Else the pairs as solved."""
-    canon = assign_theorem1(ctx.inst, sol.selected)
+    canon = _assign_selection(ctx.inst, sol.selected)
     cols = ctx.extras["pair_columns"](canon.assignment, canon.selected)
     if len(cols) and cols.min() < 0:
         return sol
