@@ -222,21 +222,25 @@ def objective_coefficient(m: Any, pick: Pick) -> str:
     return f"objective + {c} {v.name}"
 
 
-def objective_expression(m: Any, pick: Pick) -> str:
+def _one_integer(m: Any, pick: Pick) -> Any:
+    """A free integer variable of the model, or None."""
     pool = _free_integers(m)
-    if not pool:
+    return pick(pool) if pool else None
+
+
+def objective_expression(m: Any, pick: Pick) -> str:
+    v = _one_integer(m, pick)
+    if v is None:
         return "no integer variable"
-    v = pick(pool)
     m.user_expr = pyo.Expression(expr=_objective(m).expr + 0.3 * v)
     _replace_objective(m, m.user_expr)
     return f"objective over an Expression, + 0.3 {v.name}"
 
 
 def fix(m: Any, pick: Pick) -> str:
-    pool = _free_integers(m)
-    if not pool:
+    v = _one_integer(m, pick)
+    if v is None:
         return "no integer variable"
-    v = pick(pool)
     v.fix(pick([int(v.lb), int(v.ub)]))
     return f"{v.name} fixed at {v.value}"
 

@@ -697,7 +697,8 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
     if change.kind in form.valid_for:
         why = {UNCHANGED: "the model is as build_model returned it",
                ADDED_ROWS: "added rows only restrict the model; its passes carry them into "
-                           "every solve and stay exact"}.get(change.kind, "exact for any model")
+                           "every solve and stay exact"}.get(
+            change.kind, "its passes are exact whatever the model holds")
         return form, {**info, "passes": form.route, "passes_why": why}
     return plain(form), {**info, "passes": ONE_SOLVE,
                          "passes_why": f"{rec.method}'s passes ({form.route}) are exact only "
