@@ -243,7 +243,7 @@ def _tiny_weights(seed: int, t: int, a: int, K: int, trend: str, shrink: float):
     return CltapInstance.from_arrays(0.5 + (base.p - 0.5) * shrink, base.t, base.b)
 
 
-@pytest.mark.parametrize("shrink", [1e-4, 1e-6])
+@pytest.mark.parametrize("shrink", [1e-4, 1e-6, 3e-8])
 def test_a_plain_solve_at_tiny_weights_is_exact(shrink):
     """CL-TAP weights ~1e-9 (coin-flip accuracies) and a user's bound eta <= theta: eta then
     lives in [0, 1e-9], where HiGHS's absolute tolerances stopped a plain solve 15-25 % below
@@ -262,3 +262,20 @@ def test_a_plain_solve_at_tiny_weights_is_exact(shrink):
         for r in (plain, crowdopt.solve_model(inst, crowdopt.build_model(inst)),
                   crowdopt.solve(inst, "head-cover")):
             assert r.objective == pytest.approx(opt, rel=1e-7, abs=0), (seed, r)
+
+
+def test_a_rounding_noise_coefficient_steers_no_scale():
+    """The head-cover row of a head weighing theta holds 1 - phi/theta = 1.1e-16 beside eta's
+    146: it pulled the row's scale to 2^40 and the free eta's to 2^-34, and a plain solve
+    answered 0.3 where the model's optimum is 0.3049 (make soak found it). Entries 2^-50
+    below their row's largest (rounding noise) now steer no scale."""
+    inst = crowdopt.load({"problem": "cltap", "schema_version": 1, "t": 2, "b": 4,
+                          "p": [[0.5155306139817771], [0.5248216233473728],
+                                [0.550044384364436]]})
+    m = crowdopt.build_model(inst, "head-cover")
+    m.obj.deactivate()
+    m.bonus = pyo.Expression(expr=m.eta + 0.3 * m.g[1, 0])
+    m.obj2 = pyo.Objective(expr=m.bonus, sense=pyo.maximize)
+    r = crowdopt.solve_model(inst, m)
+    assert model_objective(r) == pytest.approx(independent(m).objective, rel=1e-9)
+    assert model_objective(r) == pytest.approx(0.3 + inst.phi[1, 0], rel=1e-9)

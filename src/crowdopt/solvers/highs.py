@@ -573,6 +573,12 @@ SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 
 # head-cover eta in [0, 1.6e-9] left as it was made HiGHS stop 15-25 % below the optimum, its
 # bound "meeting" the objective within its absolute tolerances (1e-9); at 1e-7 none did
 BOX_LOG2 = 10
+# a row entry 2^-50 (4 units in the last place) below the row's largest, and below HiGHS's
+# small_matrix_value (1e-9) as given, is rounding noise: HiGHS would drop it unscaled, and it
+# cannot move the row's activity in double precision (a head-cover cover row at weights of
+# 4e-16 spans 0.3 to 3e15 = 2^-53: legit, and kept, its small entries being 0.3)
+NOISE_LOG2 = 50
+NOISE_ABS_LOG2 = -30
 
 
 def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndarray,
@@ -606,6 +612,14 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
         keep = coo.data != 0
         r, k = coo.row[keep].astype(np.intp), coo.col[keep].astype(np.intp)
         L = np.log2(np.abs(coo.data[keep]))
+        # an entry below 2^-NOISE_LOG2 of its row's largest steers no scale (HiGHS then drops
+        # it, as it would unscaled): a head-cover coefficient 1 - 1.0 = 1.1e-16 beside 146
+        # (2^-60) pulled its row's scale to 2^40 and the free eta's to 2^-34, and HiGHS
+        # presolve answered 0.3 where the model's optimum is 0.3049
+        top = np.full(m, -np.inf)
+        np.maximum.at(top, r, L)
+        significant = (L >= top[r] - NOISE_LOG2) | (L >= NOISE_ABS_LOG2)
+        r, k, L = r[significant], k[significant], L[significant]
         rseg, cseg = _segments(r, m), _segments(k, n)
         for _ in range(SCALE_PASSES):
             rs = -_centres(L + cs[k], rseg, m)
