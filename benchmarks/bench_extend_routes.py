@@ -49,7 +49,7 @@ UNMODIFIED = {
                      "noise": "linear", "beta": 0.1}),
     "labeler-set": ({"labelers": 10}, {"labelers": 6}),
     "worker-select": ({"workers": 2_000, "max_workers": 40}, {"workers": 200, "max_workers": 20}),
-    "cltap": ({"t": 10, "a": 7}, {"t": 6, "a": 4}),
+    "cltap": ({"t": 8, "a": 4, "trend": "inc"}, {"t": 6, "a": 3, "trend": "inc"}),  # the search runs
 }
 
 
