@@ -763,7 +763,7 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
         _fixed_values(model)
     form, route = _route(spec, model, rec)
     opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
-                      presolve=presolve)
+                      presolve=presolve, no_time_limit=checked.no_time_limit)
     try:
         done = run(form, inst, opts, model=model)
     except InfeasibleRow as exc:
