@@ -162,6 +162,10 @@ def _deleted_var(m):
     m.del_component(m.w)
 
 
+def _deleted_policy_var(m):
+    m.del_component(m.z)  # (10f)-(10h) still use it
+
+
 def _deleted_decoded_var(m):
     m.del_component(m.y)
 
@@ -171,15 +175,25 @@ def _reshaped(m):
     m.y = pyo.Var(domain=pyo.Binary)
 
 
+def _foreign_model():
+    m = pyo.ConcreteModel(name="mine")
+    m.x = pyo.Var(bounds=(0, 1))
+    m.o = pyo.Objective(expr=m.x, sense=pyo.maximize)
+    return _olas(), m
+
+
 BROKEN = {
     "a variable rows still use deleted": (_compact(_deleted_var), "model.w"),
     "the decoded variable deleted": (_compact(_deleted_decoded_var), "model.y"),
+    "a variable the policy rows use deleted": (_compact(_deleted_policy_var), "model.z"),
     "the decoded variable reshaped": (_compact(_reshaped), "model.y"),
     "a binary fixed to 5": (_compact(_fix5), "model.y"),
     "a nonlinear row": (_compact(_nonlinear), "model.nl"),
     "two active objectives": (_compact(_second_objective), "obj, o2"),
     "no active objective": (_compact(_no_objective), "none"),
     "the record overwritten": (_compact(_tag), "model.crowdopt_build"),
+    "a model build_model did not make, without y or s": (_foreign_model,
+                                                          "its decoder reads them"),
     "an empty ConcreteModel": (lambda: (_olas(), pyo.ConcreteModel()), "one active objective"),
     "a model of another instance": (
         lambda: (_olas(), crowdopt.build_model(crowdopt.generate("olas-select", 4))),

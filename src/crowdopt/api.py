@@ -675,6 +675,19 @@ def _same_variable(model: Any, snap: Any, name: str) -> None:
         raise InputError(f"model.{name}", expected, f"{len(comp)} entries")
 
 
+def _decoder(spec: ProblemSpec) -> Any:
+    """The problem's decoder for a model build_model did not make: a model without the
+    variables it reads (or of another shape) is a one-line InputError, not a traceback."""
+    def decode(inst: Any, model: Any, res: Any) -> Any:
+        try:
+            return spec.decode(inst, model, res)
+        except (AttributeError, KeyError, TypeError, IndexError, ValueError) as exc:
+            raise InputError("model", f"the variables of a {spec.name} model as "
+                             "crowdopt.build_model makes them (its decoder reads them)",
+                             f"{type(exc).__name__}: {exc}") from None
+    return decode
+
+
 def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
     """(the formulation to run, what the details say about the route): a formulation's
     passes where they stay exact under the user's change (`Formulation.valid_for`), else one
@@ -683,7 +696,7 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
     from .models.snapshot import ADDED_ROWS, UNCHANGED, compare
 
     if rec is None:
-        form = Formulation(spec.name, "model", lambda inst: model, spec.decode)
+        form = Formulation(spec.name, "model", lambda inst: model, _decoder(spec))
         return form, {"change": "unknown (the model carries no record of build_model)",
                       "passes": ONE_SOLVE, "passes_why": "a model build_model did not make "
                       "is solved as given"}
@@ -693,7 +706,8 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
         _same_variable(model, rec.snapshot, name)
     if change.kind != UNCHANGED:
         _fixed_values(model)
-    info = {"change": change.what, "change_kind": change.kind}
+    info = {"change": change.what, "change_kind": change.kind,
+            **({"deleted": list(change.deleted)} if change.deleted else {})}
     if change.kind in form.valid_for:
         why = {UNCHANGED: "the model is as build_model returned it",
                ADDED_ROWS: "added rows only restrict the model; its passes carry them into "
@@ -768,6 +782,11 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
         done = run(form, inst, opts, model=model)
     except InfeasibleRow as exc:
         return _infeasible_row(spec, inst, model, str(exc), route, time.perf_counter() - t0)
+    except InputError as exc:  # Pyomo's compiler on a row of a deleted variable: name it
+        if exc.field != "model" or not route.get("deleted"):
+            raise
+        raise InputError(f"model.{route['deleted'][0]}", "a variable of the model",
+                         "deleted while a row or the objective still uses it") from None
     res, hm = done.result.res, done.model
     algorithm = str(model.name)
     scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "

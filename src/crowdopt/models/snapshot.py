@@ -118,11 +118,13 @@ def record(model: Any) -> Snapshot:
 
 @dataclass(frozen=True)
 class Change:
-    """How a model differs from its snapshot: `kind` (UNCHANGED, ADDED_ROWS or CHANGED) and
-    `what`, a sentence naming the (first) change found."""
+    """How a model differs from its snapshot: `kind` (UNCHANGED, ADDED_ROWS or CHANGED),
+    `what`, a sentence naming the (first) change found, and the names of the recorded
+    variables the model no longer holds (`deleted`)."""
 
     kind: str
     what: str
+    deleted: tuple[str, ...] = ()
 
 
 def _names(comps: list, most: int = 3) -> str:
@@ -203,7 +205,9 @@ def compare(snap: Snapshot, model: Any) -> Change:
         changed = next((f"the model's attribute {k!r} changed" for k, v in
                         snap.attributes.items() if now_attrs.get(k, _MISSING) != v), None)
     if changed is not None:
-        return Change(CHANGED, changed)
+        gone = tuple(comp.name for comp, *_ in snap.variables
+                     if model.component(comp.local_name) is not comp)
+        return Change(CHANGED, changed, gone)
     if added:
         return Change(ADDED_ROWS, f"rows added ({_names(added)})")
     return Change(UNCHANGED, "the model as build_model returned it")
