@@ -9,7 +9,9 @@ Two business rules the papers' models do not have:
 For each: build the exact model (indexed by your ids), add rows in Pyomo, solve it through
 crowdopt's HiGHS adapter with `crowdopt.solve_model`, which certifies the answer against the
 MODIFIED model's own bound (gap 0 = optimal under your rule), and print what the rule cost
-against the unconstrained optimum. Run: python examples/extend_model.py
+against the unconstrained optimum. Added rows keep each formulation's own route (the
+b-matching's LP with its integrality check, worker selection's min-|S| pass); the route that
+ran is printed (docs/extending.md). Run: python examples/extend_model.py
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def spread_hard_points(cap: int = 2, seed: int = 7) -> dict:
     print(f"  paper's model : {base}")
     print(f"  with the cap  : {capped}")
     print(f"  certificate   : {capped.certificate}")
+    print(f"  route         : {capped.details['passes']} ({capped.details['change']})")
     print(f"  hard points per labeler: {hard_load(base)} -> {hard_load(capped)}")
     print(f"  the rule costs {base.objective - capped.objective:.4f} of total entropy "
           f"({100 * (1 - capped.objective / base.objective):.1f} %)\n")
@@ -88,6 +91,7 @@ def vendor_cap(cap: int = 2, seed: int = 11) -> dict:
     print(f"  paper's model : {base}  team {team(base)}")
     print(f"  with the cap  : {capped}  team {team(capped)}")
     print(f"  certificate   : {capped.certificate}")
+    print(f"  route         : {capped.details['passes']} ({capped.details['change']})")
     print(f"  the rule costs {base.objective - capped.objective:.4f} of F_hat "
           f"({100 * (1 - capped.objective / base.objective):.1f} %)")
     return {"base": base, "modified": capped}

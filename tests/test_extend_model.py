@@ -141,7 +141,7 @@ def test_solve_model_runs_the_registered_settings_and_passes():
     assert r.details["lp_integral"] and r.details["presolve"] is False and not r.details["is_mip"]
     assert reg.details["lp_integral"] and reg.details["presolve"] is False
     m = crowdopt.build_model(olas, "lp-prefix")
-    del m.crowdopt_formulation  # no longer known as the formulation's model: a plain MILP solve
+    del m.crowdopt_build  # no longer known as the formulation's model: a plain MILP solve
     plain = crowdopt.solve_model(olas, m)
     assert plain.details["is_mip"] and "lp_integral" not in plain.details
     assert plain.objective == pytest.approx(r.objective, abs=1e-9)

@@ -573,9 +573,10 @@ def build_model(instance: Any, method: str | None = None) -> Any:
     if reason:
         raise InputError("method", f"a model that fits this instance ({spec.size(inst)})",
                          method, note=reason)
-    model = builders[method](inst)
-    model.crowdopt_instance = _fingerprint(spec, inst)  # solve_model checks the pairing
-    return model
+    # the model carries the record of what was built (`models.formulation.Built`): the
+    # instance's digest (solve_model checks the pairing) and the model's snapshot (solve_model
+    # sees what the user changed since, `models.snapshot.compare`)
+    return builders[method](inst, _fingerprint(spec, inst))
 
 
 def _fingerprint(spec: ProblemSpec, inst: Any) -> str:
@@ -588,18 +589,134 @@ def _fingerprint(spec: ProblemSpec, inst: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check_model(spec: ProblemSpec, inst: Any, model: Any) -> None:
-    """`model` is a Pyomo model built for `inst` (build_model tags it with the instance)."""
+def _record_of(spec: ProblemSpec, inst: Any, model: Any) -> Any:
+    """The record `build_model` left on `model` (None: a model it did not make); a model that
+    is no Pyomo model, of another problem or instance, or whose record was overwritten, is a
+    one-line InputError."""
     import pyomo.environ as pyo
+
+    from .models.formulation import Built, tag_of
 
     if not isinstance(model, pyo.Block):
         raise InputError("model", "a Pyomo model (crowdopt.build_model(instance))",
                          type(model).__name__)
-    tag = getattr(model, "crowdopt_instance", None)
-    if isinstance(tag, str) and tag != _fingerprint(spec, inst):
+    rec = tag_of(model)
+    if rec is None:
+        return None
+    if not isinstance(rec, Built):
+        raise InputError("model.crowdopt_build", "the record crowdopt.build_model leaves on "
+                         "its model, as it left it", type(rec).__name__)
+    forms = _formulations(spec)
+    if rec.problem != spec.name or rec.method not in forms:
+        raise InputError("model", f"a {spec.name} model (crowdopt.build_model(instance))",
+                         f"a {rec.problem} {rec.method} model")
+    if rec.instance is not None and rec.instance != _fingerprint(spec, inst):
         raise InputError("model", "a model built from this instance "
                          "(crowdopt.build_model(instance))", f"the model {model.name!r} of "
                          "another instance")
+    return rec
+
+
+def _formulations(spec: ProblemSpec) -> dict:
+    import importlib
+
+    return getattr(importlib.import_module(spec.models), "FORMULATIONS", {})
+
+
+def _one_objective(model: Any) -> None:
+    """A model solve_model takes has exactly one active objective (a feasibility model has
+    no bound to certify; two are not one problem)."""
+    import pyomo.environ as pyo
+
+    objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
+    if len(objs) != 1:
+        raise InputError("model", "one active objective",
+                         ", ".join(o.name for o in objs[:4]) if objs else "none")
+
+
+def _fixed_values(model: Any) -> None:
+    """Every fixed variable holds a finite value within its bounds (an integer one an
+    integer): a binary fixed to 5 is a one-line InputError naming it, not a solve."""
+    import math
+
+    import pyomo.environ as pyo
+
+    for v in model.component_data_objects(pyo.Var, descend_into=True):
+        if not v.fixed:
+            continue
+        x = v.value
+        lo, hi = v.lb, v.ub
+        if not isinstance(x, int | float) or not math.isfinite(x):
+            raise InputError(f"model.{v.name}", "a fixed variable with a finite value", x)
+        if ((lo is not None and x < lo - 1e-9 * max(1.0, abs(lo)))
+                or (hi is not None and x > hi + 1e-9 * max(1.0, abs(hi)))):
+            raise InputError(f"model.{v.name}", f"a value within its bounds [{lo}, {hi}]", x)
+        if v.is_integer() and abs(x - round(x)) > 1e-9:
+            raise InputError(f"model.{v.name}", f"an integer (its domain is {v.domain.name})", x)
+
+
+def _same_variable(model: Any, snap: Any, name: str) -> None:
+    """The variable `name` the formulation's decoder or passes read is the one build_model
+    made, with the same entries; else a one-line InputError naming it."""
+    from .models.snapshot import same_objects
+
+    built = snap.variable(name)
+    if built is None:
+        return
+    comp, data = built
+    now = model.component(name)
+    expected = f"the variable {name} build_model made ({len(data)} entries)"
+    if now is None:
+        raise InputError(f"model.{name}", expected, "deleted")
+    if now is not comp:
+        raise InputError(f"model.{name}", expected, f"another {now.ctype.__name__} "
+                         f"({len(now) if now.is_indexed() else 1} entries)")
+    if not same_objects(list(comp.values()), data):
+        raise InputError(f"model.{name}", expected, f"{len(comp)} entries")
+
+
+def _decoder(spec: ProblemSpec) -> Any:
+    """The problem's decoder for a model build_model did not make: a model without the
+    variables it reads (or of another shape) is a one-line InputError, not a traceback."""
+    def decode(inst: Any, model: Any, res: Any) -> Any:
+        try:
+            return spec.decode(inst, model, res)
+        except (AttributeError, KeyError, TypeError, IndexError, ValueError) as exc:
+            raise InputError("model", f"the variables of a {spec.name} model as "
+                             "crowdopt.build_model makes them (its decoder reads them)",
+                             f"{type(exc).__name__}: {exc}") from None
+    return decode
+
+
+def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
+    """(the formulation to run, what the details say about the route): a formulation's
+    passes where they stay exact under the user's change (`Formulation.valid_for`), else one
+    plain solve of the model as given; a model build_model did not make: one plain solve."""
+    from .models.formulation import ONE_SOLVE, Formulation, plain
+    from .models.snapshot import ADDED_ROWS, UNCHANGED, compare
+
+    if rec is None:
+        form = Formulation(spec.name, "model", lambda inst: model, _decoder(spec))
+        return form, {"change": "unknown (the model carries no record of build_model)",
+                      "passes": ONE_SOLVE, "passes_why": "a model build_model did not make "
+                      "is solved as given"}
+    form = _formulations(spec)[rec.method]
+    change = compare(rec.snapshot, model)
+    for name in form.reads if change.kind != UNCHANGED else ():
+        _same_variable(model, rec.snapshot, name)
+    if change.kind != UNCHANGED:
+        _fixed_values(model)
+    info = {"change": change.what, "change_kind": change.kind,
+            **({"deleted": list(change.deleted)} if change.deleted else {})}
+    if change.kind in form.valid_for:
+        why = {UNCHANGED: "the model is as build_model returned it",
+               ADDED_ROWS: "added rows only restrict the model; its passes carry them into "
+                           "every solve and stay exact"}.get(
+            change.kind, "its passes are exact whatever the model holds")
+        return form, {**info, "passes": form.route, "passes_why": why}
+    return plain(form), {**info, "passes": ONE_SOLVE,
+                         "passes_why": f"{rec.method}'s passes ({form.route}) are exact only "
+                         f"on a model that is {' or has '.join(form.valid_for)}"}
 
 
 def decode(instance: Any, model: Any, result: Any) -> Any:
@@ -607,21 +724,6 @@ def decode(instance: Any, model: Any, result: Any) -> Any:
     problem's builder, possibly extended) holds; `result` is the adapter's `HighsResult`."""
     spec, inst = spec_and_instance(instance)
     return spec.decode(inst, model, result)
-
-
-def _formulation_of(spec: ProblemSpec, model: Any) -> Any:
-    """The formulation that built `model` (its tag), else a plain one: one solve, presolve on,
-    decoded by the problem's `decode`."""
-    import importlib
-
-    from .models.formulation import Formulation, tag_of
-
-    t = tag_of(model)
-    if t is not None and t[0] == spec.name:
-        forms = getattr(importlib.import_module(spec.models), "FORMULATIONS", {})
-        if t[1] in forms:
-            return forms[t[1]]
-    return Formulation(spec.name, "model", lambda inst: model, spec.decode)
 
 
 def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
@@ -644,27 +746,52 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
       problem's only where the two agree. A model with a changed objective (e.g. a penalty
       term) is solved but not certified; certify such a model yourself.
     time_limit None = MILP_DEFAULT_TIME; presolve None = the formulation's own setting.
-    A model made by `build_model` (and extended or not) is solved with its formulation's HiGHS
-    settings and passes, exactly as `solve(instance, method)` solves it (the integrality check
-    and MILP fallback of the totally unimodular models, worker selection's min-|S| pass); any
-    other model by one plain solve. Returns a `Result` (method 'model').
+
+    Which route runs (`details.passes`, `details.passes_why`, `details.change`): the model
+    `build_model` returned, unchanged, is solved with its formulation's HiGHS settings and
+    passes exactly as `solve(instance, method)` solves it (the TU models' LP with its
+    integrality check, worker selection's min-|S| pass, CL-TAP's head-cover search). A changed
+    model keeps those passes only where they stay exact under the change (the TU LP route for
+    any change; the min-|S| pass and the head-cover search when rows, and variables in them,
+    were only added); any other change, and a model build_model did not make, gets one plain
+    HiGHS solve of the model as given (gap 0). Every model reaches HiGHS as written: fixed
+    variables at their value, bounds as set, deactivated components left out.
+
+    Refused with a one-line InputError naming the component: no Pyomo model; a model of
+    another problem or instance, or whose `crowdopt_build` record was overwritten; none or
+    two active objectives; nonlinear terms; a variable the decoder reads deleted or reshaped;
+    a variable a row uses but the model no longer holds; a fixed value outside its bounds or
+    domain. A row whose variables are all fixed and that cannot hold is status infeasible.
+    Returns a `Result` (method 'model').
     """
     from .solvers.exact_runner import run
+    from .solvers.highs import InfeasibleRow
 
     spec, inst = spec_and_instance(instance)
-    _check_model(spec, inst, model)
     checked = _options(time_limit, threads, 0, mip_rel_gap, presolve)
     limit = checked.time_limit if time_limit is not None else MILP_DEFAULT_TIME
-    form = _formulation_of(spec, model)
-    opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
-                      presolve=presolve)
     t0 = time.perf_counter()
-    done = run(form, inst, opts, model=model)
+    rec = _record_of(spec, inst, model)
+    _one_objective(model)
+    if rec is None:
+        _fixed_values(model)
+    form, route = _route(spec, model, rec)
+    opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
+                      presolve=presolve, no_time_limit=checked.no_time_limit)
+    try:
+        done = run(form, inst, opts, model=model)
+    except InfeasibleRow as exc:
+        return _infeasible_row(spec, inst, model, str(exc), route, time.perf_counter() - t0)
+    except InputError as exc:  # Pyomo's compiler on a row of a deleted variable: name it
+        if exc.field != "model" or not route.get("deleted"):
+            raise
+        raise InputError(f"model.{route['deleted'][0]}", "a variable of the model",
+                         "deleted while a row or the objective still uses it") from None
     res, hm = done.result.res, done.model
     algorithm = str(model.name)
     scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "
              f"not for the original {spec.name} problem")
-    details = {**res.summary(), **done.details, "scope": scope, "time_limit_s": limit,
+    details = {**res.summary(), **done.details, **route, "scope": scope, "time_limit_s": limit,
                "formulation": form.method,
                "model": {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
                          "is_mip": res.is_mip, "sense": res.sense}}
@@ -697,3 +824,18 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
                   objective=objective, bound=res.bound, bound_source=bound_source, gap=cert.gap,
                   time_s=elapsed, message=message, solution=solution, certificate=cert,
                   evaluation=evaluation, details=details, instance=inst)
+
+
+def _infeasible_row(spec: ProblemSpec, inst: Any, model: Any, why: str, route: dict,
+                    elapsed: float) -> Result:
+    """The result of a model with a row no point can hold (its variables all fixed): status
+    infeasible, before HiGHS (Pyomo's compiler refuses to write such a row)."""
+    message = f"the model has no feasible point: {why}"
+    details = {**route, "message": message, "model": {"name": model.name}}
+    cert = make_certificate(spec, method="model", algorithm=str(model.name),
+                            status=Status.INFEASIBLE, evaluation=None, bound=None,
+                            bound_source=None, times={"total_s": elapsed}, details=details,
+                            problem_size=spec.size(inst))
+    return Result(problem=spec.name, method="model", algorithm=str(model.name),
+                  status=Status.INFEASIBLE, time_s=elapsed, message=message, certificate=cert,
+                  details=details, instance=inst)

@@ -18,7 +18,7 @@ from pyomo.core.util import quicksum
 from ..problems.catalogue import Lazy
 from ..problems.cltap import CltapInstance, CltapSolution, Workplan
 from ..problems.cltap import linear_correctness as workplan_cost
-from .formulation import Formulation, Settings
+from .formulation import ADDED_ROWS, UNCHANGED, Formulation, Settings
 
 
 def build_compact(inst: CltapInstance, *, relax: bool = False, drop_prefix: bool = False,
@@ -191,7 +191,7 @@ def decode(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution
     """task_of[j, k] = i where x[i, j, k] > 1/2 in a solved (possibly extended) compact model
     (tasks i, annotators j and iterations k are the instance's 0-based indices); a head-cover
     model (`build_heads`) by `decode_heads`."""
-    if m.name == "cltap_heads":
+    if m.component("x") is None and m.component("g") is not None:  # a head-cover model
         return decode_heads(inst, m, res)
     z = np.full((inst.a, inst.K), -1, dtype=np.int64)
     for (i, j, k), v in res.values(m.x).items():
@@ -302,7 +302,9 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
 def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
     """Assignment of a solved head-cover model: one task per chosen head with its joined labels,
     then the prefix's other labels, heaviest first, on the neediest task their annotator has not
-    labelled (raises c' only; keeps (14)-(16))."""
+    labelled (raises c' only; keeps (14)-(16)). A point of a model whose rows a user dropped
+    decodes too (a label joined to no chosen head is left to the prefixes; more heads than
+    tasks give task numbers past t): the evaluator reports what it violates."""
     z = np.full((inst.a, inst.K), -1, dtype=np.int64)
     task: dict[tuple[int, int], int] = {}
     for h, v in res.values(m.g).items():
@@ -310,7 +312,7 @@ def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSo
             task[h] = len(task)
             z[h] = task[h]
     for (j, k, j2, k2), v in res.values(m.y).items():
-        if v > 0.5:
+        if v > 0.5 and (j, k) in task:
             z[j2, k2] = task[j, k]
     n = np.zeros(inst.a, dtype=np.int64)
     for (j, k), v in res.values(m.u).items():
@@ -326,9 +328,10 @@ def fill_prefixes(inst: CltapInstance, sol: CltapSolution, n: np.ndarray) -> Clt
     c = np.zeros(inst.t)
     lab = np.zeros((inst.a, inst.t), dtype=bool)
     for j, k in zip(*np.nonzero(z >= 0)):
-        c[z[j, k]] += inst.phi[j, k]
-        lab[j, z[j, k]] = True
         n[j] = max(n[j], k + 1)
+        if z[j, k] < inst.t:  # a task number past t (a relaxed model's point) counts nowhere
+            c[z[j, k]] += inst.phi[j, k]
+            lab[j, z[j, k]] = True
     free = [(j, k) for j in range(inst.a) for k in range(int(n[j])) if z[j, k] < 0]
     for j, k in sorted(free, key=lambda jk: -inst.phi[jk]):
         i = int(np.argmin(np.where(lab[j], np.inf, c)))
@@ -415,7 +418,7 @@ def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: flo
 # HiGHS defect, re-checked without presolve (digest 000 section 6.2 on the same HiGHS versions)
 FORMULATIONS = {"milp-compact": Formulation(
     "cltap", "milp-compact", build_compact, decode,
-    lambda inst: Settings(known_feasible=True))}
+    lambda inst: Settings(known_feasible=True), reads=("x",))}
 # head-cover: the max-min model (feasible by construction: no head, e = t, eta = 0), HiGHS
 # defaults (presolve on, gap 0); its passes (the search on eta, solvers/cltap_exact.py) fix eta
 # and read "infeasible" at a tested value as the proof that OPT is below it, not as a defect.
@@ -433,8 +436,19 @@ def build_head_cover(inst: CltapInstance) -> pyo.ConcreteModel:
     return build_heads(inst, theta if theta > 0 else None)
 
 
+# The search is exact on the model as built and on one a user only added rows (and variables)
+# to: those shrink the feasible set and keep the objective (max eta), so the start's cheap
+# bound and the model's theta still bound it; the rows are in the loaded model, hence in every
+# tested step (a refuted theta refutes the restricted model); an incumbent counts only if it
+# is a point of the loaded model; heads that cannot reach theta cannot in a restriction either.
+# Any other change (objective, bounds: the search sets eta's and the heads' bounds itself) gets
+# one plain solve.
+HEAD_COVER_ROUTE = ("the bottleneck search: eta fixed at tested values, each a feasibility "
+                    "solve of the loaded model")
 # head-cover first: the default exact method and model (benchmarks/bench_cltap.py --frontier)
 FORMULATIONS = {"head-cover": Formulation(
-    "cltap", "head-cover", build_head_cover, decode, lambda inst: HEAD_COVER_SETTINGS,
-    Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras), **FORMULATIONS}
+    "cltap", "head-cover", build_head_cover, decode_heads, lambda inst: HEAD_COVER_SETTINGS,
+    Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras,
+    route=HEAD_COVER_ROUTE, valid_for=(UNCHANGED, ADDED_ROWS), reads=("g", "y", "u", "e", "eta")),
+    **FORMULATIONS}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

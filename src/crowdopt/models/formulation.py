@@ -11,6 +11,11 @@ fallback, worker selection's min-|S| second pass) belong to the formulation, not
 `solvers/exact_runner.py` runs them on whichever matrix was loaded, so `crowdopt.solve(inst, m)`
 and `crowdopt.solve_model(inst, crowdopt.build_model(inst, m))` do the same work.
 
+A formulation also says which changes of a user's model its passes stay exact under
+(`valid_for`, kinds of `models.snapshot.compare`) and which of its variables its decoder and
+passes read (`reads`); on any other change `crowdopt.solve_model` runs `plain(form)`: one HiGHS
+solve of the model as given.
+
 Passes see the loaded model through a small context (duck-typed: this layer does not import
 the HiGHS adapter): `ctx.model` (a live `solvers.highs.HighsModel`), `ctx.decode(res)`,
 `ctx.int_cols`, `ctx.c` (objective), `ctx.extras`, `ctx.details`, `ctx.time_left()`.
@@ -18,6 +23,7 @@ the HiGHS adapter): `ctx.model` (a live `solvers.highs.HighsModel`), `ctx.decode
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..status import Status
+from .snapshot import ADDED_ROWS, CHANGED, UNCHANGED, Snapshot, record
 
 INTEGRAL_TOL = 1e-7  # an LP vertex farther than this from integers is fractional
 
@@ -102,16 +109,23 @@ def integral_lp_stage(ctx: Any, source: str) -> tuple[Any, str]:
     """Solve the relaxed model (integer columns loaded continuous, `Settings.integral_lp`);
     check the vertex is integral, else make the columns integer on the same live model and
     re-solve it as a MILP (presolve on, HiGHS's own LP algorithm, gap 0). Returns (result,
-    bound source); the check goes into `ctx.details`."""
+    bound source); the check goes into `ctx.details`.
+
+    Exact for any model, whatever a user changed (rows, bounds, fixings, objective): the LP
+    is a relaxation of the MILP, so an integral optimal vertex is an optimum of the MILP and
+    an infeasible LP an infeasible MILP; an unbounded LP decides nothing (the MILP may be
+    infeasible) and goes to the MILP, as a fractional vertex does."""
     hm = ctx.model
     res = hm.solve()
-    if res.x is None or res.status is not Status.OPTIMAL or not len(ctx.int_cols):
+    if not len(ctx.int_cols) or res.status in (Status.INFEASIBLE, Status.TIME_LIMIT,
+                                               Status.ERROR):
         return res, source
-    frac = max_fractionality(res.x, ctx.int_cols)
-    ctx.details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
-                       lp_objective=res.objective)
-    if frac <= INTEGRAL_TOL:
-        return res, source
+    if res.status is Status.OPTIMAL and res.x is not None:
+        frac = max_fractionality(res.x, ctx.int_cols)
+        ctx.details.update(lp_integral=frac <= INTEGRAL_TOL, lp_max_fractionality=frac,
+                           lp_objective=res.objective)
+        if frac <= INTEGRAL_TOL:
+            return res, source
     hm.set_integrality(ctx.int_cols, True)
     hm.options = hm.options.replace(lp_solver="choose", presolve=True, extra=())
     res = hm.solve()
@@ -125,6 +139,10 @@ def solve_integral_lp(ctx: Any, source: str) -> PassResult:
     return PassResult(res, ctx.decode(res) if res.x is not None else None, source)
 
 
+ANY_CHANGE = (UNCHANGED, ADDED_ROWS, CHANGED)
+ONE_SOLVE = "one HiGHS solve of the model as given (gap 0)"
+
+
 @dataclass(frozen=True)
 class Formulation:
     """One exact method of one problem (see the module docstring).
@@ -132,7 +150,9 @@ class Formulation:
     build(inst) -> Pyomo model; decode(inst, model, res) -> solution of a solved Pyomo model;
     settings(inst) -> Settings; passes(ctx) -> PassResult; emit(inst) -> Emitted (optional);
     extras(inst, model, column_of) -> the Pyomo route's counterpart of `Emitted.extras`, where
-    column_of maps id(var) -> column.
+    column_of maps id(var) -> column. `route` names what the passes do; `valid_for` lists the
+    kinds of change of a user's model (`snapshot.compare`) under which they stay exact (one
+    solve: any); `reads` the variables the decoder and passes read.
     """
 
     problem: str
@@ -143,20 +163,42 @@ class Formulation:
     passes: Callable[[Any], PassResult] = solve_once
     emit: Callable[[Any], Emitted] | None = None
     extras: Callable[[Any, Any, dict], dict] | None = None
+    route: str = ONE_SOLVE
+    valid_for: tuple[str, ...] = ANY_CHANGE
+    reads: tuple[str, ...] = ()
 
-    def model(self, inst: Any) -> Any:
-        """The Pyomo model, tagged with this formulation (`formulation_of` reads the tag)."""
+    def model(self, inst: Any, instance: str | None = None) -> Any:
+        """The Pyomo model with the record of what was built (`Built`: this formulation, the
+        digest of the instance it was built for, its snapshot)."""
         m = self.build(inst)
-        tag(m, self.problem, self.method)
+        m.crowdopt_build = Built(self.problem, self.method, instance, record(m))
         return m
 
 
-def tag(model: Any, problem: str, method: str) -> None:
-    """Mark a Pyomo model as built by the formulation `method` of `problem`."""
-    model.crowdopt_formulation = (problem, method)
+def plain(form: Formulation) -> Formulation:
+    """`form` solved by one HiGHS solve of its model as given (gap 0, no pass): the route of a
+    user's change its passes are not valid for. Presolve stays the formulation's choice (a
+    per-model setting: HiGHS presolve defects on some models); nothing is relaxed first."""
+    def settings(inst: Any) -> Settings:
+        return Settings(presolve=form.settings(inst).presolve)
+
+    return dataclasses.replace(form, settings=settings, passes=solve_once, emit=None,
+                               extras=None, route=ONE_SOLVE, valid_for=ANY_CHANGE)
 
 
-def tag_of(model: Any) -> tuple[str, str] | None:
-    """(problem, method) of a model a formulation built (and a user may have extended)."""
-    t = getattr(model, "crowdopt_formulation", None)
-    return t if isinstance(t, tuple) and len(t) == 2 else None
+@dataclass(frozen=True, eq=False)
+class Built:
+    """What `Formulation.model` built: (problem, method), the digest of the instance
+    (`crowdopt.build_model` sets it; None: not known) and the model's snapshot then."""
+
+    problem: str
+    method: str
+    instance: str | None
+    snapshot: Snapshot
+
+
+def tag_of(model: Any) -> Built | None:
+    """The record of a model a formulation built (and a user may have changed since), or
+    None for a model it did not build; anything else under that name is returned as found
+    (the caller refuses it)."""
+    return getattr(model, "crowdopt_build", None)

@@ -161,5 +161,6 @@ def settings(inst: LabelerSetInstance) -> Settings:
     return Settings(presolve=not extreme)
 
 
-FORMULATIONS = {"milp": Formulation("labeler-set", "milp", build_milp, decode, settings)}
+FORMULATIONS = {"milp": Formulation("labeler-set", "milp", build_milp, decode, settings,
+                                    reads=("x",))}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

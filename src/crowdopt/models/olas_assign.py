@@ -68,5 +68,6 @@ def decode(inst: OlasAssignInstance, m: pyo.ConcreteModel, res: Any) -> OlasAssi
     return OlasAssignSolution(z)
 
 
-FORMULATIONS = {"milp-epigraph": Formulation("olas-assign", "milp-epigraph", build_model2, decode)}
+FORMULATIONS = {"milp-epigraph": Formulation("olas-assign", "milp-epigraph", build_model2, decode,
+                                             reads=("z",))}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -216,7 +216,22 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
         return OlasSelectSolution(np.array([p for _, p in pairs], dtype=np.int64),
                                   np.array([a for a, _ in pairs], dtype=np.int64))
     chosen = np.array([pj[p] for p, v in res.values(m.s).items() if v > 0.5], dtype=np.int64)
-    return assign_theorem1(inst, chosen)
+    return _assign_selection(inst, chosen)
+
+
+def _assign_selection(inst: OlasSelectInstance, chosen: np.ndarray) -> OlasSelectSolution:
+    """The Theorem 1 assignment of a selection. A selection past the pool's capacity (a model
+    whose Hall rows a user deactivated) keeps its lowest-entropy excess on the most accurate
+    labeler, over capacity: the evaluator reports that solution infeasible."""
+    cap = int(np.sum(inst.capacities))
+    if len(chosen) <= cap or not inst.n_labelers:
+        return assign_theorem1(inst, chosen)
+    by_entropy = chosen[np.argsort(-inst.entropies[chosen], kind="stable")]
+    head = assign_theorem1(inst, by_entropy[:cap])
+    rest = by_entropy[cap:]
+    return OlasSelectSolution(np.concatenate([head.selected, rest]),
+                              np.concatenate([head.assignment, np.full(len(rest),
+                                              inst.labeler_order()[0], dtype=np.int64)]))
 
 
 # ---------------------------------------------------------------------------- array emitters
@@ -344,7 +359,7 @@ def _canonical(ctx: Any, sol: OlasSelectSolution, x: np.ndarray) -> OlasSelectSo
     """The Theorem 1 assignment of the same selection (it also satisfies (10e)-(10h)), kept
     only where the model admits it: every pair a column, the point feasible for every row of
     the (possibly extended) model, the objective unchanged. Else the pairs as solved."""
-    canon = assign_theorem1(ctx.inst, sol.selected)
+    canon = _assign_selection(ctx.inst, sol.selected)
     cols = ctx.extras["pair_columns"](canon.assignment, canon.selected)
     if len(cols) and cols.min() < 0:
         return sol
@@ -355,7 +370,7 @@ def _canonical(ctx: Any, sol: OlasSelectSolution, x: np.ndarray) -> OlasSelectSo
         x1 = np.array(x, dtype=float)
         x1[pair_cols] = 0.0
     x1[cols] = 1.0
-    ok = (ctx.model._violation(x1) <= 1e-9
+    ok = (ctx.model.violation(x1) <= 1e-9
           and float(ctx.c @ x1) >= float(ctx.c @ x) - 1e-9 * max(1.0, abs(float(ctx.c @ x))))
     return canon if ok else sol
 
@@ -384,6 +399,10 @@ def _milp_passes(ctx: Any) -> PassResult:
 # so an "infeasible" report is a HiGHS presolve defect (digest 6.2): known_feasible.
 TU_SETTINGS = Settings(presolve=False, lp_solver="simplex", known_feasible=True,
                        extra=(("simplex_strategy", 4),), integral_lp=True)
+# the TU route is exact on any model, whatever a user changed (`integral_lp_stage`: an
+# integral optimal vertex of the relaxation is a MILP optimum; the b-matching's Theorem 1
+# assignment is kept only where it is a point of the loaded model with the same objective)
+TU_ROUTE = "the LP relaxation, its vertex checked integral, else the MILP (gap 0)"
 MILP_SETTINGS = Settings(known_feasible=True)
 # The literal Model 10 with presolve on: Heart pool u = 216, M = 5, no answer after 77 s of
 # HiGHS CPU (presolve ignores the time limit); presolve off: optimal in 0.63 s.
@@ -391,13 +410,16 @@ LITERAL_SETTINGS = Settings(presolve=False, known_feasible=True)
 
 FORMULATIONS = {
     "lp-prefix": Formulation("olas-select", "lp-prefix", build_model10_prefix_lp, decode,
-                             lambda inst: TU_SETTINGS, _prefix_passes, emit_prefix_lp),
+                             lambda inst: TU_SETTINGS, _prefix_passes, emit_prefix_lp,
+                             route=TU_ROUTE, reads=("s",)),
     "milp-compact": Formulation("olas-select", "milp-compact", build_model10_compact, decode,
-                                lambda inst: MILP_SETTINGS, _milp_passes),
+                                lambda inst: MILP_SETTINGS, _milp_passes, reads=("y",)),
     "milp-literal": Formulation("olas-select", "milp-literal", build_model10_literal, decode,
-                                lambda inst: LITERAL_SETTINGS, _milp_passes),
+                                lambda inst: LITERAL_SETTINGS, _milp_passes, reads=("y",)),
     "lp-bmatching": Formulation("olas-select", "lp-bmatching", build_model10_bmatching_lp,
                                 decode, lambda inst: TU_SETTINGS, _bmatching_passes,
-                                emit_bmatching_lp, _bmatching_extras),
+                                emit_bmatching_lp, _bmatching_extras,
+                                route=TU_ROUTE + "; the Theorem 1 assignment of its selection "
+                                "where the model admits it", reads=("y",)),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

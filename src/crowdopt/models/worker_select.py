@@ -38,6 +38,8 @@ from ..problems.worker_select import WorkerSelectInstance, WorkerSelectSolution,
 from ..status import Status
 from . import formulation
 from .formulation import (
+    ADDED_ROWS,
+    UNCHANGED,
     Emitted,
     Formulation,
     PassResult,
@@ -278,7 +280,7 @@ def _shrink_lp(ctx: Any, sol: WorkerSelectSolution, floor: float,
     (no row, no new costs). An optimum below the floor proves that no smaller set reaches
     F* - tol; an integral vertex at or above it is a smaller optimal set (k shrinks, repeat).
     Returns (best set, proven); unproven (a fractional or inconsistent vertex) leaves the MILP
-    pass to the caller."""
+    pass to the caller (the sizes' loaded bounds are restored by `lexicographic`)."""
     hm, card, details = ctx.model, ctx.extras["card"], ctx.details
     hm.options = stage2.replace(extra=stage2.extra + (("simplex_strategy", 1),))
     best, runs = sol, 0
@@ -312,7 +314,14 @@ def lexicographic(ctx: Any) -> PassResult:
     added, the costs changed to |S|, the sizes above the best set's fixed out (that set is
     feasible, so they cannot be needed), gap 0, started from the stage-1 point. On a user's
     model the floor is on the model's own objective; a model with no `size` expression or a
-    minimizing objective gets stage 1 only."""
+    minimizing objective gets stage 1 only.
+
+    Exact on the model as built and on one a user only added rows (and variables) to
+    (`valid_for`): stage 1 solves the loaded model, so the rows are in it; stage 2's floor is
+    on the model's objective, unchanged; every bound it changes is a size's (fixed out, then
+    restored to its loaded bound), and a set it keeps is a point of the loaded model at or
+    above the floor. A changed objective, bound or fixing gets one plain solve instead: the
+    tie tolerance is calibrated to F_hat and the size bounds are the builder's."""
     hm, details = ctx.model, ctx.details
     details["formulation"] = ctx.extras.get("kind", "")
     if not hm.is_mip and len(ctx.int_cols):  # loaded relaxed: the integral LP
@@ -336,13 +345,15 @@ def lexicographic(ctx: Any) -> PassResult:
         stage2 = ctx.options.replace(time_limit=ctx.time_left(), known_feasible=True,
                                      extra=SECOND_PASS_TOLERANCES)
         card = ctx.extras["card"]
+        sized = np.flatnonzero(card > 0)
+        loaded = (hm._col_lo[sized] * hm._cs[sized], hm._col_hi[sized] * hm._cs[sized])
         best, proven = sol, False
         if not hm.is_mip:  # the integral LP: shrink by bound changes, warm dual simplex
             best, proven = _shrink_lp(ctx, sol, floor, stage2)
             if proven:
                 details["second_pass"] = "lp (smaller sizes bounded below the floor)"
             else:  # the MILP below, on the same live model with only sizes > |best| fixed
-                hm.set_col_bounds(np.flatnonzero(card > 0), 0.0, 1.0)
+                hm.set_col_bounds(sized, *loaded)
                 hm.set_integrality(ctx.int_cols, True)
                 details["stage2_lp"] = details.pop("stage2", None)
         if not proven:
@@ -378,10 +389,15 @@ def _settings_compact(inst: WorkerSelectInstance) -> Settings:
     return Settings(presolve=PRESOLVE[kind], known_feasible=not inst.has_costs)
 
 
+LEXICOGRAPHIC = "max F_hat (the integral LP where it applies, else the MILP), then min |S|"
+LEXICOGRAPHIC_VALID = (UNCHANGED, ADDED_ROWS)  # see `lexicographic`
 FORMULATIONS = {
     "milp-a": Formulation("worker-select", "milp-a", build_formulation_a, decode, _settings_a,
-                          lexicographic, emit_formulation_a, _model_extras),
+                          lexicographic, emit_formulation_a, _model_extras,
+                          route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID, reads=("y", "z")),
     "milp-compact": Formulation("worker-select", "milp-compact", build_compact, decode,
-                                _settings_compact, lexicographic, None, _model_extras),
+                                _settings_compact, lexicographic, None, _model_extras,
+                                route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID,
+                                reads=("y", "z")),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

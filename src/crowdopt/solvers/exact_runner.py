@@ -140,7 +140,7 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
     route = "pyomo" if model is None else "model"
     if model is None:
         with _stop_at(deadline, t0, "building the Pyomo model"):
-            model = form.model(inst)
+            model = form.build(inst)  # no record: no user will change it
     build_s = time.perf_counter() - t0
     with _stop_at(deadline, t0, "compiling the Pyomo model"):
         compiled = compile_pyomo(model)

@@ -421,21 +421,95 @@ class CompiledModel(MatrixForm):
     compile_s: float
 
 
+class InfeasibleRow(Exception):
+    """A row without a free variable (its variables all fixed, or none) that cannot hold: the
+    model is infeasible before HiGHS sees it (Pyomo's compiler refuses to write it)."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _standard_form(model: Any) -> Any:
+    """Pyomo's `LinearStandardFormCompiler` on `model` (mixed form, the model's own sense), its
+    refusals as crowdopt errors: a nonlinear row or objective, an active component it cannot
+    take, a fixed variable without a value are one-line InputErrors naming the component; a
+    constant row that cannot hold is `InfeasibleRow`.
+
+    Columns come in the order the rows and objective first mention each Var component (each
+    in index order): Pyomo 6.10's `column_order=True` maps a fixed entry of a Var other
+    entries of which are columns to another entry of that Var (`TemplateVarRecorder`), so a
+    fixed variable that a row or the objective mentions would come back as a free column."""
+    import re
+
+    from pyomo.common.errors import InfeasibleConstraintException, InvalidExpressionError
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    from ..errors import InputError
+
+    try:
+        return LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None)
+    except InfeasibleConstraintException as exc:
+        raise InfeasibleRow(_first_line(exc)) from None
+    except InvalidExpressionError as exc:
+        where = re.search(r"\((.*?)\)", _first_line(exc))
+        raise InputError("model." + (where.group(1) if where else "?"),
+                         "linear terms (HiGHS takes linear rows and a linear objective)",
+                         "nonlinear terms") from None
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        raise InputError("model", "a linear Pyomo model (rows, objective, variables)",
+                         _first_line(exc).replace("\t", " ")) from None
+
+
+def _declaration_order(model: Any, cols: list) -> np.ndarray | None:
+    """The permutation that puts compiled columns in declaration order (Var components as
+    declared, each in index order), None if they already are. A column whose variable is not
+    one of the model's (deleted from it while a row still uses it, or another model's) is an
+    InputError naming it."""
+    from operator import methodcaller
+
+    from pyomo.core.base import SortComponents
+    from pyomo.environ import Var
+
+    from ..errors import InputError
+
+    rank = {id(c): k for k, c in enumerate(model.component_objects(
+        Var, descend_into=True, sort=SortComponents.ORDERED_INDICES))}
+    comps = list(map(methodcaller("parent_component"), cols))
+    ranks = np.fromiter((rank.get(id(c), -1) for c in comps), dtype=np.int64, count=len(cols))
+    if ranks.size and ranks.min() < 0:
+        v = cols[int(np.argmin(ranks))]
+        raise InputError(f"model.{v.parent_component().name}", "a variable of the model",
+                         f"{v.name}, which a row or the objective uses but the model does not "
+                         "hold (deleted, or another model's)")
+    if not ranks.size or np.all(ranks[1:] >= ranks[:-1]):
+        return None
+    return np.argsort(ranks, kind="stable")
+
+
 @_adapter_time
 def compile_pyomo(model: Any) -> CompiledModel:
-    """Compile a linear Pyomo model (one active objective or none) into arrays."""
-    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+    """Compile a linear Pyomo model (one active objective or none) into arrays, as written:
+    fixed variables are constants at their value (in the row bounds and the objective's
+    offset), bounds as set, deactivated components left out, Expressions expanded. Columns in
+    declaration order (each Var component in index order, unused ones dropped): an order array
+    emitters reproduce, whatever the objective mentions first. Refusals: `_standard_form`; two
+    active objectives are an InputError naming them."""
+    from ..errors import InputError
 
     clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
     t0 = clock()
-    # columns in declaration order (each Var component in index order, unused ones dropped):
-    # an order array emitters reproduce, whatever the objective mentions first
-    info = LinearStandardFormCompiler().write(model, mixed_form=True, set_sense=None,
-                                              column_order=True)
+    info = _standard_form(model)
     cols = info.columns
     n = len(cols)
     if len(info.objectives) > 1:
-        raise ValueError("HighsModel.from_pyomo: more than one active objective")
+        raise InputError("model", "one active objective",
+                         ", ".join(o.name for o in info.objectives))
+    perm = _declaration_order(model, cols)
+    if perm is not None:
+        cols = [cols[k] for k in perm]
+        info.c = info.c[:, perm]
+        info.A = info.A[:, perm] if info.A is not None else None
     if info.objectives:
         c = np.asarray(info.c.toarray()[0], dtype=float) if n else np.zeros(0)
         offset = float(info.c_offset[0])
@@ -495,6 +569,16 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
 
 
 SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 < 1e15)
+# a continuous column boxed within 2^-10 of 0 (or reaching past 2^10) is scaled by its box: a
+# head-cover eta in [0, 1.6e-9] left as it was made HiGHS stop 15-25 % below the optimum, its
+# bound "meeting" the objective within its absolute tolerances (1e-9); at 1e-7 none did
+BOX_LOG2 = 10
+# a row entry 2^-50 (4 units in the last place) below the row's largest, and below HiGHS's
+# small_matrix_value (1e-9) as given, is rounding noise: HiGHS would drop it unscaled, and it
+# cannot move the row's activity in double precision (a head-cover cover row at weights of
+# 4e-16 spans 0.3 to 3e15 = 2^-53: legit, and kept, its small entries being 0.3)
+NOISE_LOG2 = 50
+NOISE_ABS_LOG2 = -30
 
 
 def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndarray,
@@ -503,25 +587,43 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
     lo <= Ax <= hi: HiGHS gets R A S, S c * objective_scale, bounds R lo, S^-1 lo.
 
     Geometric scaling (each row and column centred on magnitude 1) over rows and the
-    continuous columns without a finite box (epigraph variables, weights: a boxed or integer
-    column keeps scale 1, so integrality and 0/1 relaxations are untouched), then the objective
-    divided by its largest coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus
-    reaches HiGHS as `z' <= sum (phi/phi_max) x`: its absolute tolerances (feasibility 1e-9, gap
-    0) become relative ones. Powers of 2 keep every unscaled number exact.
+    continuous columns without a finite box (epigraph variables, weights: an integer column
+    keeps scale 1, so integrality is untouched), then the objective divided by its largest
+    coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus reaches HiGHS as
+    `z' <= sum (phi/phi_max) x`: its absolute tolerances (feasibility 1e-9, gap 0) become
+    relative ones. A boxed continuous column keeps scale 1 (0/1 relaxations are untouched)
+    unless its box lies within 2^-BOX_LOG2 of 0 or reaches past 2^BOX_LOG2: then it is scaled
+    by the box's magnitude, so that its values, and an objective made of them, are of order 1
+    for HiGHS (a max-min eta in [0, 1e-9]). Powers of 2 keep every unscaled number exact.
     """
     m, n = A.shape
-    rs, cs = np.zeros(m), np.zeros(n)
-    free = (integrality == 0) & ~(np.isfinite(col_lo) & np.isfinite(col_hi))
+    rs = np.zeros(m)
+    boxed = np.isfinite(col_lo) & np.isfinite(col_hi)
+    free = (integrality == 0) & ~boxed
+    reach = np.where(boxed, np.maximum(np.abs(col_lo), np.abs(col_hi)), 1.0)
+    with np.errstate(divide="ignore"):
+        e = np.log2(reach)
+    far = (integrality == 0) & boxed & (reach > 0) & (np.abs(e) > BOX_LOG2)
+    box = np.where(far, np.round(e), 0.0)  # the fixed scale of a far-boxed column
+    cs = box.copy()
     data = np.abs(np.asarray(A.data))
-    if np.any((data != 0) & (data != 1.0)):  # a 0/+-1 matrix stays (no conversion either)
+    if far.any() or np.any((data != 0) & (data != 1.0)):  # a 0/+-1 matrix stays
         coo = A.tocoo()
         keep = coo.data != 0
         r, k = coo.row[keep].astype(np.intp), coo.col[keep].astype(np.intp)
         L = np.log2(np.abs(coo.data[keep]))
+        # an entry below 2^-NOISE_LOG2 of its row's largest steers no scale (HiGHS then drops
+        # it, as it would unscaled): a head-cover coefficient 1 - 1.0 = 1.1e-16 beside 146
+        # (2^-60) pulled its row's scale to 2^40 and the free eta's to 2^-34, and HiGHS
+        # presolve answered 0.3 where the model's optimum is 0.3049
+        top = np.full(m, -np.inf)
+        np.maximum.at(top, r, L)
+        significant = (L >= top[r] - NOISE_LOG2) | (L >= NOISE_ABS_LOG2)
+        r, k, L = r[significant], k[significant], L[significant]
         rseg, cseg = _segments(r, m), _segments(k, n)
         for _ in range(SCALE_PASSES):
             rs = -_centres(L + cs[k], rseg, m)
-            new = np.where(free, -_centres(L + rs[r], cseg, n), 0.0)
+            new = np.where(free, -_centres(L + rs[r], cseg, n), box)
             done = np.max(np.abs(new - cs), initial=0.0) < 0.25
             cs = new
             if done:
@@ -1007,8 +1109,13 @@ class HighsModel:
             highs_version=version_of(h), objective_unit=1.0 / self._sigma,
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
+    def violation(self, x: Any) -> float:
+        """Max violation of the loaded model's rows, bounds and integrality by a point in the
+        caller's units (a scaled column is compared as HiGHS sees it, x / its scale)."""
+        return self._violation(np.asarray(x, dtype=float) / self._cs)
+
     def _violation(self, x: np.ndarray) -> float:
-        """Max violation of rows, bounds and integrality by x (the 'impossible status' check)."""
+        """Max violation of rows, bounds and integrality by x as HiGHS sees it (scaled)."""
         v = 0.0
         if self.num_row:
             ax = self._A @ x

@@ -1,0 +1,158 @@
+"""Models users change: which route `crowdopt.solve_model` took, how often, how long, and how
+it agreed with an independent solver; and the cost of knowing what changed on the model as
+built.
+
+Usage: python benchmarks/bench_extend_routes.py [--quick] [--examples N] [--seed S]
+                                                [--repeat R] [--no-unmodified]
+
+1. `extend_routes`: the campaign of tests/test_extend_differential.py. For every (problem,
+   exact method), N random small instances (Hypothesis, seeded by --seed) and every kind of
+   modification (tests/extend_oracle.py: extra row, forbidden pair, objective coefficient,
+   objective over an Expression, fix, unfix, tighter bound, deactivated row(s), objective
+   x 1e-8 and x 1e8, infeasible row, new variable with rows, flipped sense, none), solved by
+   `solve_model` and by the independent route (Pyomo writes MPS, a fresh highspy object solves
+   it; brute force where tiny). One row per (problem, method, route): solves, disagreements,
+   false proofs (a proof where the independent route finds better), CPU seconds of
+   `solve_model` (median, total) and of the independent route (median).
+2. `extend_unmodified`: per problem, the default model (`build_model(inst)`, method m) at a
+   moderate size, R runs (CPU seconds, medians): `solve(inst, m)`'s HiGHS time against
+   `solve_model(inst, build_model(inst))`'s (`highs_x`: target <= 1.2, both run the
+   formulation's passes on the same matrix; `solve(inst, "exact")` is the same method except
+   for olas-assign, whose first exact method, threshold, runs no HiGHS), and what knowing the
+   change costs: the snapshot taken at build (`record_s`) and compared at solve
+   (`compare_s`), beside the Pyomo build and compile.
+Writes benchmarks/results/extend_routes.json and extend_unmodified.json.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))  # the campaign and its independent route
+
+from common import emit, parse_args, warm_up  # noqa: E402
+
+HIGHS_X_TARGET = 1.2
+# the default exact model of each problem at a moderate size (and --quick)
+UNMODIFIED = {
+    "olas-assign": ({"points": 60, "labelers": 8, "noise": "superellipse"},
+                    {"points": 20, "labelers": 4, "noise": "superellipse"}),
+    "olas-select": ({"points": 30_000, "labelers": 17, "capacity_min": 16, "capacity_max": 16,
+                     "noise": "linear", "beta": 0.1},
+                    {"points": 3_000, "labelers": 17, "capacity_min": 16, "capacity_max": 16,
+                     "noise": "linear", "beta": 0.1}),
+    "labeler-set": ({"labelers": 10}, {"labelers": 6}),
+    "worker-select": ({"workers": 2_000, "max_workers": 40}, {"workers": 200, "max_workers": 20}),
+    "cltap": ({"t": 8, "a": 4, "trend": "inc"}, {"t": 6, "a": 3, "trend": "inc"}),  # the search runs
+}
+
+
+def routes(args) -> list[dict]:
+    """Table 1: the campaign, grouped by (problem, method, route)."""
+    import logging
+    import warnings
+
+    from test_extend_differential import PAIRS, campaign
+
+    logging.getLogger("pyomo").setLevel(logging.CRITICAL)  # the MPS writer's notes
+    warnings.simplefilter("ignore")
+    cases = campaign(PAIRS, 1 if args.quick else args.examples, False, args.seed)
+    groups: dict[tuple, list] = defaultdict(list)
+    for c in cases:
+        route = "passes" if not c.passes.startswith("one HiGHS solve") else "one plain solve"
+        groups[c.problem, c.method, route].append(c)
+    rows = []
+    for (problem, method, route), cs in sorted(groups.items()):
+        kinds = sorted({c.change for c in cs})
+        rows.append({"problem": problem, "method": method, "route": route,
+                     "changes": "/".join(kinds), "solves": len(cs),
+                     "disagree": sum(not c.verdict.agree for c in cs),
+                     "false_proofs": sum(c.verdict.false_proof for c in cs),
+                     "median_s": statistics.median(c.time_s for c in cs),
+                     "total_s": sum(c.time_s for c in cs),
+                     "independent_s": statistics.median(c.independent_s for c in cs)})
+    total = {"problem": "all", "method": "", "route": "", "changes": "",
+             "solves": len(cases), "disagree": sum(r["disagree"] for r in rows),
+             "false_proofs": sum(r["false_proofs"] for r in rows),
+             "median_s": statistics.median(c.time_s for c in cases),
+             "total_s": sum(c.time_s for c in cases),
+             "independent_s": statistics.median(c.independent_s for c in cases)}
+    return rows + [total]
+
+
+def unmodified(args) -> list[dict]:
+    """Table 2: the model as built, registered route against the user's, CPU seconds."""
+    import crowdopt
+    from crowdopt.models import snapshot
+    from crowdopt.solvers.certify import close
+    from crowdopt.solvers.highs import capture
+
+    clock = time.process_time
+    rows = []
+    for problem, (full, quick) in UNMODIFIED.items():
+        params = quick if args.quick else full
+        runs: dict[str, list[float]] = defaultdict(list)
+        for r in range(max(args.repeat, 1)):
+            inst = crowdopt.generate(problem, args.seed + r, **params)
+            t0 = clock()
+            m = crowdopt.build_model(inst)
+            runs["build_s"].append(clock() - t0)
+            method = m.crowdopt_build.method
+            reg_inst = crowdopt.generate(problem, args.seed + r, **params)  # no cached matrices
+            with capture(clock) as cap:
+                reg = crowdopt.solve(reg_inst, method)
+            runs["reg_highs_s"].append(cap.highs_s)
+            t0 = clock()
+            snap = snapshot.record(m)  # what build_model did once more, timed alone
+            runs["record_s"].append(clock() - t0)
+            t0 = clock()
+            snapshot.compare(snap, m)
+            runs["compare_s"].append(clock() - t0)
+            with capture(clock) as cap:
+                t0 = clock()
+                user = crowdopt.solve_model(inst, m)
+                runs["solve_model_s"].append(clock() - t0)
+            runs["compile_s"].append(cap.compile_s)
+            runs["user_highs_s"].append(cap.highs_s)
+            if user.status != reg.status or not close(user.objective, reg.objective):
+                raise AssertionError(f"{problem}: solve_model {user}, solve {reg}")
+        row = {"problem": problem, "method": method, "passes": user.details["passes"],
+               **{k: statistics.median(v) for k, v in runs.items()}}
+        row["highs_x"] = row["user_highs_s"] / max(row["reg_highs_s"], 1e-9)
+        row["criteria"] = "pass" if row["highs_x"] <= HIGHS_X_TARGET else "FAIL"
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    def extend(p):
+        p.add_argument("--examples", type=int, default=5,
+                       help="Hypothesis examples (instances) per (problem, method)")
+        p.add_argument("--no-unmodified", action="store_true",
+                       help="only the campaign table")
+
+    args = parse_args(__doc__.splitlines()[0], extend=extend, argv=argv)
+    warm_up()
+    emit("extend_routes", routes(args),
+         ["problem", "method", "route", "changes", "solves", "disagree", "false_proofs",
+          "median_s", "total_s", "independent_s"], args,
+         note="route: the formulation's passes (the model as built, or a change they stay exact "
+              "under) or one plain HiGHS solve of the model as given; times: CPU seconds of "
+              "solve_model (median, total) and of the independent route (median).")
+    if not args.no_unmodified:
+        emit("extend_unmodified", unmodified(args),
+             ["problem", "method", "passes", "reg_highs_s", "user_highs_s", "highs_x",
+              "build_s", "record_s", "compare_s", "compile_s", "solve_model_s", "criteria"],
+             args, note=f"CPU seconds, medians of {args.repeat}; highs_x = solve_model's HiGHS "
+                        f"time / solve's (target <= {HIGHS_X_TARGET}); record_s, compare_s: the "
+                        "snapshot build_model takes and solve_model compares.")
+
+
+if __name__ == "__main__":
+    main()

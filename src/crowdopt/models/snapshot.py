@@ -1,0 +1,216 @@
+"""What `crowdopt.build_model` returned, and what a user changed since [ours].
+
+`record(model)` notes, holding references (so that identities stay unique): every variable
+with its bounds, fixing, value if fixed and domain; every active row with its expression
+object; the active objectives (expression, sense); the named Expressions; the mutable Params'
+values; the model's plain attributes (e.g. the head-cover model's `theta`). `compare` sorts a
+model into one of three kinds of change:
+
+- UNCHANGED: the model as built;
+- ADDED_ROWS: new active rows (and new variables, which can then appear only in them), nothing
+  else: every point of the changed model, restricted to the built model's variables, is a
+  point of the built model with the same objective value (the feasible set only shrank);
+- CHANGED: anything else (an objective, a bound, a fixing, a domain; a row changed,
+  deactivated or deleted; a variable deleted; a Param or an attribute changed).
+
+Pyomo expressions are immutable (a row or objective whose terms change holds a new expression
+object: `set_value`, a new component) and their constants are Python numbers, mutable Params
+(recorded by value) or fixed variables (recorded with their value), so identity is a complete
+test of a row's terms. The cost is one pass over the variables and rows (a fraction of a
+compile; `benchmarks/bench_extend_routes.py` times it). Pyomo is imported when a snapshot is
+taken: `formulation.py`, which names the kinds, stays free of it (the array routes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from operator import attrgetter, is_
+from typing import Any
+
+UNCHANGED = "unchanged"
+ADDED_ROWS = "added rows"
+CHANGED = "changed"
+
+_VAR_STATE = attrgetter("_lb", "_ub", "_fixed", "_domain")  # raw: no bound evaluated
+_PLAIN = (int, float, str, bool)
+
+
+def same_objects(a: list, b: list) -> bool:
+    """Two lists hold the very same objects, in order."""
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
+def _vars(model: Any) -> list[tuple[Any, list, list, list]]:
+    """(component, its VarData, their states, the values of the fixed ones) per Var."""
+    import pyomo.environ as pyo
+
+    out = []
+    for comp in model.component_objects(pyo.Var, descend_into=True):
+        data = list(comp.values())
+        out.append((comp, data, list(map(_VAR_STATE, data)),
+                    [v._value for v in data if v._fixed]))
+    return out
+
+
+def _rows(model: Any) -> list[tuple[Any, list, list]]:
+    """(component, its active ConstraintData, their expressions) per active Constraint."""
+    import pyomo.environ as pyo
+
+    out = []
+    for comp in model.component_objects(pyo.Constraint, active=True, descend_into=True):
+        data = [c for c in comp.values() if c._active]
+        out.append((comp, data, [c._expr for c in data]))
+    return out
+
+
+def _objectives(model: Any) -> list[tuple[Any, Any, Any]]:
+    import pyomo.environ as pyo
+
+    return [(o, o.expr, o.sense) for o in
+            model.component_data_objects(pyo.Objective, active=True, descend_into=True)]
+
+
+def _expressions(model: Any) -> list[tuple[Any, Any]]:
+    import pyomo.environ as pyo
+
+    return [(e, e.expr) for e in
+            model.component_data_objects(pyo.Expression, descend_into=True)]
+
+
+def _params(model: Any) -> list[tuple[Any, Any]]:
+    import pyomo.environ as pyo
+
+    return [(p, p.value) for p in model.component_data_objects(pyo.Param, descend_into=True)
+            if p.parent_component().mutable]
+
+
+def _attributes(model: Any) -> dict[str, Any]:
+    """The model's plain (number or text) attributes: what a formulation may read besides
+    its components (the head-cover model's `theta`, worker selection's `kind`)."""
+    return {k: v for k, v in vars(model).items()
+            if not k.startswith("_") and type(v) in _PLAIN}
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The structure of a model as `record` found it (see the module docstring)."""
+
+    variables: list
+    rows: list
+    objectives: list
+    expressions: list
+    params: list
+    attributes: dict
+
+    def variable(self, name: str) -> tuple[Any, list] | None:
+        """(component, VarData) of the recorded Var called `name`, or None."""
+        for comp, data, _, _ in self.variables:
+            if comp.local_name == name:
+                return comp, data
+        return None
+
+
+def record(model: Any) -> Snapshot:
+    """The snapshot of `model` now."""
+    return Snapshot(_vars(model), _rows(model), _objectives(model), _expressions(model),
+                    _params(model), _attributes(model))
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a model differs from its snapshot: `kind` (UNCHANGED, ADDED_ROWS or CHANGED),
+    `what`, a sentence naming the (first) change found, and the names of the recorded
+    variables the model no longer holds (`deleted`)."""
+
+    kind: str
+    what: str
+    deleted: tuple[str, ...] = ()
+
+
+def _names(comps: list, most: int = 3) -> str:
+    names = [c.name for c in comps[:most]]
+    return ", ".join(names) + (f" and {len(comps) - most} more" if len(comps) > most else "")
+
+
+def _objective_change(then: list, now: list) -> str | None:
+    if (len(then) == len(now) and all(a[0] is b[0] and a[1] is b[1] and a[2] == b[2]
+                                      for a, b in zip(then, now, strict=True))):
+        return None
+    gone = [o for o, *_ in then if not any(o is p for p, *_ in now)]
+    new = [o for o, *_ in now if not any(o is p for p, *_ in then)]
+    if gone or new:
+        return ("the objective changed: " + "; ".join(
+            part for part in (f"{_names(gone)} deactivated or deleted" if gone else "",
+                              f"{_names(new)} added" if new else "") if part))
+    return "the objective changed: new terms or sense of " + _names([o for o, *_ in now])
+
+
+def _variable_change(then: list, now: list) -> str | None:
+    """What changed in the recorded variables (new Var components are no change here)."""
+    current = {id(comp): (data, states, fixed) for comp, data, states, fixed in now}
+    for comp, data, states, fixed in then:
+        cur = current.get(id(comp))
+        if cur is None:
+            return f"the variable {comp.name} was deleted"
+        if not same_objects(cur[0], data):
+            return f"entries of the variable {comp.name} were added or deleted"
+        if cur[1] != states or cur[2] != fixed:
+            v = next((v for v, a, b in zip(data, cur[1], states, strict=True) if a != b), None)
+            if v is None:  # the same fixings, another value
+                v = next(v for v, a, b in zip([v for v in data if v._fixed], cur[2], fixed,
+                                              strict=True) if a != b)
+            return f"the bounds, fixing or domain of {v.name} changed"
+    return None
+
+
+def _row_change(then: list, now: list) -> tuple[str | None, list]:
+    """(what changed in the recorded rows, the components holding new rows)."""
+    current = {id(comp): (data, exprs) for comp, data, exprs in now}
+    added = []
+    for comp, data, exprs in then:
+        cur = current.pop(id(comp), None)
+        if cur is None:
+            return f"the rows {comp.name} were deactivated or deleted", []
+        if same_objects(cur[0], data):
+            if not same_objects(cur[1], exprs):
+                k = next(i for i, (a, b) in enumerate(zip(cur[1], exprs)) if a is not b)
+                return f"the row {data[k].name} changed", []
+            continue
+        expr_of = {id(c): x for c, x in zip(*cur, strict=True)}
+        for c, x in zip(data, exprs, strict=True):
+            if id(c) not in expr_of:
+                return f"the row {c.name} was deactivated or deleted", []
+            if expr_of[id(c)] is not x:
+                return f"the row {c.name} changed", []
+        added.append(comp)  # every recorded row kept as it was, and more
+    added += [comp for comp, data, _ in now if id(comp) in current and data]
+    return None, added
+
+
+def compare(snap: Snapshot, model: Any) -> Change:
+    """The kind of change from `snap` (taken of this model) to `model` now."""
+    changed = _objective_change(snap.objectives, _objectives(model))
+    changed = changed or _variable_change(snap.variables, _vars(model))
+    row_change, added = _row_change(snap.rows, _rows(model))
+    changed = changed or row_change
+    if changed is None:
+        now = {id(e): x for e, x in _expressions(model)}
+        changed = next((f"the Expression {e.name} changed" for e, x in snap.expressions
+                        if now.get(id(e)) is not x), None)
+    if changed is None:
+        changed = next((f"the Param {p.name} changed" for p, v in snap.params
+                        if p.value != v), None)
+    if changed is None:
+        now_attrs = _attributes(model)
+        changed = next((f"the model's attribute {k!r} changed" for k, v in
+                        snap.attributes.items() if now_attrs.get(k, _MISSING) != v), None)
+    if changed is not None:
+        gone = tuple(comp.name for comp, *_ in snap.variables
+                     if model.component(comp.local_name) is not comp)
+        return Change(CHANGED, changed, gone)
+    if added:
+        return Change(ADDED_ROWS, f"rows added ({_names(added)})")
+    return Change(UNCHANGED, "the model as build_model returned it")
+
+
+_MISSING = object()
