@@ -275,9 +275,13 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
     sc = 1.0 / theta if theta > 0 else 1.0
     m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0)
-    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: sc * m.eta + (1.0 - sc * float(
-        tr[j, k])) * m.g[j, k] - quicksum(sc * float(tr[lk[2], lk[3]]) * m.y[lk]
-                                           for lk in into[j, k]) <= 1.0)
+    # a head's share of what it misses of theta, 1 - min(phi, theta) / theta: exactly 0 for a
+    # head at or above theta (1 - theta * (1 / theta) is 1.1e-16 in floats, an entry that
+    # pulled a row's scale to 2^40 in the adapter)
+    rest = np.where(tr >= theta, 0.0, 1.0 - sc * tr)
+    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: sc * m.eta + float(rest[j, k])
+                             * m.g[j, k] - quicksum(sc * float(tr[lk[2], lk[3]]) * m.y[lk]
+                                                    for lk in into[j, k]) <= 1.0)
     m.one_per_annotator = pyo.Constraint(list(by_ann), rule=lambda m, j, k, j2: quicksum(
         m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k])
 

@@ -99,7 +99,8 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     m.card = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
         m.z[w, k] for w in W) == k * m.y[k])
     m.link = pyo.Constraint(m.IK, rule=lambda m, w, k: m.z[w, k] <= m.y[k])
-    if inst.costs is not None:
+    if inst.costs is not None and any(int(v) for v in inst.costs):
+        # (every cost 0: the budget holds for any set, no row; as in the compact model)
         c = [int(v) for v in inst.costs]
         C = int(inst.budget)
         m.budget_row = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
@@ -207,7 +208,7 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
     row_hi = np.zeros(m_rows)
     row_lo[0] = row_hi[0] = 1.0
     row_lo[1:B + 1] = 0.0
-    if costs and C == 0.0 and not np.any(inst.costs):  # empty cost rows: Pyomo drops them
+    if costs and not np.any(inst.costs):  # every cost 0: no budget rows (as the builder)
         A = sp.csc_array(A[:cost0])
         row_lo, row_hi = row_lo[:cost0], row_hi[:cost0]
     W = worker_keys(inst)
