@@ -306,8 +306,9 @@ def stops(fits: dict[str, dict]) -> list[dict]:
         if get_problem(shape.problem).method(shape.method).applicable(inst):
             return "memory guard"
         fit = fits.get(guards.guard_key(shape.problem, shape.method, inst))
-        if fit is None:  # a variant without a time guard (cltap head-cover, falling curves)
-            return None
+        if fit is None:  # a variant without a fit: the method's own time guard decides
+            m = get_problem(shape.problem).method(shape.method)
+            return "size rule" if m.time_guard(inst) else None
         fig = guards.figures(shape.problem, shape.method, inst)
         return "time" if guards.predict_from(fit, fig) > guards.GUARD_LIMIT_S else None
 
@@ -330,7 +331,7 @@ def stops(fits: dict[str, dict]) -> list[dict]:
         why = refused(shape, hi) if hi is not None else None
         rows.append({"method": f"{shape.problem} {shape.method}", "shape": shape.name,
                      "stops_at": f"beyond {shape.what} = {top:,}" if hi is None else
-                     f"{shape.what} = {hi:,}" + (" (memory guard)" if why != "time" else "")})
+                     f"{shape.what} = {hi:,}" + ("" if why == "time" else f" ({why})")})
     return rows
 
 

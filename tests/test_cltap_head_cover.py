@@ -191,11 +191,12 @@ def test_optimum_far_below_one_label_per_annotator():
 
 def test_head_cover_time_guard_is_fitted():
     """A learning crowd is predicted from its size (bench_guards.py): refused past the fitted
-    frontier unless forced; a falling or flat crowd has no time guard (its start often proves
-    it at any size), only the memory guard."""
+    frontier unless forced; where CBP meets the cheap bound the start proves it at any size (no
+    time guard, only the memory guard); other crowds are refused past 10,000 links."""
     m = P.SPEC.method("head-cover")
     assert "predicted" in m.refuses(P.generate(0, t=200, a=5, trend="inc"))
     assert m.refuses(P.generate(0, t=200, a=5, trend="inc"), force=True) is None
     flat = P.generate(0, t=320, a=3, trend="dec", tau=100.0, horizon=1e6)
     assert m.refuses(flat) is None
+    assert "links" in m.refuses(P.generate(1, t=45, a=7))
     assert "memory" in m.refuses(P.generate(0, t=1000, a=100, trend="dec"), force=True)

@@ -469,7 +469,7 @@ SPEC = ProblemSpec.from_module(
                "default exact method; default limit 120 s, returns incumbent and the last "
                "refuted value",
                applicable=Lazy(_SOLVERS + "_head_cover_memory"), time_limit=MILP_DEFAULT_TIME,
-               time_guard=predicted_time_guard("cltap", "head-cover")),
+               time_guard=Lazy(_SOLVERS + "_head_cover_time")),
         Method("milp-compact", "exact", Lazy(_SOLVERS + "solve_milp"),
                "compact MILP (11)-(17), HiGHS, gap 0 (default limit 120 s)",
                applicable=predicted_memory_guard("cltap", "milp-compact"),
