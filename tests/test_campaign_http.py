@@ -267,27 +267,32 @@ def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(tmp_
     import hashlib
     import hmac
 
-    from crowdopt.campaign.webhooks import Webhooks
+    from crowdopt.campaign.webhooks import Delivery, register
 
     rx = _Receiver(fail=2)
-    camp = Campaign.create(tmp_path / "w.db", policy="optkg", items=["a", "b"], budget=4,
-                           seed=0)
-    hooks = Webhooks([rx.url], b"key", "w.db", backoff=(0.05, 0.1, 0.2))
+    db = tmp_path / "w.db"
+    camp = Campaign.create(db, policy="optkg", items=["a", "b"], budget=4, seed=0)
+    register(db, [rx.url])
     for _ in range(4):
         qs = camp.next(1)
-        res = camp.record([(q.item, f"u{len(rx.got)}{q.id}", 1) for q in qs])
-        hooks.answers(camp, res)
-    hooks.flush()
+        camp.record([(q.item, f"u{q.id}", 1) for q in qs])  # events written with the answers
+    hooks = Delivery(db, b"key", backoff=0.05, poll=0.05)
+    deadline = time.monotonic() + 30
+    while hooks.pending() and time.monotonic() < deadline:
+        time.sleep(0.05)
     hooks.close()
     events = [json.loads(b) for _, b in rx.got]
     kinds = [e["event"] for e in events]
     assert kinds.count("answers") == 4 and kinds[-1] == "done"
     assert [e["fraction"] for e in events if e["event"] == "budget"] == [0.25, 0.5, 0.75, 1.0]
+    assert [e["time"] for e in events] == sorted(e["time"] for e in events)  # in order
     for headers, body in rx.got:  # every delivery signed with the key
         want = "sha256=" + hmac.new(b"key", body, hashlib.sha256).hexdigest()
         assert headers["X-Crowdopt-Signature"] == want
+        assert headers["X-Crowdopt-Delivery"] == json.loads(body)["delivery"]
     assert len({e["delivery"] for e in events}) == len(events)
     assert hooks.failed == 0  # the two refusals were retried
+    assert all(e["campaign"] == "w.db" for e in events)  # the name, never the folder
 
 
 def browser() -> str | None:

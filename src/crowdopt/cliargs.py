@@ -111,6 +111,13 @@ def seconds(text: str) -> float:
     return _checked(text, real_text, lo=0.0, lo_open=True, hi=MAX_SECONDS)
 
 
+def nonneg_seconds(text: str) -> float:
+    """argparse type of a duration that may be zero (a late window): a number in [0, 1e9]."""
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0, hi=MAX_SECONDS)
+
+
 def separator(text: str) -> str:
     """argparse type of --sep: one character, or tab (also '\\t'), comma, semicolon or
     whitespace by name; csv needs a single-character delimiter."""
