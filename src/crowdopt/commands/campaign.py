@@ -15,6 +15,7 @@ import argparse
 import datetime as _dt
 import os
 import sys
+import time
 from pathlib import Path
 
 from ..errors import InputError
@@ -27,14 +28,18 @@ BATCHING_HELP = ("exact (default): decisions equal the one-at-a-time policy and 
 
 
 WAIT = 5.0  # seconds a CLI write waits for another process's write lock (then exit 6)
+_STARTED = time.monotonic()  # the command line is being parsed: the clock of --wait
 
 
 def _open(db: str, readonly: bool | None = None, wait: float | None = None):
+    """The campaign; a write waits for another process's lock until `wait` seconds after
+    the command started (its own start-up counts: `--wait 5` gives up within 5 s)."""
     from ..campaign import Campaign
 
     if wait is None:
         return Campaign.open(db, readonly=readonly)
-    return Campaign.open(db, readonly=readonly, busy_timeout=wait)
+    left = wait - (time.monotonic() - _STARTED)
+    return Campaign.open(db, readonly=readonly, busy_timeout=max(0.05, left))
 
 
 def write_secret(path: Path, text: str, *, replace: bool = False) -> None:
