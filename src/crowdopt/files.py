@@ -49,13 +49,13 @@ def check_target(path: str | os.PathLike, *, force: bool = False, field: str = "
         except FileNotFoundError:  # a dangling link: nothing behind it is touched
             what = None
         if what is not None:
-            raise InputError(field, "a regular file", f"{p}: a symlink to {what}",
-                             note="only regular files are written, --force or not")
-    elif what is not None:
-        raise InputError(field, "a regular file", f"{p}: {what}",
-                         note="only regular files are written, --force or not")
+            what = f"a symlink to {what}"
+    if what is not None:
+        raise InputError(field, "a regular file", what,
+                         note=f"{p}: only regular files are written, --force or not")
     if not force:
-        raise InputError(field, "a new file (or --force to replace it)", f"{p} exists")
+        raise InputError(field, "a new file (or --force to replace it)", "an existing file",
+                         note=str(p))
     return p
 
 
