@@ -297,6 +297,8 @@ def id_text(s: str, field: str) -> str:
     one-line InputError naming `field` and the first offending character."""
     if not s:
         raise InputError(field, "a non-empty id", repr(s))
+    if s.isprintable():  # no character of categories C* or Z* but the space: the common case
+        return s
     for ch in s:
         if ch in BIDI_CONTROLS or unicodedata.category(ch) == "Cc":
             raise InputError(field, "an id without control or bidi characters",

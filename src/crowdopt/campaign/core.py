@@ -70,8 +70,10 @@ class _Drivers:
     a status read from the file's summary does not need."""
 
     def __getattr__(self, name: str) -> Any:
+        global dv
         from . import drivers
 
+        dv = drivers  # from now on the module itself
         return getattr(drivers, name)
 
 
@@ -786,16 +788,6 @@ class Campaign:
         return live, extra
 
     @staticmethod
-    def _extra_of(mem: _Mem, live: dict[int, list[list]]) -> int:
-        """What `live` hand-outs reserve beyond one label per open query."""
-        extra = 0
-        for qid, hs in live.items():
-            if hs:
-                k, pos = mem.q[qid]
-                extra += len(hs) - (mem.decs.labels[k - 1][pos] is None)
-        return extra
-
-    @staticmethod
     def _pick(hs: list[list] | None, worker: str) -> list | None:
         """The live hand-out of `hs` that `worker` may answer and that closes first (taken
         out of `hs`), or None."""
@@ -926,13 +918,23 @@ class Campaign:
         results: list[dict] = []
         with self._tx() as mem:
             now = _now()
-            live, extra0 = self._reservations(now)
-            # items -> answered any-worker queries with live hand-outs (their late answers)
-            after: dict[int, list[int]] = {}
-            for qid in live:
-                k, pos = mem.q[qid]
-                if mem.decs.worker(k, pos) is None and mem.decs.labels[k - 1][pos] is not None:
-                    after.setdefault(mem.decs.props[k - 1][1], []).append(qid)
+            live, extra = self._reservations(now)
+            closed_now: set[int] = set()  # any-worker queries this batch answered
+            after: dict[int, list[int]] | None = None
+
+            def late_queries(item: int) -> list[int]:
+                """The answered any-worker queries on `item` with live hand-outs (built on
+                first need: most records have no late answer)."""
+                nonlocal after
+                if after is None:
+                    after = {}
+                    for q_ in live:
+                        k_, p_ = mem.q[q_]
+                        if mem.decs.worker(k_, p_) is None and (
+                                mem.decs.labels[k_ - 1][p_] is not None or q_ in closed_now):
+                            after.setdefault(mem.decs.props[k_ - 1][1], []).append(q_)
+                return after.get(item, [])
+
             new_workers: dict[str, int] = {}
             # (qid or None, item, worker, label, late_for, hand-out id)
             todo: list[tuple[int | None, int, int, int, int | None, int]] = []
@@ -980,19 +982,24 @@ class Campaign:
                     else:
                         res["status"] = "duplicate"
                     continue
+                named = False  # the open query names its worker
                 qid = None if w is None else mem.open_pair.get(key)
                 if qid is None:
                     qid = mem.open_item.get(item)
                     if qid is not None and qid in taken:
                         qid = None  # that query is taken by an earlier row of this batch
+                else:
+                    named = True
                 h = None if qid is None else self._pick(live.get(qid), w_txt)
                 late_for = None
-                if h is None and item in after:  # a further hand-out of an answered query
-                    cands = [(h_[0], q_, n_) for q_ in after[item]
+                if h is None and (item in mem.closed_any or closed_now):
+                    # a further hand-out of an answered query, the one that closes first
+                    cands = [(h_[0], q_, n_) for q_ in late_queries(item)
                              for n_, h_ in enumerate(live[q_]) if h_[2] in (None, w_txt)]
                     if cands:
                         _, late_for, n_ = min(cands)
                         h = live[late_for].pop(n_)
+                        extra -= 1
                 if h is None:
                     reject(res, self._unpaid(where, item_txt, w_txt, qid, item, live))
                     continue
@@ -1004,12 +1011,16 @@ class Campaign:
                 seen[key] = label
                 if qid is not None:
                     taken.add(qid)
-                    k, pos = mem.q[qid]
-                    if mem.decs.worker(k, pos) is not None:
-                        void.append((qid,))  # nobody else may answer it: its hand-outs end
-                        live.pop(qid, None)
-                    elif live.get(qid):  # the others may still bring one late answer each
-                        after.setdefault(item, []).append(qid)
+                    rest = live.get(qid)
+                    if named:
+                        if rest:  # nobody else may answer it: its other hand-outs end
+                            void.append((qid,))
+                            extra -= len(rest)
+                            del live[qid]
+                    elif rest:  # the others may still bring one late answer each
+                        closed_now.add(qid)
+                        if after is not None:
+                            after.setdefault(item, []).append(qid)
                 res["status"] = "stored" if qid is not None else "late"
                 todo.append((qid, item, w, label, late_for, h[1]))
             self._dirty = True
@@ -1045,7 +1056,7 @@ class Campaign:
             self._advance(mem)
             counts = {k: sum(r["status"] == k for r in results)
                       for k in ("stored", "late", "duplicate", "rejected")}
-            mem.extra = self._extra_of(mem, live)  # what the remaining hand-outs reserve
+            mem.extra = extra  # what the remaining hand-outs reserve
             budget = {"spent": mem.log.n, "reserved": mem.n_queries - mem.known + mem.extra,
                       "left": self._left(mem)}
             if todo:

@@ -177,9 +177,11 @@ class IndexDriver(Driver):
 
     def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
         """Each item's Beta posterior (x = a, y = b) and P(positive) (z); no worker state."""
-        idx = range(len(self.caps)) if items is None else sorted(items)
-        a, b, pp = self.pol.a, self.pol.b, self._posterior()
-        return [(i, float(a[i]), float(b[i]), float(pp[i])) for i in idx], [], None
+        idx = np.arange(len(self.caps)) if items is None else np.fromiter(
+            items, dtype=np.int64, count=len(items))
+        pp = self._posterior()
+        return list(zip(idx.tolist(), self.pol.a[idx].tolist(), self.pol.b[idx].tolist(),
+                        pp[idx].tolist())), [], None
 
     def _empty(self) -> bool:
         if isinstance(self.pol, FiniteGittinsPolicy):
