@@ -9,6 +9,7 @@ import json
 import random
 import sqlite3
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -270,8 +271,11 @@ def test_state_keeps_no_object_per_decision(tmp_path):
             camp.record([(q.item, f"w{b % 3}-{q.decision}", q.decision % 2) for q in qs])
         reader.status(limit=5)
         gc.collect()
-        return len(gc.get_objects())
+        # sqlite3 keeps a weak reference per cursor and prunes them every 200 cursors: a
+        # count that swings by up to 200 whatever the campaign holds, left out here
+        return sum(type(o) is not weakref.ReferenceType for o in gc.get_objects())
 
+    run(10)  # what is made once (lazy imports, first-call caches) is made here
     before = run(10)
     after = run(30)  # 300 more decisions and answers in both objects
     assert after - before < 100

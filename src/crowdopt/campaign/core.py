@@ -229,7 +229,7 @@ class Campaign:
         self.classes: list[str] = json.loads(classes)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = "
                                              "'table'")}
-        self.has_summary = "summary_meta" in tables  # schema 3 (an old read-only file: not)
+        self.has_summary = "summary" in tables  # schema 3 (an old read-only file: not)
         self.name = Path(path).name
         if self.has_summary:
             (name,) = conn.execute("SELECT name FROM campaign").fetchone()
@@ -248,6 +248,8 @@ class Campaign:
         pr = [tuple(r) for r in conn.execute("SELECT item, worker FROM pairs")]
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
+        self._summary_at = -1  # the event number the file's summary is current for
+        self.endpoints_rev = -1  # changes when a server registers its webhook endpoints
         # a read-only object whose process has a writer replaying (checking) the same log
         # (the server) takes logged decisions as they are, without the policy's argmax
         self.trust_log = False
@@ -474,12 +476,12 @@ class Campaign:
                 self.conn.execute("COMMIT")
             self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             mem = self._catch_up()
-            full = write and self._summary_seq() != mem.seq  # stale: written whole
+            full = write and self._summary_at != mem.seq  # stale: written whole
             mem.A.dirty_items.clear()  # what others wrote is in the summary already
             mem.A.dirty_workers.clear()
             seq0 = mem.seq
             yield mem
-            if write and (full or mem.seq != seq0):
+            if write and (full or mem.seq != seq0):  # the new events and their summary
                 self._write_summary(mem, full)
             self.conn.execute("COMMIT")
         except BaseException as exc:
@@ -502,33 +504,47 @@ class Campaign:
         finally:
             self._dirty = False
 
-    def _summary_seq(self) -> int:
-        row = self.conn.execute("SELECT seq FROM summary_meta").fetchone()
-        return -1 if row is None else int(row[0])
-
     def _write_summary(self, mem: _Mem, full: bool) -> None:
         """Write what `status` needs of the policy state for the items and workers changed
         by this transaction (`full`: all), stamped with its last event number."""
         A = mem.A
-        items, workers, data = A.summary() if full else A.summary(A.dirty_items,
-                                                                  A.dirty_workers)
         if full:
-            self.conn.execute("DELETE FROM summary_items")
-            self.conn.execute("DELETE FROM summary_workers")
-        if items:
-            self.conn.executemany("INSERT OR REPLACE INTO summary_items (idx, x, y, z) "
-                                  "VALUES (?, ?, ?, ?)", items)
-        if workers:
-            self.conn.executemany("INSERT OR REPLACE INTO summary_workers (idx, x, y, z) "
-                                  "VALUES (?, ?, ?, ?)", workers)
+            items, workers, data = A.summary()
+        elif A.dirty_items or A.dirty_workers or self.policy == "lsol":
+            items, workers, data = A.summary(A.dirty_items, A.dirty_workers)
+        else:  # decisions only (next): the policy's summary rows did not change
+            items, workers, data = [], [], None
+        if full:
+            self.conn.execute("DELETE FROM summary")
+        rows = [(0, *r) for r in items] + [(1, *r) for r in workers]
+        if rows:
+            self.conn.executemany("INSERT INTO summary (kind, idx, x, y, z) VALUES "
+                                  "(?, ?, ?, ?, ?)", rows)
+            (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
+            if last > 2 * (len(self.item_ids) + len(self.worker_ids)) + 4096:
+                self._compact_summary()
         A.dirty_items.clear()
         A.dirty_workers.clear()
         # the policy has nothing left within the budget (meaningful once nothing is open)
         idle = mem.known == mem.n_queries and mem.applied == len(mem.decs)
         ex = idle and A.exhausted(self.budget - mem.n_queries - mem.n_late)
-        self.conn.execute("UPDATE summary_meta SET seq = ?, applied = ?, exhausted = ?, "
-                          "data = ?", (mem.seq, mem.applied, int(ex),
-                                       None if data is None else json.dumps(data)))
+        self.conn.execute("UPDATE campaign SET seq = ?, summary_seq = ?, summary_applied = ?, "
+                          "summary_exhausted = ?, summary_data = ?",
+                          (mem.seq, mem.seq, int(mem.applied), int(ex),
+                           None if data is None else json.dumps(data)))
+        self._summary_at = mem.seq
+
+    def _compact_summary(self) -> None:
+        """Keep the last summary row of each item and worker, renumbered from 1 (the table
+        stays within about twice the items and workers)."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS summary_keep (kind, idx, x, y, z)")
+        self.conn.execute("DELETE FROM summary_keep")
+        self.conn.execute("INSERT INTO summary_keep SELECT s.kind, s.idx, s.x, s.y, s.z FROM "
+                          "summary s JOIN (SELECT max(id) AS id FROM summary GROUP BY kind, "
+                          "idx) m ON m.id = s.id ORDER BY s.id")
+        self.conn.execute("DELETE FROM summary")
+        self.conn.execute("INSERT INTO summary (kind, idx, x, y, z) SELECT * FROM summary_keep")
+        self.conn.execute("DELETE FROM summary_keep")
 
     def _load_workers(self) -> None:
         for idx, wid, data in self.conn.execute(
@@ -556,7 +572,11 @@ class Campaign:
             mem = _Mem(self._new_driver())
             mem.rounds = [0] * len(self.item_ids)
             self._mem = mem
-        (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
+        if self.has_summary:
+            cur, self._summary_at, self.endpoints_rev = self.conn.execute(
+                "SELECT seq, summary_seq, endpoints_rev FROM campaign").fetchone()
+        else:
+            (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
         if cur == mem.seq:
             return mem
         self._dirty = True
@@ -741,9 +761,7 @@ class Campaign:
             seq += 1
             self._log_decision(mem, seq, p, now)
         self._flush_log()
-        if seq != mem.seq:
-            self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
-            mem.seq = seq
+        mem.seq = seq  # written with the summary at the end of the transaction
 
     def _log_decision(self, mem: _Mem, seq: int, p: dv.Proposal, now: float) -> list[int]:
         """Log a decision and its queries (written by `_flush_log`, in one statement each).
@@ -858,9 +876,7 @@ class Campaign:
                     else:
                         blocked = True  # work for other workers waits: decide no further
             self._flush_log()
-            if seq != mem.seq:
-                self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
-                mem.seq = seq
+            mem.seq = seq  # written with the summary at the end of the transaction
             until = now + float(lease)
             self.conn.executemany(
                 "UPDATE queries SET handed = handed + 1, lease_until = ?, leased_to = ? "
@@ -938,7 +954,7 @@ class Campaign:
             new_workers: dict[str, int] = {}
             # (qid or None, item, worker, label, late_for, hand-out id)
             todo: list[tuple[int | None, int, int, int, int | None, int]] = []
-            void: list[tuple[int]] = []  # queries naming a worker, answered: other hand-outs
+            void: list[tuple[int]] = []  # hand-outs of a query naming a worker, answered
             seen: dict[tuple[int, int], int] = {}  # (item, worker) -> label, this batch
             taken: set[int] = set()  # queries answered by an earlier row of this batch
 
@@ -1014,7 +1030,7 @@ class Campaign:
                     rest = live.get(qid)
                     if named:
                         if rest:  # nobody else may answer it: its other hand-outs end
-                            void.append((qid,))
+                            void += [(h_[1],) for h_ in rest]
                             extra -= len(rest)
                             del live[qid]
                     elif rest:  # the others may still bring one late answer each
@@ -1039,11 +1055,8 @@ class Campaign:
                                   "label, recorded_at, handout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                   ins)
             self.conn.executemany("UPDATE queries SET open = 0 WHERE id = ?", upd)
-            self.conn.executemany("UPDATE handouts SET live = 0 WHERE query = ? AND live = 1",
-                                  void)
+            self.conn.executemany("UPDATE handouts SET live = 0 WHERE id = ?", void)
             self.conn.executemany("UPDATE handouts SET live = 0, answer = ? WHERE id = ?", used)
-            if ins:
-                self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
             self._load_workers()
             spent0 = mem.log.n
             for t, s_ in zip(todo, seqs):
@@ -1152,7 +1165,8 @@ class Campaign:
                 self.conn.execute("BEGIN")
                 (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
                 seq, applied, exhausted, data = self.conn.execute(
-                    "SELECT seq, applied, exhausted, data FROM summary_meta").fetchone()
+                    "SELECT summary_seq, summary_applied, summary_exhausted, summary_data "
+                    "FROM campaign").fetchone()
                 if seq == cur:
                     self._load_workers()
                     ps = report.from_summary(self, self.conn, applied, exhausted, data)

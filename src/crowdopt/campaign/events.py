@@ -19,9 +19,14 @@ THRESHOLDS = (0.25, 0.5, 0.75, 1.0)
 STATES = ("pending", "delivered", "failed")
 
 
-def active_endpoints(conn: sqlite3.Connection) -> list[int]:
-    """Ids of the endpoints new events are written for."""
-    return [r[0] for r in conn.execute("SELECT id FROM endpoints WHERE active = 1")]
+def active_endpoints(camp) -> list[int]:
+    """Ids of the endpoints new events are written for (re-read when the campaign row says a
+    server registered endpoints since: `endpoints_rev`, read with the event number)."""
+    rev, eps = getattr(camp, "_endpoints", (None, []))
+    if rev != camp.endpoints_rev:
+        eps = [r[0] for r in camp.conn.execute("SELECT id FROM endpoints WHERE active = 1")]
+        camp._endpoints = (camp.endpoints_rev, eps)
+    return eps
 
 
 def enqueue(conn: sqlite3.Connection, kind: str, data: dict, campaign: str, now: float,
@@ -40,7 +45,7 @@ def enqueue(conn: sqlite3.Connection, kind: str, data: dict, campaign: str, now:
 def after_record(camp, mem, counts: dict, spent0: int, budget: dict, now: float) -> None:
     """The events of a record that stored answers (inside its transaction): `answers`, the
     budget thresholds the spend crossed (from `spent0` to now), `done` when it finished."""
-    eps = active_endpoints(camp.conn)
+    eps = active_endpoints(camp)
     if not eps:
         return
     spent, total = budget["spent"], camp.budget

@@ -19,6 +19,9 @@ import numpy as np
 
 from .summary import summary_view
 
+# the last summary row of each item (kind 0) or worker (kind 1): the rows are appended
+LAST_ROWS = ("SELECT s.idx, s.x, s.y, s.z FROM summary s JOIN (SELECT max(id) AS id FROM "
+             "summary WHERE kind = ? GROUP BY idx) m ON m.id = s.id")
 SOURCES = {"optkg-het": "posterior mean of rho (one-coin model, Sec. 5)",
            "lsol": "p_hat: agreement with tester consensus (LS_OL)",
            "cltap": "forecast accuracy over the planned iterations (CL-TAP input)"}
@@ -116,8 +119,8 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
                                 ).fetchone() if camp.batching == "exact" else (0,)
     n = len(camp.item_ids)
     view = summary_view(camp.policy, n,
-                        conn.execute("SELECT idx, x, y, z FROM summary_items").fetchall(),
-                        conn.execute("SELECT idx, x, y, z FROM summary_workers").fetchall(),
+                        conn.execute(LAST_ROWS, (0,)).fetchall(),
+                        conn.execute(LAST_ROWS, (1,)).fetchall(),
                         json.loads(data) if data else None)
     lsol = None
     if camp.policy == "lsol":

@@ -19,10 +19,12 @@ One file holds a whole campaign (stdlib `sqlite3`, WAL journal):
   paid answer it yielded. A hand-out is `live` until it yields its one paid answer, is voided
   (its query named a worker and was answered) or its late window closes; a live hand-out
   reserves one label of the budget. Every stored or late answer names its hand-out;
-- `summary_meta`, `summary_items`, `summary_workers` (schema 3): what `status` needs of the
-  policy state (e.g. each item's Beta posterior), written by every write transaction for the
-  items and workers it changed and stamped with the event number it is current for: a reader
-  of an up-to-date file reports without replaying the log;
+- `summary` (schema 3) and the `summary_*` columns of `campaign`: what `status` needs of the
+  policy state (e.g. each item's Beta posterior), appended by every write transaction for the
+  items and workers it changed (rows are appended, not updated in place: a record touches a
+  few pages whatever items it answers; the superseded rows are dropped once they outnumber
+  the items and workers), the campaign row stamped with the event number the summary is
+  current for: a reader of an up-to-date file reports without replaying the log;
 - `endpoints`, `events`, `outbox` (schema 3): the webhook URLs of the last `serve --webhook`,
   the events (answers recorded, budget thresholds, done) written in the transaction that caused
   them, and one delivery row per (event, endpoint): pending, delivered or failed.
@@ -177,6 +179,11 @@ def _v3(conn: sqlite3.Connection) -> None:
     window: the default lease again), a late answer the hand-out it was leased under."""
     _script(conn, """
     ALTER TABLE campaign ADD COLUMN name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE campaign ADD COLUMN summary_seq INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE campaign ADD COLUMN summary_applied INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE campaign ADD COLUMN summary_exhausted INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE campaign ADD COLUMN summary_data TEXT;   -- JSON: the policy's scalars
+    ALTER TABLE campaign ADD COLUMN endpoints_rev INTEGER NOT NULL DEFAULT 0;
     CREATE TABLE handouts (
         id INTEGER PRIMARY KEY,
         query INTEGER NOT NULL REFERENCES queries(id),
@@ -187,19 +194,14 @@ def _v3(conn: sqlite3.Connection) -> None:
         live INTEGER NOT NULL DEFAULT 1,  -- 0: it yielded its answer, or was voided
         answer INTEGER                    -- the event number of the answer it yielded
     );
-    CREATE INDEX handouts_query ON handouts(query);
     CREATE INDEX handouts_live ON handouts(late_until) WHERE live = 1;
     ALTER TABLE answers ADD COLUMN handout INTEGER REFERENCES handouts(id);
-    CREATE TABLE summary_meta (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        seq INTEGER NOT NULL,             -- the event number the summary is current for
-        applied INTEGER NOT NULL,
-        exhausted INTEGER NOT NULL,
-        data TEXT                         -- JSON: the policy's scalars (LS_OL's counts)
+    CREATE TABLE summary (
+        id INTEGER PRIMARY KEY,           -- append order: the last row of (kind, idx) holds
+        kind INTEGER NOT NULL,            -- 0: an item, 1: a worker
+        idx INTEGER NOT NULL,
+        x REAL, y REAL, z REAL
     );
-    CREATE TABLE summary_items (idx INTEGER PRIMARY KEY, x REAL, y REAL, z REAL);
-    CREATE TABLE summary_workers (idx INTEGER PRIMARY KEY, x REAL, y REAL, z REAL);
-    INSERT INTO summary_meta (id, seq, applied, exhausted) VALUES (1, -1, 0, 0);
     CREATE TABLE endpoints (
         id INTEGER PRIMARY KEY,
         url TEXT NOT NULL UNIQUE,

@@ -79,6 +79,7 @@ def register(db: str | os.PathLike, urls: list[str]) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("UPDATE endpoints SET active = 0")
+        conn.execute("UPDATE campaign SET endpoints_rev = endpoints_rev + 1")
         for u in urls:
             conn.execute("INSERT INTO endpoints (url, active, added_at) VALUES (?, 1, ?) "
                          "ON CONFLICT (url) DO UPDATE SET active = 1", (u, time.time()))
