@@ -47,6 +47,7 @@ the what-if copy does the same, so decisions stay a function of the log.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -238,7 +239,6 @@ class Campaign:
         rows = conn.execute("SELECT id, max_labels FROM items ORDER BY idx").fetchall()
         self.item_ids = [r[0] for r in rows]
         self.caps = [r[1] for r in rows]
-        self.item_index = {s: i for i, s in enumerate(self.item_ids)}
         self.worker_ids: list[str] = []
         self.worker_data: list[Any] = []
         self.worker_index: dict[str, int] = {}
@@ -257,6 +257,11 @@ class Campaign:
         self._dirty = False
         self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
         self._buf_q: list[tuple] = []
+
+    @functools.cached_property
+    def item_index(self) -> dict[str, int]:
+        """item id -> index (built on first use: a status never needs it)."""
+        return {s: i for i, s in enumerate(self.item_ids)}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -520,14 +525,16 @@ class Campaign:
         if rows:
             self.conn.executemany("INSERT INTO summary (kind, idx, x, y, z) VALUES "
                                   "(?, ?, ?, ?, ?)", rows)
-            (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
-            if last > 2 * (len(self.item_ids) + len(self.worker_ids)) + 4096:
-                self._compact_summary()
         A.dirty_items.clear()
         A.dirty_workers.clear()
         # the policy has nothing left within the budget (meaningful once nothing is open)
         idle = mem.known == mem.n_queries and mem.applied == len(mem.decs)
         ex = idle and A.exhausted(self.budget - mem.n_queries - mem.n_late)
+        if rows:  # superseded rows dropped past twice the state, and when it is finished
+            (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
+            n = len(self.item_ids) + len(self.worker_ids)
+            if last > 2 * n + 4096 or (ex and last > n):
+                self._compact_summary()
         self.conn.execute("UPDATE campaign SET seq = ?, summary_seq = ?, summary_applied = ?, "
                           "summary_exhausted = ?, summary_data = ?",
                           (mem.seq, mem.seq, int(mem.applied), int(ex),

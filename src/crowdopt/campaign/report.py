@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,9 +18,6 @@ import numpy as np
 
 from .summary import summary_view
 
-# the last summary row of each item (kind 0) or worker (kind 1): the rows are appended
-LAST_ROWS = ("SELECT s.idx, s.x, s.y, s.z FROM summary s JOIN (SELECT max(id) AS id FROM "
-             "summary WHERE kind = ? GROUP BY idx) m ON m.id = s.id")
 SOURCES = {"optkg-het": "posterior mean of rho (one-coin model, Sec. 5)",
            "lsol": "p_hat: agreement with tester consensus (LS_OL)",
            "cltap": "forecast accuracy over the planned iterations (CL-TAP input)"}
@@ -118,10 +114,12 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
     (applied_q,) = conn.execute("SELECT count(*) FROM queries WHERE k <= ?", (applied,)
                                 ).fetchone() if camp.batching == "exact" else (0,)
     n = len(camp.item_ids)
-    view = summary_view(camp.policy, n,
-                        conn.execute(LAST_ROWS, (0,)).fetchall(),
-                        conn.execute(LAST_ROWS, (1,)).fetchall(),
-                        json.loads(data) if data else None)
+    # NULL as infinity (9e999): every value read is a float (the view turns it into nan)
+    rows = conn.execute("SELECT kind, idx, ifnull(x, 9e999), ifnull(y, 9e999), "
+                        "ifnull(z, 9e999) FROM summary ORDER BY id").fetchall()
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float,
+                       count=5 * len(rows)).reshape(-1, 5)
+    view = summary_view(camp.policy, n, flat, json.loads(data) if data else None)
     lsol = None
     if camp.policy == "lsol":
         d = view.data or {}
@@ -195,10 +193,11 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
     conf[unanswered | (lab < 0)] = np.nan
     labelled = lab >= 0
     sl = slice(offset, None if limit is None else offset + limit)
-    items = [{"item": camp.item_ids[i], "label": camp.classes[y] if y >= 0 else None,
-              "confidence": c if math.isfinite(c) else None, "answers": k}
-             for i, y, c, k in zip(range(n_items)[sl], lab[sl].tolist(), conf[sl].tolist(),
-                                   per_item[sl].tolist())]
+    names = np.array([*camp.classes, None], dtype=object)[lab[sl]].tolist()  # -1: None
+    c_sl = conf[sl]
+    confs = np.where(np.isfinite(c_sl), c_sl, None).tolist()  # floats, None where none
+    items = [{"item": i, "label": y, "confidence": c, "answers": k}
+             for i, y, c, k in zip(camp.item_ids[sl], names, confs, per_item[sl].tolist())]
     rel = ps.rel
     nw = len(camp.worker_ids)
     n_by = np.bincount(a_worker, minlength=nw) if n_ans else np.zeros(nw, np.int64)

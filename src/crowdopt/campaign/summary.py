@@ -51,17 +51,23 @@ class SummaryView:
         return None
 
 
-def summary_view(policy: str, n_items: int, items: list, workers: list,
-                 data: dict | None) -> SummaryView:
-    """The view of summary rows (idx, x, y, z) of every item and every worker."""
-    def cols(rows: list, n: int) -> np.ndarray:
-        out = np.full((3, n), np.nan)
-        if rows:  # NULL (None) becomes nan
-            flat = np.fromiter((np.nan if v is None else v for r in rows for v in r),
-                               dtype=float, count=4 * len(rows)).reshape(-1, 4)
-            out[:, flat[:, 0].astype(np.int64)] = flat[:, 1:].T
+def summary_view(policy: str, n_items: int, rows: np.ndarray, data: dict | None
+                 ) -> SummaryView:
+    """The view of the summary's rows (kind, idx, x, y, z; kind 0 an item, 1 a worker; an
+    infinite value stands for none) in the order they were written: the last row of an item
+    or worker holds."""
+    rows = rows[::-1]  # newest first: np.unique keeps the first occurrence
+    rows[:, 2:][np.isinf(rows[:, 2:])] = np.nan
+
+    def cols(kind: int, n: int | None) -> np.ndarray:
+        r = rows[rows[:, 0] == kind]
+        idx = r[:, 1].astype(np.int64)
+        out = np.full((3, (1 + int(idx.max()) if idx.size else 0) if n is None else n),
+                      np.nan)
+        _, last = np.unique(idx, return_index=True)
+        out[:, idx[last]] = r[last, 2:].T
         return out
 
-    x, y, z = cols(items, n_items)
-    wx, wy, _ = cols(workers, 1 + max((r[0] for r in workers), default=-1))
+    x, y, z = cols(0, n_items)
+    wx, wy, _ = cols(1, None)
     return SummaryView(policy, x, y, z, wx, wy, data)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import heapq
 import os
 import sys
 import time
@@ -200,10 +201,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"accuracy against gold: {'-' if acc is None else f'{acc:.4f}'} "
               f"({st['gold_items']} items)")
     labeled = [r for r in st["labels"] if r["label"] is not None]
-    labeled.sort(key=lambda r: (r["confidence"] if r["confidence"] is not None else 2.0))
+    least = heapq.nsmallest(args.top, labeled, key=lambda r: (
+        r["confidence"] if r["confidence"] is not None else 2.0))
     print(f"\nleast confident labels ({len(labeled)} items labeled; all with --json):")
     if labeled:
-        print(format_table(labeled[:args.top], ["item", "label", "confidence", "answers"]))
+        print(format_table(least, ["item", "label", "confidence", "answers"]))
     ws = sorted(st["workers"], key=lambda r: -r["answers"])[:args.top]
     if ws:
         print(f"\nworkers; reliability: {st['reliability_source']}")
