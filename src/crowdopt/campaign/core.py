@@ -249,6 +249,7 @@ class Campaign:
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
         self._summary_at = -1  # the event number the file's summary is current for
+        self._summary_writes = 0
         self.endpoints_rev = -1  # changes when a server registers its webhook endpoints
         # a read-only object whose process has a writer replaying (checking) the same log
         # (the server) takes logged decisions as they are, without the policy's argmax
@@ -530,7 +531,9 @@ class Campaign:
         # the policy has nothing left within the budget (meaningful once nothing is open)
         idle = mem.known == mem.n_queries and mem.applied == len(mem.decs)
         ex = idle and A.exhausted(self.budget - mem.n_queries - mem.n_late)
-        if rows:  # superseded rows dropped past twice the state, and when it is finished
+        self._summary_writes += 1
+        if rows and (ex or self._summary_writes % 64 == 0):
+            # superseded rows dropped past twice the state, and when it is finished
             (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
             n = len(self.item_ids) + len(self.worker_ids)
             if last > 2 * n + 4096 or (ex and last > n):

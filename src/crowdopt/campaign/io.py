@@ -276,8 +276,13 @@ def answer_rows(rows: Any) -> list[tuple[str, str | None, str | None, str | None
     for r, row in enumerate(it):
         where = f"answers[{r}]"
         t = type(row)
-        if (t is tuple or t is list) and len(row) == 3:  # the common case, checked cheaply
+        if t is dict and len(row) == 3 and "item" in row and "worker" in row and "label" in row:
+            a, b, c = row["item"], row["worker"], row["label"]  # a JSON row (HTTP)
+        elif (t is tuple or t is list) and len(row) == 3:  # the common case, checked cheaply
             a, b, c = row
+        else:
+            a = b = c = None
+        if a is not None:
             if type(c) is int:  # a class index-like label (0/1) as Python code writes it
                 c = str(c)
             if type(a) is str and type(b) is str and type(c) is str:
