@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import secrets
@@ -25,9 +26,7 @@ import sqlite3
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from ..errors import InputError
@@ -105,6 +104,7 @@ class Delivery:
         self.horizon, self.backoff, self.backoff_max = horizon, backoff, backoff_max
         self.poll, self.timeout = poll, timeout
         self.cv = threading.Condition()
+        self._local = threading.local()  # each thread's kept-alive connections
         self.busy: set[int] = set()  # endpoints a thread is serving
         self.stop = False
         self.delivered = self.failed = 0
@@ -182,48 +182,87 @@ class Delivery:
         return None
 
     def _serve(self, conn: sqlite3.Connection, ep: int) -> None:
-        """Send endpoint `ep`'s pending events in order until one fails or none is due."""
-        while not self.stop:
-            row = conn.execute(
-                "SELECT o.event, o.attempts, o.next_at, e.kind, e.body, e.created_at, p.url "
-                "FROM outbox o JOIN events e ON e.id = o.event JOIN endpoints p ON "
-                "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' "
-                "ORDER BY o.event LIMIT 1", (ep,)).fetchone()
-            if row is None or row[2] > time.time():
-                return
-            event, attempts, _, kind, body, created, url = row
-            err = self._post(url, body.encode(), kind, json.loads(body)["delivery"])
-            now = time.time()
-            if err is None:
-                conn.execute("UPDATE outbox SET state = 'delivered', attempts = ?, "
-                             "done_at = ?, last_error = NULL WHERE endpoint = ? AND "
-                             "event = ?", (attempts + 1, now, ep, event))
-                self.delivered += 1
-                continue
-            if now - created >= self.horizon:
-                conn.execute("UPDATE outbox SET state = 'failed', attempts = ?, done_at = ?, "
-                             "last_error = ? WHERE endpoint = ? AND event = ?",
-                             (attempts + 1, now, err, ep, event))
-                self.failed += 1
-                print(f"webhook {url}: event {event} ({kind}) failed: {err}; retried for "
-                      f"{self.horizon:g} s", file=sys.stderr, flush=True)
-                continue
-            wait = min(self.backoff_max, self.backoff * 2.0 ** attempts)
-            conn.execute("UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? WHERE "
-                         "endpoint = ? AND event = ?", (attempts + 1, now + wait, err, ep,
-                                                        event))
-            return
+        """Send endpoint `ep`'s pending events in order until one fails or none is due; the
+        deliveries are marked in the file in batches (a crash before a mark re-sends those
+        events: at least once, the same delivery ids)."""
+        done: list[tuple] = []
+
+        def mark() -> None:
+            if done:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("UPDATE outbox SET state = 'delivered', attempts = ?, "
+                                 "done_at = ?, last_error = NULL WHERE endpoint = ? AND "
+                                 "event = ?", done)
+                conn.execute("COMMIT")
+                self.delivered += len(done)
+                done.clear()
+
+        try:
+            while not self.stop:
+                rows = conn.execute(
+                    "SELECT o.event, o.attempts, o.next_at, e.kind, e.body, e.created_at, "
+                    "p.url FROM outbox o JOIN events e ON e.id = o.event JOIN endpoints p ON "
+                    "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' "
+                    "ORDER BY o.event LIMIT 200", (ep,)).fetchall()
+                if not rows or rows[0][2] > time.time():
+                    return
+                flushed = time.monotonic()
+                for event, attempts, _, kind, body, created, url in rows:
+                    err = self._post(url, body.encode(), kind, json.loads(body)["delivery"])
+                    now = time.time()
+                    if err is None:
+                        done.append((attempts + 1, now, ep, event))
+                        if time.monotonic() - flushed > 0.5:
+                            mark()
+                            flushed = time.monotonic()
+                        continue
+                    mark()
+                    if now - created >= self.horizon:
+                        conn.execute("UPDATE outbox SET state = 'failed', attempts = ?, "
+                                     "done_at = ?, last_error = ? WHERE endpoint = ? AND "
+                                     "event = ?", (attempts + 1, now, err, ep, event))
+                        self.failed += 1
+                        print(f"webhook {url}: event {event} ({kind}) failed: {err}; retried "
+                              f"for {self.horizon:g} s", file=sys.stderr, flush=True)
+                        continue
+                    wait = min(self.backoff_max, self.backoff * 2.0 ** attempts)
+                    conn.execute("UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? "
+                                 "WHERE endpoint = ? AND event = ?",
+                                 (attempts + 1, now + wait, err, ep, event))
+                    return
+                mark()
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            mark()
 
     def _post(self, url: str, body: bytes, kind: str, delivery: str) -> str | None:
-        """POST one event; None when the receiver took it (2xx), else the reason."""
-        req = urllib.request.Request(url, data=body, method="POST", headers={
-            "Content-Type": "application/json", "User-Agent": "crowdopt-webhook",
-            "X-Crowdopt-Event": kind, "X-Crowdopt-Delivery": delivery,
-            "X-Crowdopt-Signature": sign(self.secret, body)})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+        """POST one event on this thread's kept-alive connection to the URL's host; None when
+        the receiver took it (2xx), else the reason."""
+        conns = self._local.__dict__.setdefault("conns", {})
+        parts = urllib.parse.urlsplit(url)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = {"Content-Type": "application/json", "User-Agent": "crowdopt-webhook",
+                   "X-Crowdopt-Event": kind, "X-Crowdopt-Delivery": delivery,
+                   "X-Crowdopt-Signature": sign(self.secret, body)}
+        for again in (False, True):  # a kept-alive connection the receiver closed: reopen
+            c = conns.get(url)
+            if c is None:
+                cls = (http.client.HTTPSConnection if parts.scheme == "https" else
+                       http.client.HTTPConnection)
+                c = conns[url] = cls(parts.netloc, timeout=self.timeout)
+            try:
+                c.request("POST", path, body=body, headers=headers)
+                r = c.getresponse()
+                r.read()
+                if r.getheader("connection", "").lower() == "close":
+                    c.close()
+                    conns.pop(url, None)
                 return None if 200 <= r.status < 300 else f"HTTP {r.status}"
-        except urllib.error.HTTPError as exc:
-            return f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            return str(getattr(exc, "reason", exc))[:200]
+            except (OSError, http.client.HTTPException, ValueError) as exc:
+                c.close()
+                conns.pop(url, None)
+                if again or not isinstance(exc, (http.client.RemoteDisconnected,
+                                                 ConnectionResetError, BrokenPipeError)):
+                    return (str(exc) or type(exc).__name__)[:200]
+        return "unreachable"  # pragma: no cover
