@@ -100,8 +100,10 @@ print(json.dumps({"confirmed": [[k[0], k[1], v] for k, v in confirmed.items()],
 """
 
 GHOST = r"""
-import http.client, json, os, random, sys, time
-port_file, admin, wtok, stop, items = sys.argv[1:6]
+import json, os, random, sys, time
+port_file, admin, wtok, stop, items, bench = sys.argv[1:7]
+sys.path.insert(0, bench)
+from fault_campaign import _post
 rng = random.Random(99)
 got = {"stored": 0, "late": 0, "rejected": 0, "duplicate": 0, "http_errors": 0}
 
@@ -109,14 +111,9 @@ got = {"stored": 0, "late": 0, "rejected": 0, "duplicate": 0, "http_errors": 0}
 def call(body, tok):
     try:
         port = int(open(port_file).read())
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        c.request("POST", "/record", json.dumps(body), {"Authorization": f"Bearer {tok}"})
-        r = c.getresponse()
-        doc = json.loads(r.read())
-        c.close()
-        return r.status, doc
-    except (OSError, ValueError, http.client.HTTPException):
+    except (OSError, ValueError):
         return None, None
+    return _post(port, tok, "/record", body)
 
 
 while not os.path.exists(stop):
@@ -222,8 +219,9 @@ def fault_run(tmp: Path, *, seconds: float = 15.0, seed: int = 0, budget: int = 
                                str(stop), str(lease), str(budget)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for me in range(clients)]
     ghosts = subprocess.Popen([sys.executable, str(ghost), str(port_file), admin, ghost_token,
-                               str(stop), str(n_items)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                               str(stop), str(n_items), str(Path(__file__).parent)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=ENV)
     box = {"done": False, "kills": 0, "reads": 0, "over": 0}
 
     def killer() -> None:

@@ -280,10 +280,10 @@ def cmd_events(args: argparse.Namespace) -> int:
             doc = listing(camp.conn, args.state, args.limit)
         except Exception as exc:  # sqlite3.Error: a damaged file
             raise StoreError(f"campaign file {args.db}: {exc}") from None
+    t = doc["totals"]
     if args.json:
         emit_json(doc)
         return 0
-    t = doc["totals"]
     print(f"webhook deliveries: {t['pending']} pending, {t['delivered']} delivered, "
           f"{t['failed']} failed")
     if doc["endpoints"]:
