@@ -164,6 +164,9 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     writer = Campaign.open(db, busy_timeout=WRITE_WAIT)
     reader = Campaign.open(db, readonly=True)
     reader.trust_log = True  # `writer` checks the logged decisions (at its next write)
+    # a long-lived reader follows the log in memory (each status costs what changed since);
+    # the file's summary is for the one-shot readers (the CLI)
+    reader.use_summary = False
     if gold is not None:
         from .io import read_gold_map
 
