@@ -137,7 +137,8 @@ def served_campaign(db: Path, k: int) -> Path:
 
 
 class Receiver:
-    """A webhook receiver on 127.0.0.1 in this process: counts the events it gets."""
+    """A webhook receiver on 127.0.0.1 in this process (HTTP/1.1, kept-alive connections):
+    counts the events it gets."""
 
     def __init__(self):
         import http.server
@@ -147,10 +148,13 @@ class Receiver:
         self.got = 0
 
         class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as a production receiver
+
             def do_POST(self):
                 self.rfile.read(int(self.headers["Content-Length"]))
                 box.got += 1
                 self.send_response(200)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, *a):

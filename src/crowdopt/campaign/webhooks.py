@@ -95,17 +95,23 @@ def register(db: str | os.PathLike, urls: list[str]) -> None:
 
 class Delivery:
     """The server's delivery pool: `threads` threads share the active endpoints (one thread
-    per endpoint at a time, its events in order). `wake()` after a record; `close()` stops."""
+    per endpoint at a time, its events in order). `wake()` after a record; `close()` stops.
+    Deliveries are marked in the file in batches, at most `mark_every` seconds apart (a crash
+    before a mark re-sends those events, with the same delivery ids)."""
 
     def __init__(self, db: str | os.PathLike, secret: bytes, *, threads: int = 4,
                  horizon: float = HORIZON, backoff: float = BACKOFF,
-                 backoff_max: float = BACKOFF_MAX, poll: float = 1.0, timeout: float = 10.0):
+                 backoff_max: float = BACKOFF_MAX, poll: float = 1.0, timeout: float = 10.0,
+                 mark_every: float = 0.5, linger: float = 0.02):
         self.db, self.secret = str(db), secret
         self.horizon, self.backoff, self.backoff_max = horizon, backoff, backoff_max
-        self.poll, self.timeout = poll, timeout
+        self.poll, self.timeout, self.mark_every, self.linger = poll, timeout, mark_every, linger
         self.cv = threading.Condition()
         self._local = threading.local()  # each thread's kept-alive connections
         self.busy: set[int] = set()  # endpoints a thread is serving
+        self.sent: dict[int, int] = {}  # endpoint -> its last event sent (marked or not)
+        self.marks: list[tuple] = []  # (attempts, done_at, endpoint, event) not written yet
+        self.marked_at = time.monotonic()
         self.stop = False
         self.delivered = self.failed = 0
         self.threads = [threading.Thread(target=self._run, name=f"crowdopt-webhooks-{k}",
@@ -116,7 +122,7 @@ class Delivery:
     def wake(self) -> None:
         """New events were written: look now rather than at the next poll."""
         with self.cv:
-            self.cv.notify_all()
+            self.cv.notify()
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the threads (pending deliveries stay in the file for the next server)."""
@@ -127,7 +133,7 @@ class Delivery:
             t.join(timeout)
 
     def pending(self) -> int:
-        """Deliveries still pending for the active endpoints (tests, benchmarks)."""
+        """Deliveries still pending in the file for the active endpoints (tests)."""
         from . import store
 
         conn = store.connect(self.db, readonly=True)
@@ -146,95 +152,121 @@ class Delivery:
         try:
             while True:
                 with self.cv:
-                    if self.stop:
-                        return
-                    ep = self._claim(conn)
+                    ep = None if self.stop else self._claim(conn)
                     if ep is None:
+                        marks = self._take_marks(force=True)
+                    else:
+                        marks = []
+                        self.cv.notify()  # another thread for another endpoint, if any
+                self._mark(conn, marks)
+                if ep is None:
+                    with self.cv:
+                        if self.stop:
+                            return
                         self.cv.wait(self.poll)
-                        continue
+                    time.sleep(self.linger)  # let a few events gather: one round for them
+                    continue
                 try:
                     self._serve(conn, ep)
                 except sqlite3.Error as exc:  # busy or damaged file: try again later
                     print(f"webhooks: campaign file {self.db}: {exc}", file=sys.stderr,
                           flush=True)
+                    with self.cv:
+                        self.sent.pop(ep, None)  # read again from the file
                     time.sleep(min(self.poll, 1.0))
                 finally:
                     with self.cv:
                         self.busy.discard(ep)
-                        self.cv.notify_all()
         finally:
-            conn.close()
+            try:
+                with self.cv:
+                    marks = self._take_marks(force=True)
+                self._mark(conn, marks)
+            finally:
+                conn.close()
+
+    def _take_marks(self, force: bool = False) -> list[tuple]:
+        """The marks to write now (under `cv`): all of them when `force` or when the last
+        write is `mark_every` old."""
+        if not self.marks or not (force or time.monotonic() - self.marked_at >
+                                  self.mark_every):
+            return []
+        marks, self.marks = self.marks, []
+        self.marked_at = time.monotonic()
+        return marks
+
+    def _mark(self, conn: sqlite3.Connection, marks: list[tuple]) -> None:
+        if marks:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany("UPDATE outbox SET state = 'delivered', attempts = ?, "
+                                 "done_at = ?, last_error = NULL WHERE endpoint = ? AND "
+                                 "event = ?", marks)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                with self.cv:  # written next time
+                    self.marks = marks + self.marks
+                raise
+            self.delivered += len(marks)
 
     def _claim(self, conn: sqlite3.Connection) -> int | None:
-        """An active endpoint no thread serves whose next event is due (under `cv`)."""
+        """An active endpoint no thread serves whose next unsent event is due (under `cv`)."""
         now = time.time()
-        for ep, event in conn.execute(
-                "SELECT o.endpoint, min(o.event) FROM outbox o JOIN endpoints p ON "
-                "p.id = o.endpoint WHERE o.state = 'pending' AND p.active = 1 "
-                "GROUP BY o.endpoint").fetchall():
+        for (ep,) in conn.execute("SELECT DISTINCT o.endpoint FROM outbox o JOIN endpoints p "
+                                  "ON p.id = o.endpoint WHERE o.state = 'pending' AND "
+                                  "p.active = 1").fetchall():
             if ep in self.busy:
                 continue
-            (due,) = conn.execute("SELECT next_at FROM outbox WHERE endpoint = ? AND "
-                                  "event = ?", (ep, event)).fetchone()
-            if due <= now:
+            row = conn.execute("SELECT next_at FROM outbox WHERE endpoint = ? AND state = "
+                               "'pending' AND event > ? ORDER BY event LIMIT 1",
+                               (ep, self.sent.get(ep, 0))).fetchone()
+            if row is not None and row[0] <= now:
                 self.busy.add(ep)
                 return ep
         return None
 
     def _serve(self, conn: sqlite3.Connection, ep: int) -> None:
-        """Send endpoint `ep`'s pending events in order until one fails or none is due; the
-        deliveries are marked in the file in batches (a crash before a mark re-sends those
-        events: at least once, the same delivery ids)."""
-        done: list[tuple] = []
-
-        def mark() -> None:
-            if done:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("UPDATE outbox SET state = 'delivered', attempts = ?, "
-                                 "done_at = ?, last_error = NULL WHERE endpoint = ? AND "
-                                 "event = ?", done)
-                conn.execute("COMMIT")
-                self.delivered += len(done)
-                done.clear()
-
-        try:
-            while not self.stop:
-                rows = conn.execute(
-                    "SELECT o.event, o.attempts, o.next_at, e.kind, e.body, e.created_at, "
-                    "p.url FROM outbox o JOIN events e ON e.id = o.event JOIN endpoints p ON "
-                    "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' "
-                    "ORDER BY o.event LIMIT 200", (ep,)).fetchall()
-                if not rows or rows[0][2] > time.time():
-                    return
-                flushed = time.monotonic()
-                for event, attempts, _, kind, body, created, url in rows:
-                    err = self._post(url, body.encode(), kind, json.loads(body)["delivery"])
-                    now = time.time()
-                    if err is None:
-                        done.append((attempts + 1, now, ep, event))
-                        if time.monotonic() - flushed > 0.5:
-                            mark()
-                            flushed = time.monotonic()
-                        continue
-                    mark()
-                    if now - created >= self.horizon:
-                        conn.execute("UPDATE outbox SET state = 'failed', attempts = ?, "
-                                     "done_at = ?, last_error = ? WHERE endpoint = ? AND "
-                                     "event = ?", (attempts + 1, now, err, ep, event))
-                        self.failed += 1
-                        print(f"webhook {url}: event {event} ({kind}) failed: {err}; retried "
-                              f"for {self.horizon:g} s", file=sys.stderr, flush=True)
-                        continue
-                    wait = min(self.backoff_max, self.backoff * 2.0 ** attempts)
-                    conn.execute("UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? "
-                                 "WHERE endpoint = ? AND event = ?",
-                                 (attempts + 1, now + wait, err, ep, event))
-                    return
-                mark()
-        finally:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            mark()
+        """Send endpoint `ep`'s unsent pending events in order until one fails or none is
+        due."""
+        while not self.stop:
+            with self.cv:
+                after = self.sent.get(ep, 0)
+            rows = conn.execute(
+                "SELECT o.event, o.attempts, o.next_at, e.kind, e.body, e.created_at, p.url "
+                "FROM outbox o JOIN events e ON e.id = o.event JOIN endpoints p ON "
+                "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' AND "
+                "o.event > ? ORDER BY o.event LIMIT 200", (ep, after)).fetchall()
+            if not rows or rows[0][2] > time.time():
+                return
+            for event, attempts, _, kind, body, created, url in rows:
+                err = self._post(url, body.encode(), kind, json.loads(body)["delivery"])
+                now = time.time()
+                if err is None:
+                    with self.cv:
+                        self.sent[ep] = event
+                        self.marks.append((attempts + 1, now, ep, event))
+                        marks = self._take_marks()
+                    self._mark(conn, marks)
+                    continue
+                with self.cv:
+                    marks = self._take_marks(force=True)
+                self._mark(conn, marks)  # what went before is marked first
+                if now - created >= self.horizon:
+                    conn.execute("UPDATE outbox SET state = 'failed', attempts = ?, "
+                                 "done_at = ?, last_error = ? WHERE endpoint = ? AND "
+                                 "event = ?", (attempts + 1, now, err, ep, event))
+                    self.failed += 1
+                    with self.cv:
+                        self.sent[ep] = event
+                    print(f"webhook {url}: event {event} ({kind}) failed: {err}; retried "
+                          f"for {self.horizon:g} s", file=sys.stderr, flush=True)
+                    continue
+                wait = min(self.backoff_max, self.backoff * 2.0 ** attempts)
+                conn.execute("UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? "
+                             "WHERE endpoint = ? AND event = ?",
+                             (attempts + 1, now + wait, err, ep, event))
+                return
 
     def _post(self, url: str, body: bytes, kind: str, delivery: str) -> str | None:
         """POST one event on this thread's kept-alive connection to the URL's host; None when
