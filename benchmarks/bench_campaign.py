@@ -9,7 +9,11 @@ Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART .
    - CLI, one `campaign next --n N --json` and one `campaign record ANSWERS.csv --json` process
      per batch, N = 50, 500, 5000 (the process start-up is in the cost: that is the path);
    - HTTP, `campaign serve` in its own process, C = 1, 4, 8 client processes each looping
-     POST /next {"n": 10} then POST /record (keep-alive connections), for a fixed time.
+     POST /next {"n": 10} then POST /record (keep-alive connections), for a fixed time; and
+     C = 4 with a webhook receiver (`--webhook`: every record writes its events to the
+     outbox, the server's delivery pool POSTs them to a receiver in this process).
+   Every path runs with the hand-outs (a paid answer each), the budget reservations and the
+   status summary written by each record.
    Wall-clock answers/s, and CPU seconds per 1,000 answers (all processes of the path).
 2. record cost per row: one `record` of R = 1k, 10k, 100k answers to R open queries, CPU time
    of the call / R, and its ratio to the 1k row (flat = linear in the batch), in a campaign of
@@ -132,13 +136,46 @@ def served_campaign(db: Path, k: int) -> Path:
     return db
 
 
+class Receiver:
+    """A webhook receiver on 127.0.0.1 in this process (HTTP/1.1, kept-alive connections):
+    counts the events it gets."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        box = self
+        self.got = 0
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as a production receiver
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                box.got += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.srv.server_address[1]}/hook"
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
 class Server:
     """`crowdopt campaign serve DB` in its own process on a free port."""
 
-    def __init__(self, db: Path):
+    def __init__(self, db: Path, *extra: str):
         self.port = free_port()
         self.proc = subprocess.Popen([sys.executable, "-m", "crowdopt", "campaign", "serve",
-                                      str(db), "--port", str(self.port)], env=ENV,
+                                      str(db), "--port", str(self.port), *extra], env=ENV,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.token = Path(str(db) + ".token").read_text().strip()
         deadline = time.monotonic() + 120
@@ -218,9 +255,11 @@ def results(procs: list, q: mp.Queue, secs: float) -> list[dict]:
     return got
 
 
-def http_path(tmp: Path, clients: int, secs: float, n: int = 10) -> dict:
+def http_path(tmp: Path, clients: int, secs: float, n: int = 10, webhook: bool = False
+              ) -> dict:
     db = served_campaign(tmp / f"http-{clients}-{time.perf_counter_ns()}.db", 50_000)
-    srv = Server(db)
+    rx = Receiver() if webhook else None
+    srv = Server(db, *(["--webhook", rx.url] if rx else []))
     try:
         s0 = srv.cpu()
         procs, q, _ = writers(srv, clients, secs, n)
@@ -228,11 +267,16 @@ def http_path(tmp: Path, clients: int, secs: float, n: int = 10) -> dict:
         server_cpu = srv.cpu() - s0
     finally:
         srv.stop()
+        if rx is not None:
+            rx.stop()
     answers = sum(g["answers"] for g in got)
-    return {"path": "http", "config": f"{clients} clients, n={n}", "answers": answers,
-            "seconds": secs, "cpu": server_cpu + sum(g["cpu"] for g in got),
-            "server cpu s per 1k answers": 1000 * server_cpu / max(answers, 1),
-            "503": sum(g["busy"] for g in got)}
+    row = {"path": "http", "config": f"{clients} clients, n={n}" + (", webhook" if rx else ""),
+           "answers": answers, "seconds": secs, "cpu": server_cpu + sum(g["cpu"] for g in got),
+           "server cpu s per 1k answers": 1000 * server_cpu / max(answers, 1),
+           "503": sum(g["busy"] for g in got)}
+    if rx is not None:
+        row["events delivered"] = rx.got
+    return row
 
 
 def _delayed(start, port, token, n, until, me, q):
@@ -339,11 +383,13 @@ def run_paths(tmp: Path, args: argparse.Namespace) -> None:
     if "http" in args.only:
         for c in ((1, 4) if quick else (1, 4, 8)):
             rows.append(http_path(tmp, c, secs))
+        rows.append(http_path(tmp, 4, secs, webhook=True))
     for r in rows:
         r["answers/s"] = r["answers"] / r["seconds"]
         r["cpu s per 1k answers"] = 1000 * r["cpu"] / max(r["answers"], 1)
     emit("campaign", rows, ["path", "config", "answers", "seconds", "answers/s",
-                            "cpu s per 1k answers", "server cpu s per 1k answers", "503"],
+                            "cpu s per 1k answers", "server cpu s per 1k answers", "503",
+                            "events delivered"],
          args,
          note="Opt-KG; Python: best of --repeat runs; CLI: two processes per batch "
               "(start-up included); HTTP: one server process, client processes for "

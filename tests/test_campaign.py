@@ -9,6 +9,7 @@ import json
 import random
 import sqlite3
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -270,8 +271,11 @@ def test_state_keeps_no_object_per_decision(tmp_path):
             camp.record([(q.item, f"w{b % 3}-{q.decision}", q.decision % 2) for q in qs])
         reader.status(limit=5)
         gc.collect()
-        return len(gc.get_objects())
+        # sqlite3 keeps a weak reference per cursor and prunes them every 200 cursors: a
+        # count that swings by up to 200 whatever the campaign holds, left out here
+        return sum(type(o) is not weakref.ReferenceType for o in gc.get_objects())
 
+    run(10)  # what is made once (lazy imports, first-call caches) is made here
     before = run(10)
     after = run(30)  # 300 more decisions and answers in both objects
     assert after - before < 100
@@ -386,31 +390,46 @@ def test_record_gives_an_outcome_per_row_and_a_bad_row_blocks_nothing(small):
     assert small.status()["open"]["leased"] == len(small.queries(open_only=True))
 
 
-def test_an_answer_for_an_answered_query_is_late_and_kept(tmp_path):
+def test_a_further_hand_out_is_paid_once_and_an_unsolicited_answer_never(tmp_path, monkeypatch):
+    """An expired lease re-issues the query: each of its two hand-outs is paid once (stored,
+    then late); a third answer, and any answer after the late windows, has no hand-out left:
+    rejected, never stored, never counted."""
+    clock = [1000.0]
+    monkeypatch.setattr(core, "_now", lambda: clock[0])
     camp = Campaign.create(tmp_path / "l.db", policy="optkg", items=["a", "b", "c"], budget=6,
                            seed=1, batching="fill")
-    (q,) = camp.next(1, lease=0.001)
-    time.sleep(0.01)
+    (q,) = camp.next(1, lease=10)  # late window: 10 s more (the lease again)
+    clock[0] = 1011.0
     (again,) = camp.next(1)  # the lease ran out: the same query to someone else
     assert again.id == q.id
+    st = camp.status()
+    assert (st["spent"], st["reserved"], st["left"], st["late_windows_open"]) == (0, 2, 4, 1)
     assert camp.record([(q.item, "second", 1)])["stored"] == 1
-    res = camp.record([(q.item, "first", 0), (q.item, "first", 0)])
-    assert [r["status"] for r in res["results"]] == ["late", "duplicate"]
+    res = camp.record([(q.item, "first", 0), (q.item, "first", 0), (q.item, "ghost", 1)])
+    assert [r["status"] for r in res["results"]] == ["late", "duplicate", "rejected"]
+    assert "nobody asked for" in res["results"][2]["reason"]
     st = camp.status()
     assert st["answers"] == 2 and st["spent"] == 2 and st["late"] == 1
-    assert st["left"] == 6 - 1 - 1
-    assert ("a" if q.item == "a" else q.item, "first", "0") in camp.answers()
+    assert st["reserved"] == 0 and st["left"] == 6 - 2
+    assert (q.item, "first", "0") in camp.answers()
     # the policy observed it: a reopened campaign (rebuilt from the log) agrees
     again = Campaign.open(tmp_path / "l.db")
     assert again.status()["labels"] == st["labels"]
-    assert again.next(4) and again.status()["issued"] <= 6 - 1
+    (q2,) = camp.next(1, lease=10, late_window=5)
+    clock[0] += 16  # past its lease and late window: the hand-out reserves nothing now
+    res = camp.record([(q2.item, "slow", 1)])
+    assert res["rejected"] == 1 and "late window" in res["results"][0]["reason"]
+    st = camp.status()
+    assert st["spent"] == 2 and st["reserved"] == 1 and st["open"]["expired"] == 1
 
 
 @pytest.mark.parametrize("batching", ["exact", "fill"])
-def test_late_answers_keep_the_log_reproducible(tmp_path, batching):
+def test_late_answers_keep_the_log_reproducible(tmp_path, monkeypatch, batching):
     """Late answers in the middle of a campaign (leases that run out, answers that come
-    anyway): the campaign goes on to its end and a rebuild from the file reproduces every
-    decision, whatever the batching."""
+    anyway): the campaign goes on to its end within its budget and a rebuild from the file
+    reproduces every decision, whatever the batching."""
+    clock = [1000.0]
+    monkeypatch.setattr(core, "_now", lambda: clock[0])
     table, _ = binary_table(7, K=12)
     oracle = TableOracle(table, seed=7)
     db = tmp_path / f"late-{batching}.db"
@@ -418,19 +437,22 @@ def test_late_answers_keep_the_log_reproducible(tmp_path, batching):
                            batching=batching)
     rng = random.Random(1)
     late = 0
-    while qs := camp.next(rng.randint(1, 4), lease=0.001):
-        time.sleep(0.002)
-        again = camp.next(len(qs))  # the same queries, leased to someone else
+    while qs := camp.next(rng.randint(1, 4), lease=5):
+        clock[0] += 6  # the leases ran out; the late windows (5 s more) are open
+        again = camp.next(len(qs), lease=5)  # the same queries, to someone else (budget allowing)
         answers = [oracle.answer(q) for q in again]
         camp.record(answers)
-        stale = [(a[0], f"stale-{q.id}", a[2]) for a, q in zip(answers, qs) if rng.random() < .5]
+        stale = [(q.item, f"stale-{q.id}", oracle.answer(q)[2]) for q in qs
+                 if rng.random() < .5]
         res = camp.record(stale)
         late += res["late"]
         assert res["late"] + res["stored"] == len(stale) and not res["rejected"]
+        assert camp.status()["spent"] <= 40
+        clock[0] += 20  # every late window closed: what is open is handed out again
     st = camp.status()
     assert late > 0 and st["late"] == late and st["answers"] == st["issued"] + late
-    # a late answer is paid whenever it comes: it lowers what is left to decide
-    assert st["issued"] <= 40 and st["left"] == 40 - st["issued"] - late
+    assert st["spent"] <= 40 and st["done"]
+    assert st["left"] == 40 - st["issued"] - late and st["reserved"] == 0
     again = Campaign.open(db)  # replays the log, late answers at their place: no divergence
     assert again.status()["labels"] == st["labels"]
     assert [q.id for q in again.queries()] == [q.id for q in camp.queries()]
@@ -533,8 +555,12 @@ def test_a_log_the_policy_does_not_reproduce_is_refused(tmp_path):
     con.commit()
     con.close()
     with pytest.raises(Diverged, match="decision 1"):
-        Campaign.open(tmp_path / "d.db").status()
-    assert main(["campaign", "status", str(tmp_path / "d.db")]) == 6  # a store failure
+        Campaign.open(tmp_path / "d.db").next(1)  # a writer checks every decision
+    replaying = Campaign.open(tmp_path / "d.db", readonly=True)
+    replaying.use_summary = False
+    with pytest.raises(Diverged, match="decision 1"):
+        replaying.status()
+    assert main(["campaign", "next", str(tmp_path / "d.db")]) == 6  # a store failure
 
 
 def test_a_locked_file_is_a_one_line_error_and_changes_nothing(tmp_path, capsys):
@@ -741,7 +767,7 @@ def test_cli_round_trip_with_json_on_stdout(tmp_path, capsys):
     assert main(["campaign", "record", db, str(tmp_path / "ans.csv"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["recorded"] == 3
     assert main(["campaign", "record", db, str(tmp_path / "ans.csv")]) == 0
-    assert "0 stored, 0 late (kept), 3 already recorded, 0 rejected" in capsys.readouterr().out
+    assert "0 stored, 0 late (paid), 3 already recorded, 0 rejected" in capsys.readouterr().out
     assert main(["campaign", "status", db, "--json"]) == 0
     st = json.loads(capsys.readouterr().out)
     assert st["answers"] == 3 and st["left"] == 2
@@ -749,7 +775,7 @@ def test_cli_round_trip_with_json_on_stdout(tmp_path, capsys):
     out = (tmp_path / "out.csv").read_text().splitlines()
     assert out[0] == "task,worker,label" and len(out) == 4
     assert main(["campaign", "status", db]) == 0
-    assert "3 answers recorded" in capsys.readouterr().out
+    assert "budget 5: 3 spent, 0 reserved, 2 left" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv,needle", [

@@ -267,27 +267,32 @@ def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(tmp_
     import hashlib
     import hmac
 
-    from crowdopt.campaign.webhooks import Webhooks
+    from crowdopt.campaign.webhooks import Delivery, register
 
     rx = _Receiver(fail=2)
-    camp = Campaign.create(tmp_path / "w.db", policy="optkg", items=["a", "b"], budget=4,
-                           seed=0)
-    hooks = Webhooks([rx.url], b"key", "w.db", backoff=(0.05, 0.1, 0.2))
+    db = tmp_path / "w.db"
+    camp = Campaign.create(db, policy="optkg", items=["a", "b"], budget=4, seed=0)
+    register(db, [rx.url])
     for _ in range(4):
         qs = camp.next(1)
-        res = camp.record([(q.item, f"u{len(rx.got)}{q.id}", 1) for q in qs])
-        hooks.answers(camp, res)
-    hooks.flush()
+        camp.record([(q.item, f"u{q.id}", 1) for q in qs])  # events written with the answers
+    hooks = Delivery(db, b"key", backoff=0.05, poll=0.05)
+    deadline = time.monotonic() + 30
+    while hooks.pending() and time.monotonic() < deadline:
+        time.sleep(0.05)
     hooks.close()
     events = [json.loads(b) for _, b in rx.got]
     kinds = [e["event"] for e in events]
     assert kinds.count("answers") == 4 and kinds[-1] == "done"
     assert [e["fraction"] for e in events if e["event"] == "budget"] == [0.25, 0.5, 0.75, 1.0]
+    assert [e["time"] for e in events] == sorted(e["time"] for e in events)  # in order
     for headers, body in rx.got:  # every delivery signed with the key
         want = "sha256=" + hmac.new(b"key", body, hashlib.sha256).hexdigest()
         assert headers["X-Crowdopt-Signature"] == want
+        assert headers["X-Crowdopt-Delivery"] == json.loads(body)["delivery"]
     assert len({e["delivery"] for e in events}) == len(events)
     assert hooks.failed == 0  # the two refusals were retried
+    assert all(e["campaign"] == "w.db" for e in events)  # the name, never the folder
 
 
 def browser() -> str | None:
@@ -332,6 +337,10 @@ def test_status_page_in_headless_chromium(server):
 
     assert int(shown("spent")) == st["spent"] > 0
     assert int(shown("left")) == st["left"] and int(shown("budget")) == st["budget"]
+    assert int(shown("reserved")) == st["reserved"]
+    assert st["spent"] + st["reserved"] + st["left"] == st["budget"]
+    # a read token sees the campaign's name, never the server's file path
+    assert shown("name") == "h.db" and str(db) not in dom and str(db.parent) not in dom
     assert int(shown("labelled")) == st["labelled"]
     assert int(shown("leased")) == st["open"]["leased"]
     assert shown("estimate") == f"{st['mean_confidence']:.3f}"
@@ -438,3 +447,49 @@ def test_a_held_write_lock_gives_503_with_retry_after_and_reads_go_on(server):
     other.execute("ROLLBACK")
     other.close()
     assert call(base, "/next", {"n": 1}, tok)[0] == 200
+
+
+@pytest.mark.slow
+def test_auth_scheme_is_case_insensitive_and_a_read_token_sees_the_name(server):
+    base, tok, _, db = server
+    read = Path(str(db) + ".read-token").read_text().strip()
+    for scheme in ("bearer", "BEARER", "Bearer"):
+        req = urllib.request.Request(base + "/status?limit=1",
+                                     headers={"Authorization": f"{scheme} {tok}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200
+    assert call(base, "/status", token=tok)[1]["campaign"] == str(db)  # the admin: the path
+    doc = call(base, "/status", token=read)[1]
+    assert doc["campaign"] == doc["name"] == "h.db"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(browser() is None, reason="no headless browser: install Debian's chromium "
+                    "package (apt-get install chromium) to test the status page")
+def test_the_page_pages_its_worker_table_by_links(tmp_path):
+    import re
+
+    db = tmp_path / "many.db"
+    camp = Campaign.create(db, policy="optkg", items=[f"i{k}" for k in range(130)],
+                           budget=130, seed=0, batching="fill", name="Big job")
+    read = camp.new_tokens["read"]
+    Path(str(db) + ".token").write_text(camp.new_tokens["admin"])
+    camp.record([(q.item, f"w{n:03d}", 1) for n, q in enumerate(camp.next(130))])
+    camp.close()
+    proc, base = start(db)
+    try:
+        dom = dump_dom(f"{base}/?token={read}")
+        assert re.search(r'id="name"[^>]*>Big job<', dom) and str(tmp_path) not in dom
+        rows = re.findall(r"<tr><td>(w\d+)</td>", dom)
+        assert rows == [f"w{n:03d}" for n in range(50)]
+        assert "workers 1-50 of 130" in dom and 'id="prev-workers"' not in dom
+        nxt = re.search(r'id="next-workers" href="([^"]+)"', dom).group(1).replace("&amp;", "&")
+        assert nxt == f"/?offset=50&token={read}"
+        dom2 = dump_dom(base + nxt)  # the link works as is: the token travels with it
+        assert re.findall(r"<tr><td>(w\d+)</td>", dom2)[:2] == ["w050", "w051"]
+        assert 'id="prev-workers"' in dom2 and "workers 51-100 of 130" in dom2
+        last = dump_dom(f"{base}/?offset=100&token={read}")
+        assert "workers 101-130 of 130" in last and 'id="next-workers"' not in last
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -161,13 +161,14 @@ def test_posteriors_and_confusion_exports_read_back_with_pandas(files, capsys):
     assert list(c.columns) == ["worker", "true_label", "label", "probability"]
     assert len(c) == 3 * 2 * 2
     assert c.groupby(["worker", "true_label"])["probability"].sum().round(9).eq(1).all()
-    gc = run_json(capsys, ["estimate", lab, "--gold", gold, "--confusion", str(conf), "--json"])
+    gc = run_json(capsys, ["estimate", lab, "--gold", gold, "--confusion", str(conf), "--json",
+                           "--force"])  # conf.csv exists: replaced only with --force
     assert gc["confusion_source"] == "gold answer counts"
     g = pd.read_csv(conf)
     w1 = g[(g.worker == "w1")].set_index(["true_label", "label"])["probability"]
     assert w1[("a", "a")] == 1.0 and w1[("b", "b")] == 1.0      # w1 is always right
     mv = run_json(capsys, ["estimate", lab, "--method", "mv", "--confusion", str(conf),
-                           "--json"])
+                           "--json", "--force"])
     assert mv["confusion_source"] == "posterior-weighted counts" and mv["iterations"] == 0
 
 

@@ -19,8 +19,8 @@ ROOT = Path(crowdopt.__file__).parent
 
 # Rank of each part of the package, lowest first; a module may import its own rank or lower.
 RANKS = [
-    ("errors", "status", "validate", "progress", "results", "schemas", "version", "download",
-     "dataset_catalogue", "datapath"),
+    ("errors", "status", "validate", "files", "progress", "results", "schemas", "version",
+     "download", "dataset_catalogue", "datapath"),
     ("problems",),
     ("models",),
     ("solvers", "crowd"),

@@ -112,6 +112,7 @@ CASES: list[tuple[tuple[str, ...], list[str]]] = [
     (("datasets", "fetch"), ["rte", "bluebirds"]),
     (("datasets", "verify"), ["bluebirds"]),
     (("campaign", "token"), ["{live}", "--role", "read", "-o", "{dir}/live.read"]),
+    (("campaign", "events"), ["{live}"]),
     (("reproduce", "selection"), ["--sources", "fig2a", "--runs", "1", "--quiet",
                                   "-o", "{dir}/rep-selection"]),
     (("reproduce", "optkg"), ["--only", "dp", "--quiet", "-o", "{dir}/rep-optkg"]),

@@ -72,15 +72,18 @@ def format_table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(out)
 
 
-def emit_json(obj: Any, path: str | None = None, stdout: bool = True) -> None:
-    """One JSON document to stdout (and/or `path`), strict: numpy values become Python ones
+def emit_json(obj: Any, path: str | None = None, stdout: bool = True,
+              force: bool = False) -> None:
+    """One JSON document to stdout (and/or `path`, through the one safe writer: a regular
+    file only, an existing one only with `force`), strict: numpy values become Python ones
     (booleans true/false), non-finite numbers null; a value with no JSON form raises
     TypeError (a bug to fix at its source) instead of turning into text."""
+    from .files import write_file
     from .results import jsonable
 
     text = json.dumps(jsonable(obj, strict=True), indent=1, allow_nan=False)
     if path:
-        Path(path).write_text(text + "\n")
+        write_file(path, text + "\n", force=force)
     if stdout:
         print(text)
 
@@ -154,8 +157,8 @@ def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
                    help="HiGHS solver log on stderr (stdout keeps only the result)")
     p.add_argument("--force", action="store_true",
                    help="run exact methods past their time guards (predicted time over the "
-                   "120 s default, fitted by benchmarks/bench_guards.py) under the time limit; "
-                   "memory guards still refuse")
+                   "120 s default, fitted by benchmarks/bench_guards.py) under the time limit "
+                   "(memory guards still refuse); and replace an existing regular -o FILE")
     p.add_argument("--search-time", type=positive_float, default=None, metavar="S",
                    help="seconds of a local-search heuristic's search (CL-TAP cbp+ls, best-of; "
                    "default 2); the time limits only cut it")
@@ -179,7 +182,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
     inst = spec.generate(args.seed, **params)
     text = dump_instance(spec, inst)
     if args.output:
-        Path(args.output).write_text(text + "\n")
+        from .files import write_file
+
+        write_file(args.output, text + "\n", force=args.force)
     else:
         print(text)
     return EXIT_OK
@@ -218,7 +223,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     r = solve(inst, args.method, time_limit=args.time_limit, threads=args.threads,
               seed=args.seed, force=args.force, search_time=args.search_time)
     if args.json or args.output:
-        emit_json(r.to_dict(), args.output, stdout=args.json)
+        emit_json(r.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
         print(r.summary())
     return _exit_for([r], proven=r.proven_optimal, args=args)
@@ -234,7 +239,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                    total_time_limit=args.time_limit, force=args.force,
                    search_time=args.search_time)
     if args.json or args.output:
-        emit_json(comp.to_dict(), args.output, stdout=args.json)
+        emit_json(comp.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
         print(comp)
         for r in comp:
@@ -274,6 +279,7 @@ def _cert_exit(certs: list[dict]) -> int:
 def cmd_certify(args: argparse.Namespace) -> int:
     """`crowdopt certify`: the certificate of an instance file or of every file in a folder."""
     target = Path(args.instance)
+    force = args.force  # replace an existing -o FILE ...
     if args.instance != "-" and target.is_dir():
         files = sorted(str(p) for p in target.glob("*.json"))
         if not files:
@@ -283,6 +289,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
         from .cliargs import check_batch_args
 
         check_batch_args(args, args.output)
+        # ... or the FILE of a resumed run (its FILE.tasks.jsonl is there): its own output
+        force |= bool(args.output) and Path(f"{args.output}.tasks.jsonl").is_file()
         certs = certify_many(files, args)
     else:
         for flag in ("scheduler", "resume", "fresh"):
@@ -294,7 +302,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                              args.search_time)]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
-        emit_json(doc, args.output, stdout=args.json)
+        emit_json(doc, args.output, stdout=args.json, force=force)
     if not args.json:
         rows = [{"instance": Path(c["instance"]).name, "problem": c["problem"],
                  "size": c.get("problem_size"), "primal": c["primal_source"],

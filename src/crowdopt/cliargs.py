@@ -120,6 +120,13 @@ def seconds(text: str) -> float:
     return _checked(text, real_text, lo=0.0, lo_open=True, hi=MAX_SECONDS)
 
 
+def nonneg_seconds(text: str) -> float:
+    """argparse type of a duration that may be zero (a late window): a number in [0, 1e9]."""
+    from .validate import real_text
+
+    return _checked(text, real_text, lo=0.0, hi=MAX_SECONDS)
+
+
 def separator(text: str) -> str:
     """argparse type of --sep: one character, or tab (also '\\t'), comma, semicolon or
     whitespace by name; csv needs a single-character delimiter."""
@@ -165,11 +172,17 @@ def output_dir(text: str) -> str:
 OUTPUTS = {"output", "posteriors", "confusion"}  # the options that name a file crowdopt writes
 
 
+FORCE_HELP = ("replace an existing regular output FILE (a FIFO, device, directory or socket "
+              "is refused either way)")
+
+
 def apply_boundary_types(parser: argparse.ArgumentParser) -> None:
     """One rule for the whole command line, applied to every option of every command: plain
     `int`/`float` options become `nonneg_int`/`nonneg_float`, and `-o` checks its path
     by its metavar (FILE or DIR), so bad values fail in argparse with one line (exit 2)
-    before any work starts."""
+    before any work starts. A command that writes an output FILE (written by
+    `files.write_file`: an existing file only with --force) gets `--force` if it has none."""
+    files = False
     for a in parser._actions:
         if isinstance(a, argparse._SubParsersAction):
             for sp in a.choices.values():
@@ -181,6 +194,9 @@ def apply_boundary_types(parser: argparse.ArgumentParser) -> None:
             a.type = nonneg_float
         if a.dest in OUTPUTS and a.option_strings and a.type is None:
             a.type = {"FILE": output_file, "DIR": output_dir}.get(a.metavar)
+        files |= a.dest in OUTPUTS and a.metavar == "FILE"
+    if files and "--force" not in parser._option_string_actions:
+        parser.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
 def add_to_every_command(parser: argparse.ArgumentParser, options: list) -> None:

@@ -16,6 +16,7 @@ import csv
 import math
 import re
 import sys
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -412,6 +413,26 @@ def separator(sep: Any, field: str = "sep") -> str | None:
         raise InputError(field, "one character (not a quote or line break) or tab, comma, "
                          "semicolon, whitespace", sep)
     return sep
+
+
+# bidi embeddings, overrides and isolates: they reorder how an id is shown (U+202E makes
+# 'txt.exe' look like 'exe.txt')
+BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def id_text(s: str, field: str) -> str:
+    """An id or label as text: non-empty, without control characters (NUL, line breaks, tab,
+    ... : Unicode category Cc) or bidi controls (U+202A-U+202E, U+2066-U+2069); else a
+    one-line InputError naming `field` and the first offending character."""
+    if not s:
+        raise InputError(field, "a non-empty id", repr(s))
+    if s.isprintable():  # no character of categories C* or Z* but the space: the common case
+        return s
+    for ch in s:
+        if ch in BIDI_CONTROLS or unicodedata.category(ch) == "Cc":
+            raise InputError(field, "an id without control or bidi characters",
+                             f"U+{ord(ch):04X} in {s!r}")
+    return s
 
 
 def utf8_text(raw: bytes, field: str, where: str) -> str:

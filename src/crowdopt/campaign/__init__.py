@@ -14,9 +14,20 @@ page (`page`) and webhooks (`webhooks`); `export` writes CSV, JSONL and Label St
 
 from __future__ import annotations
 
+from typing import Any
+
 from .core import DEFAULT_LEASE, Campaign, Query, StoreError
-from .drivers import BATCHING, POLICIES, Diverged
 from .oracle import TableOracle
+
+
+def __getattr__(name: str) -> Any:
+    """The policy names and `Diverged` from `drivers`, imported when first asked for (the
+    policies it brings are not needed to read a campaign's status)."""
+    if name in ("BATCHING", "POLICIES", "Diverged"):
+        from . import drivers
+
+        return getattr(drivers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Campaign", "Query", "TableOracle", "Diverged", "StoreError", "POLICIES", "BATCHING",
            "DEFAULT_LEASE"]

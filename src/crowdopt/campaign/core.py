@@ -14,20 +14,30 @@ next call rebuilds it from the file). So two processes calling `next`/`record` a
 serialized by SQLite: a query is handed to one caller at a time, an answer counts once, and
 the result equals some one-at-a-time order of the same calls.
 
-Leases. `next` hands out a query with a lease (`lease` seconds). A leased query is not handed
-out again while its lease runs; an expired lease makes the query available again: the SAME
-query (same decision, same item, same worker when the policy chose one) goes to the next
-caller; the policy is not asked again and never sees the expiry. An answer is accepted for an
-open query whether its lease ran out or not, and an any-worker query (homogeneous Opt-KG) from
-any worker; the first answer closes the query.
+Hand-outs and leases. `next` hands out a query with a lease (`lease` seconds) and a late
+window (`late_window` seconds after the lease, default the lease length again). A leased query
+is not handed out again while its lease runs; an expired lease makes the query available
+again: the SAME query (same decision, same item, same worker when the policy chose one) goes
+to the next caller; the policy is not asked again and never sees the expiry. Each hand-out may
+yield at most ONE paid answer, until its late window closes, and only from the worker it was
+handed to (a hand-out to nobody in particular: from any worker; a query that names a worker:
+from that worker). The first paid answer of a query closes it (`stored`); a further hand-out
+of an any-worker query (homogeneous Opt-KG) still inside its late window may yield one more
+(`late`). An answer with no hand-out left for it is `rejected`, never stored or counted.
+
+Budget. spent = stored + late answers; reserved = one label per open query, plus one per
+further hand-out still inside its late window; left = budget - spent - reserved. A new
+decision is made only within `left`, and a re-issue that could add a paid answer (its query
+has a hand-out still inside its late window) only when `left` >= 1: spent never exceeds the
+budget, whatever the answers do. A re-issue after every late window of its query closed adds
+nothing (the query's label is reserved already) and is always made.
 
 Answers. `record` returns an outcome per row and never lets a bad row block the others:
-`stored` (it answers an open query), `duplicate` (the same (item, worker, label) again: an
-idempotent re-send), `late` (its any-worker query was re-issued after the lease ran out and
-answered by someone else first: the answer was paid for, so it is kept, counts in the spend,
-in the labels and the exports, and the policy observes it as an extra label), `rejected` (with
-the one-line reason: unknown item / worker / label, a different label for a recorded (item,
-worker), no query for it, a query never handed out). One answer per (item, worker).
+`stored`, `duplicate` (the same (item, worker, label) again: an idempotent re-send), `late`
+(kept, counted in the spend, the labels and the exports; the policy observes it as an extra
+label), `rejected` (with the one-line reason: unknown item / worker / label, a different label
+for a recorded (item, worker), no hand-out left for it: never handed out, handed to another
+worker, already paid, or its late window closed). One answer per (item, worker).
 
 Late answers and the policy. A late answer with event number s is observed by the committed
 policy right after every decision logged before s, before any decision logged after s (batching
@@ -37,6 +47,7 @@ the what-if copy does the same, so decisions stay a function of the log.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -52,8 +63,22 @@ from typing import Any
 import numpy as np
 
 from ..errors import CrowdoptError, InputError
-from . import drivers as dv
 from . import store
+
+
+class _Drivers:
+    """The `drivers` module, imported on first use: it brings the policies (and scipy), which
+    a status read from the file's summary does not need."""
+
+    def __getattr__(self, name: str) -> Any:
+        global dv
+        from . import drivers
+
+        dv = drivers  # from now on the module itself
+        return getattr(drivers, name)
+
+
+dv = _Drivers()
 
 DEFAULT_LEASE = 600.0
 
@@ -158,6 +183,7 @@ class _Mem:
         self.closed_any: set[int] = set()  # items with an answered any-worker query
         self.late: list[tuple[int, int, int, int]] = []  # (seq, item, worker, label) not applied
         self.n_late = 0
+        self.extra = 0  # reserved beyond one per open query (set by next from the hand-outs)
         self.log = AnswerLog()  # every answer in event order (status reads it, not the file)
 
 
@@ -202,10 +228,17 @@ class Campaign:
          self.created_at, self.created_by) = row
         self.params: dict = json.loads(params)
         self.classes: list[str] = json.loads(classes)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = "
+                                             "'table'")}
+        self.has_summary = "summary" in tables  # schema 3 (an old read-only file: not)
+        self.name = Path(path).name
+        if self.has_summary:
+            (name,) = conn.execute("SELECT name FROM campaign").fetchone()
+            self.name = name or self.name
         self.open_workers = bool(ow)
-        self.item_ids = [r[0] for r in conn.execute("SELECT id FROM items ORDER BY idx")]
-        self.caps = [r[0] for r in conn.execute("SELECT max_labels FROM items ORDER BY idx")]
-        self.item_index = {s: i for i, s in enumerate(self.item_ids)}
+        rows = conn.execute("SELECT id, max_labels FROM items ORDER BY idx").fetchall()
+        self.item_ids = [r[0] for r in rows]
+        self.caps = [r[1] for r in rows]
         self.worker_ids: list[str] = []
         self.worker_data: list[Any] = []
         self.worker_index: dict[str, int] = {}
@@ -215,19 +248,28 @@ class Campaign:
         pr = [tuple(r) for r in conn.execute("SELECT item, worker FROM pairs")]
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
+        self._summary_at = -1  # the event number the file's summary is current for
+        self._summary_writes = 0
+        self.endpoints_rev = -1  # changes when a server registers its webhook endpoints
         # a read-only object whose process has a writer replaying (checking) the same log
         # (the server) takes logged decisions as they are, without the policy's argmax
         self.trust_log = False
+        self.use_summary = True  # status of a fresh object reads the summary when current
         self._dirty = False
         self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
         self._buf_q: list[tuple] = []
+
+    @functools.cached_property
+    def item_index(self) -> dict[str, int]:
+        """item id -> index (built on first use: a status never needs it)."""
+        return {s: i for i, s in enumerate(self.item_ids)}
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def create(cls, path: str | os.PathLike, *, policy: str, items: Any, budget: int,
                workers: Any = None, seed: int = 0, batching: str = "exact",
                labels: Sequence[Any] | None = None, pairs: Any = None,
-               params: Mapping[str, Any] | None = None) -> Campaign:
+               params: Mapping[str, Any] | None = None, name: str | None = None) -> Campaign:
         """A new campaign file (refuses an existing path).
 
         items: an items CSV (column item/task/..., optional max_labels), 'dataset:NAME' (its
@@ -236,7 +278,8 @@ class Campaign:
         (optkg only: workers are registered by their first answer). labels: the class values
         (binary policies: negative then positive; default 0,1). pairs (optkg-het): the allowed
         (item, worker) pairs (CSV, 'dataset:NAME' or a list of pairs; default all). params:
-        policy options (see `crowdopt campaign init --help`)."""
+        policy options (see `crowdopt campaign init --help`). name: what the status page
+        shows its read-only viewers (default: the file's name; never its folder)."""
         from . import io as cio
 
         path = Path(path)
@@ -251,6 +294,8 @@ class Campaign:
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
             raise InputError("--seed", "an integer >= 0", seed)
         from ..version import __version__  # package metadata: read only here
+
+        name = path.name if name is None else cio.text_id(name, "--name")
 
         item_rows = cio.read_items(items)
         worker_rows = cio.read_workers(workers, need_accuracy=policy == "cltap")
@@ -284,10 +329,11 @@ class Campaign:
             conn.execute("BEGIN IMMEDIATE")
             conn.execute(
                 "INSERT INTO campaign (id, policy, params, seed, budget, batching, classes, "
-                "open_workers, token, created_at, crowdopt_version) VALUES "
-                "(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "open_workers, token, created_at, crowdopt_version, name) VALUES "
+                "(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (policy, json.dumps(full), int(seed), int(budget), batching,
-                 json.dumps(classes), int(not worker_rows), "", time.time(), __version__))
+                 json.dumps(classes), int(not worker_rows), "", time.time(), __version__,
+                 name))
             conn.executemany("INSERT INTO tokens (role, hash, created_at) VALUES (?, ?, ?)",
                              [(role, store.token_hash(t), time.time())
                               for role, t in tokens.items()])
@@ -311,8 +357,8 @@ class Campaign:
             raise
         camp = cls.open(path)
         camp.new_tokens = tokens
-        if policy == "cltap":  # the whole plan is decided offline: log it now
-            camp._plan_all()
+        # cltap: the whole plan is decided offline: log it now; every policy: the summary
+        camp._plan_all()
         return camp
 
     @classmethod
@@ -393,9 +439,9 @@ class Campaign:
         if role == "worker":
             if worker is None:
                 raise InputError("--worker", "a worker id for a worker token", None)
-            from .io import _text_id
+            from .io import text_id
 
-            w = _text_id(worker, "--worker")
+            w = text_id(worker, "--worker")
             if w not in self.worker_index and not self.open_workers:
                 raise InputError("--worker", "a worker of the campaign", w)
         elif worker is not None:
@@ -436,7 +482,13 @@ class Campaign:
                 self.conn.execute("COMMIT")
             self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             mem = self._catch_up()
+            full = write and self._summary_at != mem.seq  # stale: written whole
+            mem.A.dirty_items.clear()  # what others wrote is in the summary already
+            mem.A.dirty_workers.clear()
+            seq0 = mem.seq
             yield mem
+            if write and (full or mem.seq != seq0):  # the new events and their summary
+                self._write_summary(mem, full)
             self.conn.execute("COMMIT")
         except BaseException as exc:
             try:
@@ -457,6 +509,52 @@ class Campaign:
             raise
         finally:
             self._dirty = False
+
+    def _write_summary(self, mem: _Mem, full: bool) -> None:
+        """Write what `status` needs of the policy state for the items and workers changed
+        by this transaction (`full`: all), stamped with its last event number."""
+        A = mem.A
+        if full:
+            items, workers, data = A.summary()
+        elif A.dirty_items or A.dirty_workers or self.policy == "lsol":
+            items, workers, data = A.summary(A.dirty_items, A.dirty_workers)
+        else:  # decisions only (next): the policy's summary rows did not change
+            items, workers, data = [], [], None
+        if full:
+            self.conn.execute("DELETE FROM summary")
+        rows = [(0, *r) for r in items] + [(1, *r) for r in workers]
+        if rows:
+            self.conn.executemany("INSERT INTO summary (kind, idx, x, y, z) VALUES "
+                                  "(?, ?, ?, ?, ?)", rows)
+        A.dirty_items.clear()
+        A.dirty_workers.clear()
+        # the policy has nothing left within the budget (meaningful once nothing is open)
+        idle = mem.known == mem.n_queries and mem.applied == len(mem.decs)
+        ex = idle and A.exhausted(self.budget - mem.n_queries - mem.n_late)
+        self._summary_writes += 1
+        if rows and (ex or self._summary_writes % 64 == 0):
+            # superseded rows dropped past twice the state, and when it is finished
+            (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
+            n = len(self.item_ids) + len(self.worker_ids)
+            if last > 2 * n + 4096 or (ex and last > n):
+                self._compact_summary()
+        self.conn.execute("UPDATE campaign SET seq = ?, summary_seq = ?, summary_applied = ?, "
+                          "summary_exhausted = ?, summary_data = ?",
+                          (mem.seq, mem.seq, int(mem.applied), int(ex),
+                           None if data is None else json.dumps(data)))
+        self._summary_at = mem.seq
+
+    def _compact_summary(self) -> None:
+        """Keep the last summary row of each item and worker, renumbered from 1 (the table
+        stays within about twice the items and workers)."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS summary_keep (kind, idx, x, y, z)")
+        self.conn.execute("DELETE FROM summary_keep")
+        self.conn.execute("INSERT INTO summary_keep SELECT s.kind, s.idx, s.x, s.y, s.z FROM "
+                          "summary s JOIN (SELECT max(id) AS id FROM summary GROUP BY kind, "
+                          "idx) m ON m.id = s.id ORDER BY s.id")
+        self.conn.execute("DELETE FROM summary")
+        self.conn.execute("INSERT INTO summary (kind, idx, x, y, z) SELECT * FROM summary_keep")
+        self.conn.execute("DELETE FROM summary_keep")
 
     def _load_workers(self) -> None:
         for idx, wid, data in self.conn.execute(
@@ -484,7 +582,11 @@ class Campaign:
             mem = _Mem(self._new_driver())
             mem.rounds = [0] * len(self.item_ids)
             self._mem = mem
-        (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
+        if self.has_summary:
+            cur, self._summary_at, self.endpoints_rev = self.conn.execute(
+                "SELECT seq, summary_seq, endpoints_rev FROM campaign").fetchone()
+        else:
+            (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
         if cur == mem.seq:
             return mem
         self._dirty = True
@@ -619,7 +721,7 @@ class Campaign:
     def _decide(self, mem: _Mem) -> dv.Proposal | None:
         """The next decision, or None (budget spent, policy exhausted, or - exact batching -
         the next decision depends on answers not in yet)."""
-        left = self.budget - mem.n_queries - mem.n_late
+        left = self._left(mem)
         if left <= 0:
             return None
         if self.batching == "fill":
@@ -652,7 +754,9 @@ class Campaign:
 
     def _plan_all(self) -> None:
         with self._tx() as mem:
-            self._plan_rest(mem)
+            if self.policy == "cltap":
+                mem.extra = 0
+                self._plan_rest(mem)
 
     def _plan_rest(self, mem: _Mem) -> None:
         """CL-TAP: log every decision of the offline plan not logged yet (init does it; a
@@ -667,9 +771,7 @@ class Campaign:
             seq += 1
             self._log_decision(mem, seq, p, now)
         self._flush_log()
-        if seq != mem.seq:
-            self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
-            mem.seq = seq
+        mem.seq = seq  # written with the summary at the end of the transaction
 
     def _log_decision(self, mem: _Mem, seq: int, p: dv.Proposal, now: float) -> list[int]:
         """Log a decision and its queries (written by `_flush_log`, in one statement each).
@@ -693,15 +795,49 @@ class Campaign:
                                   "VALUES (?, ?, ?, ?, ?, ?)", self._buf_q)
         self._buf_dec, self._buf_q = [], []
 
+    # ------------------------------------------------------------------ hand-outs
+    def _reservations(self, now: float) -> tuple[dict[int, list[list]], int]:
+        """The live hand-outs at `now` (yet to yield their paid answer, late window open):
+        query id -> [[late_until, hand-out id, worker or None], ...] by closing time; and the
+        labels they reserve beyond one per open query (a further hand-out of an open query,
+        every hand-out of an answered one)."""
+        live: dict[int, list[list]] = {}
+        extra = 0
+        for hid, qid, w, until, is_open in self.conn.execute(
+                "SELECT h.id, h.query, h.worker, h.late_until, q.open FROM handouts h "
+                "JOIN queries q ON q.id = h.query WHERE h.live = 1 AND h.late_until >= ? "
+                "ORDER BY h.late_until, h.id", (now,)):
+            hs = live.get(qid)
+            if hs is None:
+                hs = live[qid] = []
+                extra -= is_open  # the open query's own label is reserved as open
+            hs.append([until, hid, w])
+            extra += 1
+        return live, extra
+
+    @staticmethod
+    def _pick(hs: list[list] | None, worker: str) -> list | None:
+        """The live hand-out of `hs` that `worker` may answer and that closes first (taken
+        out of `hs`), or None."""
+        if hs:
+            for n, h in enumerate(hs):
+                if h[2] is None or h[2] == worker:
+                    return hs.pop(n)
+        return None
+
     # ------------------------------------------------------------------ next
-    def next(self, n: int = 1, *, worker: Any = None, lease: float | None = None) -> list[Query]:
-        """Up to `n` queries to hand out now, leased for `lease` seconds (default 600).
+    def next(self, n: int = 1, *, worker: Any = None, lease: float | None = None,
+             late_window: float | None = None) -> list[Query]:
+        """Up to `n` queries to hand out now, leased for `lease` seconds (default 600); an
+        answer is still accepted (and paid) for `late_window` seconds after the lease
+        (default: the lease again), then the hand-out's reservation of the budget ends.
 
         Queries whose lease expired come first (the same queries again), then new policy
         decisions. With `worker`, only queries that worker may answer: the ones the policy
-        chose for them, or any-worker queries on items they have not labeled. Fewer than `n`
-        (possibly none) when the budget is spent, the policy has nothing left, or - batching
-        'exact' - the next decision depends on answers not recorded yet."""
+        chose for them, or any-worker queries on items they have not labeled; the hand-outs
+        are theirs (another worker's answer to them is refused). Fewer than `n` (possibly
+        none) when the budget is spent or reserved, the policy has nothing left, or -
+        batching 'exact' - the next decision depends on answers not recorded yet."""
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
             raise InputError("n", "an integer >= 1", n)
         if n > 2**53:  # the one integer rule (validate.MAX_INT); SQLite stops at 2^63
@@ -710,20 +846,30 @@ class Campaign:
         if isinstance(lease, bool) or not isinstance(lease, int | float) or not \
                 (math.isfinite(lease) and 0 < lease <= 1e9):  # past 1e9 s the clock overflows
             raise InputError("lease", "a number of seconds in (0, 1e9]", lease)
-        w_txt = None if worker is None else str(worker)
+        late = lease if late_window is None else late_window
+        if isinstance(late, bool) or not isinstance(late, int | float) or not \
+                (math.isfinite(late) and 0 <= late <= 1e9):
+            raise InputError("late_window", "a number of seconds in [0, 1e9]", late)
+        w_txt = None if worker is None else self._worker_arg(worker)
         with self._tx() as mem:
             w_idx = self._caller(w_txt)
+            now = _now()
+            live, mem.extra = self._reservations(now)
             if self.policy == "cltap" and not mem.exhausted:
                 self._plan_rest(mem)
-            now = _now()
             out: list[tuple[int, int, int, int | None, int]] = []  # (qid, k, item, w, round)
             for qid, k, item, w, rnd in self.conn.execute(
                     "SELECT id, k, item, worker, round FROM queries WHERE open = 1 AND "
                     "(lease_until IS NULL OR lease_until < ?) ORDER BY id", (now,)):
                 if len(out) >= n:
                     break
-                if self._eligible(mem, item, w, w_txt, w_idx):
-                    out.append((qid, k, item, w, rnd))
+                if not self._eligible(mem, item, w, w_txt, w_idx):
+                    continue
+                if qid in live:  # an earlier hand-out may still bring a paid answer
+                    if self._left(mem) < 1:
+                        continue  # not now: once its late window closes
+                    mem.extra += 1
+                out.append((qid, k, item, w, rnd))
             blocked = False
             seq = mem.seq
             while len(out) < n and not blocked:
@@ -740,14 +886,25 @@ class Campaign:
                     else:
                         blocked = True  # work for other workers waits: decide no further
             self._flush_log()
-            if seq != mem.seq:
-                self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
-                mem.seq = seq
+            mem.seq = seq  # written with the summary at the end of the transaction
             until = now + float(lease)
             self.conn.executemany(
                 "UPDATE queries SET handed = handed + 1, lease_until = ?, leased_to = ? "
                 "WHERE id = ?", [(until, w_txt, q[0]) for q in out])
+            self.conn.executemany(
+                "INSERT INTO handouts (query, worker, handed_at, lease_until, late_until) "
+                "VALUES (?, ?, ?, ?, ?)", [(q[0], w_txt, now, until, until + float(late))
+                                           for q in out])
         return [self._query(mem, qid, k, item, w, rnd, until) for qid, k, item, w, rnd in out]
+
+    def _left(self, mem: _Mem) -> int:
+        """Labels neither spent nor reserved."""
+        return self.budget - mem.n_queries - mem.n_late - mem.extra
+
+    def _worker_arg(self, worker: Any) -> str:
+        from .io import text_id
+
+        return text_id(worker, "worker")
 
     def _caller(self, w_txt: str | None) -> int | None:
         if w_txt is None:
@@ -775,9 +932,11 @@ class Campaign:
     def record(self, rows: Iterable[Any], *, as_worker: Any = None) -> dict:
         """Store answers: rows of (item, worker, label) (tuples or mappings). Each row gets an
         outcome (`results`, in row order): stored, duplicate, late or rejected (with `reason`);
-        a bad row never blocks the others. `as_worker`: the caller may only answer as that
-        worker (a worker token); other rows are rejected. Returns the counts (rows, stored,
-        late, duplicates, rejected; recorded = stored + late) and the results."""
+        a bad row never blocks the others. An answer is paid (stored or late) only against a
+        live hand-out it may answer (see the module's doc). `as_worker`: the caller may only
+        answer as that worker (a worker token); other rows are rejected. Returns the counts
+        (rows, stored, late, duplicates, rejected; recorded = stored + late), the results, and
+        the budget after it (spent, reserved, left)."""
         from . import io as cio
 
         parsed = cio.answer_rows(rows)
@@ -785,12 +944,29 @@ class Campaign:
         results: list[dict] = []
         with self._tx() as mem:
             now = _now()
+            live, extra = self._reservations(now)
+            closed_now: set[int] = set()  # any-worker queries this batch answered
+            after: dict[int, list[int]] | None = None
+
+            def late_queries(item: int) -> list[int]:
+                """The answered any-worker queries on `item` with live hand-outs (built on
+                first need: most records have no late answer)."""
+                nonlocal after
+                if after is None:
+                    after = {}
+                    for q_ in live:
+                        k_, p_ = mem.q[q_]
+                        if mem.decs.worker(k_, p_) is None and (
+                                mem.decs.labels[k_ - 1][p_] is not None or q_ in closed_now):
+                            after.setdefault(mem.decs.props[k_ - 1][1], []).append(q_)
+                return after.get(item, [])
+
             new_workers: dict[str, int] = {}
-            todo: list[tuple[int | None, int, int, int, int | None]] = []  # qid, i, w, y, late
+            # (qid or None, item, worker, label, late_for, hand-out id)
+            todo: list[tuple[int | None, int, int, int, int | None, int]] = []
+            void: list[tuple[int]] = []  # hand-outs of a query naming a worker, answered
             seen: dict[tuple[int, int], int] = {}  # (item, worker) -> label, this batch
             taken: set[int] = set()  # queries answered by an earlier row of this batch
-            unhanded = {r[0] for r in self.conn.execute(
-                "SELECT id FROM queries WHERE open = 1 AND handed = 0")}
 
             def reject(res: dict, reason: str) -> None:
                 res["status"] = "rejected"
@@ -832,71 +1008,116 @@ class Campaign:
                     else:
                         res["status"] = "duplicate"
                     continue
+                named = False  # the open query names its worker
                 qid = None if w is None else mem.open_pair.get(key)
                 if qid is None:
                     qid = mem.open_item.get(item)
                     if qid is not None and qid in taken:
                         qid = None  # that query is taken by an earlier row of this batch
+                else:
+                    named = True
+                h = None if qid is None else self._pick(live.get(qid), w_txt)
                 late_for = None
-                if qid is None and item in mem.closed_any:
-                    late_for = self._last_any_query(mem, item)
-                if qid is None and late_for is None:
-                    reject(res, str(InputError(f"{where}", "an answer to an open query",
-                                               f"item {item_txt!r}, worker {w_txt!r}",
-                                               note="no query for it was handed out, or it is "
-                                               "answered")))
+                if h is None and (item in mem.closed_any or closed_now):
+                    # a further hand-out of an answered query, the one that closes first
+                    cands = [(h_[0], q_, n_) for q_ in late_queries(item)
+                             for n_, h_ in enumerate(live[q_]) if h_[2] in (None, w_txt)]
+                    if cands:
+                        _, late_for, n_ = min(cands)
+                        h = live[late_for].pop(n_)
+                        extra -= 1
+                if h is None:
+                    reject(res, self._unpaid(where, item_txt, w_txt, qid, item, live))
                     continue
-                if qid in unhanded:
-                    reject(res, str(InputError(f"{where}", "an answer to a query handed out",
-                                               f"item {item_txt!r}, worker {w_txt!r}",
-                                               note="its query was never handed out")))
-                    continue
+                if late_for is not None:
+                    qid = None
                 if w is None:
                     w = new_workers[w_txt] = len(self.worker_ids) + len(new_workers)
                     key = (item, w)
                 seen[key] = label
                 if qid is not None:
                     taken.add(qid)
+                    rest = live.get(qid)
+                    if named:
+                        if rest:  # nobody else may answer it: its other hand-outs end
+                            void += [(h_[1],) for h_ in rest]
+                            extra -= len(rest)
+                            del live[qid]
+                    elif rest:  # the others may still bring one late answer each
+                        closed_now.add(qid)
+                        if after is not None:
+                            after.setdefault(item, []).append(qid)
                 res["status"] = "stored" if qid is not None else "late"
-                todo.append((qid, item, w, label, late_for))
+                todo.append((qid, item, w, label, late_for, h[1]))
             self._dirty = True
             self.conn.executemany("INSERT INTO workers (idx, id) VALUES (?, ?)",
                                   sorted(((i, w) for w, i in new_workers.items())))
             seq = mem.seq
-            ins, upd, seqs = [], [], []
-            for t in todo:
-                qid, item, w, label, late_for = t
+            ins, upd, used, seqs = [], [], [], []
+            for qid, item, w, label, late_for, hid in todo:
                 seq += 1
                 seqs.append(seq)
-                ins.append((seq, qid, late_for, item, w, label, now))
+                ins.append((seq, qid, late_for, item, w, label, now, hid))
+                used.append((seq, hid))
                 if qid is not None:
                     upd.append((qid,))
             self.conn.executemany("INSERT INTO answers (seq, query, late_for, item, worker, "
-                                  "label, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)", ins)
+                                  "label, recorded_at, handout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                  ins)
             self.conn.executemany("UPDATE queries SET open = 0 WHERE id = ?", upd)
-            if ins:
-                self.conn.execute("UPDATE campaign SET seq = ?", (seq,))
+            self.conn.executemany("UPDATE handouts SET live = 0 WHERE id = ?", void)
+            self.conn.executemany("UPDATE handouts SET live = 0, answer = ? WHERE id = ?", used)
             self._load_workers()
+            spent0 = mem.log.n
             for t, s_ in zip(todo, seqs):
-                qid, item, w, label, _ = t
+                qid, item, w, label, _, _ = t
                 if qid is None:
                     self._add_late(mem, s_, item, w, label, now)
                 else:
                     self._add_answer(mem, qid, item, w, label, now)
             mem.seq = seq
             self._advance(mem)
-        counts = {k: sum(r["status"] == k for r in results)
-                  for k in ("stored", "late", "duplicate", "rejected")}
+            counts = {k: sum(r["status"] == k for r in results)
+                      for k in ("stored", "late", "duplicate", "rejected")}
+            mem.extra = extra  # what the remaining hand-outs reserve
+            budget = {"spent": mem.log.n, "reserved": mem.n_queries - mem.known + mem.extra,
+                      "left": self._left(mem)}
+            if todo:
+                from .events import after_record
+
+                after_record(self, mem, counts, spent0, budget, now)
         return {"rows": len(results), "recorded": counts["stored"] + counts["late"],
                 "stored": counts["stored"], "late": counts["late"],
                 "duplicates": counts["duplicate"], "rejected": counts["rejected"],
-                "results": results}
+                **budget, "results": results}
 
-    def _last_any_query(self, mem: _Mem, item: int) -> int | None:
-        """The last answered any-worker query on `item` (what a late answer was leased for)."""
-        row = self.conn.execute("SELECT max(id) FROM queries WHERE item = ? AND worker IS NULL "
-                                "AND open = 0 AND handed > 0", (item,)).fetchone()
-        return None if row is None else row[0]
+    def _unpaid(self, where: str, item_txt: str, w_txt: str, qid: int | None, item: int,
+                live: dict) -> str:
+        """The one-line reason an answer has no hand-out to be paid against."""
+        who = f"item {item_txt!r}, worker {w_txt!r}"
+        if qid is not None:
+            hs = live.get(qid)
+            if hs:
+                to = sorted({h[2] for h in hs})
+                return str(InputError(where, "an answer to a hand-out of its query", who,
+                                      note=f"its query is handed out to {', '.join(to)} only"))
+            (handed,) = self.conn.execute("SELECT handed FROM queries WHERE id = ?",
+                                          (qid,)).fetchone()
+            note = ("its query was never handed out" if not handed else
+                    "the late window of every hand-out of its query closed; the query waits "
+                    "to be handed out again")
+            return str(InputError(where, "an answer to a query handed out", who, note=note))
+        mem = self._mem
+        if any(mem.decs.worker(*mem.q[q]) is None for q in self._item_queries(item)):
+            note = ("an answer nobody asked for: every hand-out of this item's queries has "
+                    "had its paid answer or its late window closed")
+        else:
+            note = "no query for it was handed out, or it is answered"
+        return str(InputError(where, "an answer to an open query", who, note=note))
+
+    def _item_queries(self, item: int) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM queries WHERE item = ? "
+                                                "AND handed > 0", (item,))]
 
     # ------------------------------------------------------------------ reading
     def queries(self, *, open_only: bool = False) -> list[Query]:
@@ -937,19 +1158,36 @@ class Campaign:
         answer rate and ETA, a confidence histogram. `gold` (a mapping item -> label, a gold
         CSV or a data set name such as 'dataset:rte') adds `accuracy`. `offset`/`limit` page
         the per-item, per-worker and expired-lease lists."""
-        from .report import status
+        from . import report
 
         for name, v in (("offset", offset), ("limit", limit)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
                                   or v < 0):
                 raise InputError(name, "an integer >= 0", v)
-        if gold is not None and not isinstance(gold, Mapping):
+        if gold is not None:
             from .io import read_gold_map
 
-            gold = read_gold_map(gold)
+            gold = read_gold_map(gold, self.item_ids, self.classes)
+        page = {"offset": int(offset), "limit": None if limit is None else int(limit)}
+        if self._mem is None and self.has_summary and self.use_summary:
+            # a fresh object: the summary, when it is current, spares the replay of the log
+            try:
+                self.conn.execute("BEGIN")
+                (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
+                seq, applied, exhausted, data = self.conn.execute(
+                    "SELECT summary_seq, summary_applied, summary_exhausted, summary_data "
+                    "FROM campaign").fetchone()
+                if seq == cur:
+                    self._load_workers()
+                    ps = report.from_summary(self, self.conn, applied, exhausted, data)
+                    return report.status(self, ps, gold, _now(), **page)
+            except sqlite3.Error as exc:
+                raise StoreError(f"campaign file {self.path}: {exc}") from None
+            finally:
+                if self.conn.in_transaction:
+                    self.conn.execute("COMMIT")
         with self._tx(write=False) as mem:
-            return status(self, mem, gold, _now(), offset=int(offset),
-                          limit=None if limit is None else int(limit))
+            return report.status(self, report.from_memory(self, mem), gold, _now(), **page)
 
     def answer_times(self) -> list[float]:
         """When each answer so far was recorded (seconds since the epoch, in log order, late

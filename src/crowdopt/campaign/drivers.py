@@ -15,6 +15,12 @@ arrived in). That is the replay's loop, so decisions equal `replay optkg` / `rep
 for label. A decision is handed out before earlier answers are in only when `determined()`
 proves that no outcome of those answers can change it (see `IndexDriver`). With batching
 'fill' decisions are made on the answers in so far, items with an open query held out.
+
+Summary. What `status` needs of a driver's state (an item's Beta posterior, a worker's
+reliability, LS_OL's estimates) is written to the file by every write (`summary`, for the
+items and workers marked `dirty_items` / `dirty_workers` since), and `summary_view` turns those
+rows back into labels, confidences and reliabilities exactly as the driver's own `labels()`
+(`summary.summary_view`): a reader of an up-to-date file reports without replaying the log.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import CrowdoptError, InputError
+from ..policies import beta_posterior as bp
 from ..policies.allocation import (
     _GONE,
     BetaIndexPolicy,
@@ -35,6 +42,7 @@ from ..policies.allocation import (
     parse_policy,
 )
 from ..policies.lsol import LSOL, Action, DisagreementFilter, Schedule
+from .summary import beta_labels, plan_labels
 
 POLICIES = ("optkg", "optkg-het", "lsol", "cltap")
 BATCHING = ("exact", "fill")
@@ -63,6 +71,31 @@ class Driver:
     def __init__(self, fill: bool):
         self.fill = fill
         self.pending = 0
+        self.dirty_items: set[int] = set()  # summary rows changed since the last write
+        self.dirty_workers: set[int] = set()
+
+    def _fresh(self) -> None:
+        """A clone's own (empty) dirty sets: only the committed driver's are written."""
+        self.dirty_items, self.dirty_workers = set(), set()
+
+    def _left_empty(self) -> bool:  # pragma: no cover - every driver overrides
+        """True when the policy has no decision left at all (draws nothing)."""
+        raise NotImplementedError
+
+    def exhausted(self, left: int) -> bool:
+        """True when no next decision fits in `left` labels: the policy has none left, or the
+        next one asks for more (computed without drawing a tie; the committed driver's state
+        is not changed)."""
+        if not self.determined():
+            return False
+        if left <= 0 or self._left_empty():
+            return True
+        size = self.size()
+        return size == 0 or size > left
+
+    def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
+        """Summary rows (idx, x, y, z) of `items` and `workers` (None: all) and the scalars."""
+        raise NotImplementedError  # pragma: no cover - every driver overrides
 
     def clone(self) -> Driver:  # pragma: no cover - every driver overrides
         """An independent copy for what-if proposals."""
@@ -136,7 +169,19 @@ class IndexDriver(Driver):
         new.count = list(self.count)
         new.alive_items = set(self.alive_items)
         new._pp, new._touched = None, set()
+        new._fresh()
         return new
+
+    def _left_empty(self) -> bool:
+        return self._empty()
+
+    def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
+        """Each item's Beta posterior (x = a, y = b) and P(positive) (z); no worker state."""
+        idx = np.arange(len(self.caps)) if items is None else np.fromiter(
+            items, dtype=np.int64, count=len(items))
+        pp = self._posterior()
+        return list(zip(idx.tolist(), self.pol.a[idx].tolist(), self.pol.b[idx].tolist(),
+                        pp[idx].tolist())), [], None
 
     def _empty(self) -> bool:
         if isinstance(self.pol, FiniteGittinsPolicy):
@@ -179,6 +224,7 @@ class IndexDriver(Driver):
         i = p.item
         self.pol.observe(i, 1 if labels[0] == 1 else -1)
         self._touched.add(i)
+        self.dirty_items.add(i)
         if self.fill:
             if not self._capped(i):
                 self.pol.include(i)
@@ -195,6 +241,7 @@ class IndexDriver(Driver):
         so `determined()` still covers every outcome of the pending answer."""
         self.pol.observe(item, 1 if label == 1 else -1)
         self._touched.add(item)
+        self.dirty_items.add(item)
         if self.speculative and item in self.alive_items:
             self.bound = max(self.bound, *self.pol.outcome_keys(item))
 
@@ -210,9 +257,7 @@ class IndexDriver(Driver):
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Current class index per item (1 = positive, ties positive) and P(label right)."""
-        pos = self.pol.estimate()
-        pp = self._posterior()
-        return pos.astype(np.int64), np.where(pos, pp, 1.0 - pp)
+        return beta_labels(self.pol.estimate(), self._posterior())
 
     def _posterior(self) -> np.ndarray:
         """P(positive) per item, recomputed only for the items observed since the last call
@@ -240,7 +285,22 @@ class PairDriver(Driver):
         """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.pol = self.pol.clone()
+        new._fresh()
         return new
+
+    def _left_empty(self) -> bool:
+        return bool(self.pol.keys.max() == _GONE)
+
+    def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
+        """Each item's posterior (x = a, y = b) and P(positive) (z), each worker's reliability
+        posterior (x = c, y = d)."""
+        pol = self.pol
+        ii = np.arange(pol.K) if items is None else np.array(sorted(items), dtype=np.int64)
+        jj = range(pol.M) if workers is None else sorted(workers)
+        pp = bp.prob_positive(pol.a[ii], pol.b[ii])
+        return ([(int(i), float(pol.a[i]), float(pol.b[i]), float(z))
+                 for i, z in zip(ii.tolist(), pp.tolist())],
+                [(j, float(pol.c[j]), float(pol.d[j]), None) for j in jj], None)
 
     def propose(self) -> Proposal | None:
         """The policy's next (item, worker) pair, or None when none is left."""
@@ -253,6 +313,8 @@ class PairDriver(Driver):
         """Feed the answer of proposal `p` to the policy."""
         act = (p.item, p.workers[0])
         self.pol.observe(act, 1 if labels[0] == 1 else -1)
+        self.dirty_items.add(p.item)
+        self.dirty_workers.add(p.workers[0])
         if not self.fill:
             self.pol.exclude(act)
 
@@ -262,11 +324,7 @@ class PairDriver(Driver):
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Current class index per item and the posterior of that label."""
-        from ..policies import beta_posterior as bp
-
-        pos = self.pol.estimate()
-        pp = bp.prob_positive(self.pol.a, self.pol.b)
-        return pos.astype(np.int64), np.where(pos, pp, 1.0 - pp)
+        return beta_labels(self.pol.estimate(), bp.prob_positive(self.pol.a, self.pol.b))
 
 
 # ----------------------------------------------------------------------------- LS_OL
@@ -295,7 +353,30 @@ class LsolDriver(Driver):
         new = copy.copy(self)
         new.learner = copy.deepcopy(self.learner)
         new.outputs = dict(self.outputs)
+        new._fresh()
         return new
+
+    def _left_empty(self) -> bool:
+        return self._action() is None
+
+    def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
+        """Each item's output (x; NULL before its answers are in), each labeler's p_hat (x),
+        and the learner's scalars."""
+        L = self.learner
+        ii = range(self.n_items) if items is None else sorted(items)
+        jj = range(L.M) if workers is None else sorted(workers)
+        wrows = []
+        if jj:
+            # the EM estimator warm-starts from its last fit: this read must not change that
+            saved = dict(getattr(L, "_em", {}))
+            p = L.p_hat()
+            if hasattr(L, "_em"):
+                L._em = saved
+            wrows = [(j, float(p[j]), None, None) for j in jj]
+        return ([(i, None if i not in self.outputs else float(self.outputs[i]), None, None)
+                 for i in ii], wrows,
+                {"K": int(L.K), "p_clip": float(L.p_clip), "testers": int(L.n),
+                 "steps": dict(L.steps)})
 
     def _action(self) -> Action | None:
         if self.t > self.n_items:
@@ -345,6 +426,9 @@ class LsolDriver(Driver):
         """Feed the answers of proposal `p` to the learner."""
         self._next = None
         lab = np.asarray(labels, dtype=np.int64)
+        self.dirty_items.add(p.item)
+        if p.kind != "exploit":  # p_hat of every labeler may move
+            self.dirty_workers.update(range(self.learner.M))
         if p.kind == "exploit":  # the replay's exploitation step: vote of the queried set
             L = self.learner
             who = np.asarray(p.workers, dtype=np.int64)
@@ -387,7 +471,30 @@ class PlanDriver(Driver):
         """An independent copy for what-if proposals."""
         new = copy.copy(self)
         new.score = self.score.copy()
+        new._fresh()
         return new
+
+    def _left_empty(self) -> bool:
+        return self.pos >= len(self.plan)
+
+    def reliability(self) -> np.ndarray:
+        """Each annotator's forecast accuracy averaged over her planned iterations (NaN: none
+        planned)."""
+        p = 1.0 / (1.0 + np.exp(-self.logits))
+        used = np.zeros(p.shape, dtype=bool)
+        for j, k, _ in self.plan:
+            used[j, k] = True
+        cnt = used.sum(axis=1)
+        return np.where(cnt > 0, (p * used).sum(axis=1) / np.maximum(cnt, 1), np.nan)
+
+    def summary(self, items=None, workers=None) -> tuple[list, list, dict | None]:
+        """Each task's logit-weighted score (x); each annotator's planned reliability (x)."""
+        ii = range(len(self.score)) if items is None else sorted(items)
+        rel = self.reliability()
+        jj = range(len(rel)) if workers is None else sorted(workers)
+        return ([(i, float(self.score[i]), None, None) for i in ii],
+                [(j, None if not np.isfinite(rel[j]) else float(rel[j]), None, None)
+                 for j in jj], None)
 
     def determined(self) -> bool:
         """Always True: the plan is fixed in advance."""
@@ -405,12 +512,11 @@ class PlanDriver(Driver):
         """Add the answer of proposal `p` to its task's logit-weighted score."""
         s = self.logits[p.workers[0], p.data["iteration"]]
         self.score[p.item] += s if labels[0] == 1 else -s
+        self.dirty_items.add(p.item)
 
     def labels(self) -> tuple[np.ndarray, np.ndarray]:
         """Current class index per item and the posterior of that label."""
-        mu = 1.0 / (1.0 + np.exp(-self.score))  # posterior P(positive), prior 1/2
-        pos = mu >= 0.5
-        return pos.astype(np.int64), np.where(pos, mu, 1.0 - mu)
+        return plan_labels(self.score)
 
 
 # ----------------------------------------------------------------------------- factory

@@ -1,15 +1,14 @@
 """Campaign exports: answers or labels as CSV (formula-like cells escaped), JSONL or Label
-Studio JSON tasks; files are never overwritten unless asked, never written through a symlink."""
+Studio JSON tasks; files are written by the one safe writer (`crowdopt.files`): regular files
+only, a new file or --force, temp file + rename."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -81,27 +80,16 @@ def render(fmt: str, header: list[str], rows: list[list[Any]], *, what: str,
 
 def write_export(output: str | None, fmt: str, header: list[str], rows: list[list[Any]], *,
                  what: str, meta: dict | None = None, force: bool = False) -> int:
-    """Write to `output` (None or '-': stdout). An existing file is refused unless `force`;
-    a new file is created O_EXCL (never through a symlink); with `force` a new file is
-    written beside it and renamed over it. Returns the number of rows."""
+    """Write to `output` (None or '-': stdout) through `files.write_file` (a FIFO, device,
+    directory or socket refused; an existing file only with `force`). Returns the number of
+    rows."""
+    from ..files import check_target, write_file
+
+    if output not in (None, "-"):
+        check_target(output, force=force)  # before the rendering work
     text = render(fmt, header, rows, what=what, meta=meta)
     if output in (None, "-"):
         sys.stdout.write(text)
         return len(rows)
-    path = Path(output)
-    if os.path.lexists(path) and not force:
-        raise InputError("--output", "a new file (or --force to overwrite)", str(path))
-    if not path.parent.is_dir():
-        raise InputError("--output", "a path in an existing folder", str(path))
-    target = path.with_name(f".{path.name}.{os.getpid()}.tmp") if force else path
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(target, flags, 0o644)
-    except OSError as exc:
-        raise InputError("--output", "a writable new file", f"{target} ({exc.strerror})"
-                         ) from None
-    with os.fdopen(fd, "w", newline="") as f:
-        f.write(text)
-    if force:
-        os.replace(target, path)
+    write_file(output, text, force=force)
     return len(rows)

@@ -3,13 +3,18 @@
 Endpoints (JSON in, JSON out) and who may call them (`Authorization: Bearer TOKEN`, else 401;
 a token without the right 403):
 
-- POST /next    {"n": 1, "worker": null, "lease": 600}  -> {"queries": [...], "count": k}
-  (admin, worker: a worker token gets only its own queries; n <= MAX_N)
+- POST /next    {"n": 1, "worker": null, "lease": 600, "late_window": 600}
+  -> {"queries": [...], "count": k} (admin, worker: a worker token gets only its own queries,
+  handed out to it; n <= MAX_N)
 - POST /record  {"answers": [{"item", "worker", "label"}, ...]}  -> counts and an outcome per
   row (stored, duplicate, late, rejected + reason); a worker token answers only as itself
-- GET  /status?offset=0&limit=100  -> the `campaign status --json` document, paged (admin, read)
+- GET  /status?offset=0&limit=100  -> the `campaign status --json` document, paged (admin, read;
+  a read token sees the campaign's name where an admin sees its file path)
 - GET  /export?what=answers|labels&offset=0&limit=10000  -> paged rows (admin, read)
-- GET  /  the status page (admin, read; the token may also be given as ?token=)
+- GET  /?offset=0  the status page, its worker table paged by links (admin, read; the token may
+  also be given as ?token=)
+
+The scheme of the Authorization header is case-insensitive (RFC 7235): `bearer` works.
 
 Reads answer with a `Server-Timing` header: `app` (wall) and `cpu` (the worker thread's CPU)
 milliseconds of the database work and the computed document (its JSON text is not in them).
@@ -127,9 +132,26 @@ class Tokens:
         return self.roles.get(store.token_hash(token))
 
 
+def bearer(header: str) -> str | None:
+    """The token of an `Authorization: Bearer TOKEN` header (scheme in any case), or None."""
+    scheme, _, tok = header.strip().partition(" ")
+    tok = tok.strip()
+    return tok if scheme.lower() == "bearer" and tok else None
+
+
+def for_role(st: dict, role: str) -> dict:
+    """A status document as `role` may see it: the file's path for an admin, the campaign's
+    name for everyone else (a read token is handed to people outside the server)."""
+    if role == "admin":
+        return st
+    return {**st, "campaign": st["name"]}
+
+
 def create_app(db: str, *, webhooks: list[str] | None = None,
-               webhook_secret: bytes | None = None, gold: Any = None):
-    """The ASGI app serving campaign file `db` (`gold`: item -> label, for the page)."""
+               webhook_secret: bytes | None = None, gold: Any = None,
+               horizon: float | None = None):
+    """The ASGI app serving campaign file `db` (`gold`: the gold file or data set, for the
+    page; `webhooks`: the endpoints events are delivered to, `horizon` seconds at most)."""
     _require()
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -137,16 +159,25 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     from starlette.responses import HTMLResponse, JSONResponse
     from starlette.routing import Route
 
+    from .webhooks import HORIZON, Delivery, register
+
     writer = Campaign.open(db, busy_timeout=WRITE_WAIT)
     reader = Campaign.open(db, readonly=True)
     reader.trust_log = True  # `writer` checks the logged decisions (at its next write)
+    # a long-lived reader follows the log in memory (each status costs what changed since);
+    # the file's summary is for the one-shot readers (the CLI)
+    reader.use_summary = False
+    if gold is not None:
+        from .io import read_gold_map
+
+        gold = read_gold_map(gold, reader.item_ids, reader.classes)
     wlock, rlock = threading.Lock(), threading.Lock()
     tokens = Tokens(reader, rlock)
+    if not writer.readonly:
+        register(db, webhooks or [])  # the endpoints new events are written for
     hooks = None
     if webhooks:
-        from .webhooks import Webhooks
-
-        hooks = Webhooks(webhooks, webhook_secret or b"", str(db))
+        hooks = Delivery(db, webhook_secret or b"", horizon=horizon or HORIZON)
 
     def error(status: int, msg: str, **headers: str) -> JSONResponse:
         return JSONResponse({"error": msg}, status_code=status, headers=headers or None)
@@ -169,8 +200,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
 
     def endpoint(path: str, fn, write: bool, html: bool = False):
         async def run(request: Request):
-            got = request.headers.get("authorization", "")
-            tok = got[7:] if got.startswith("Bearer ") else None
+            tok = bearer(request.headers.get("authorization", ""))
             if tok is None and html:
                 tok = request.query_params.get("token")
             if tokens.stale():
@@ -227,7 +257,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         return run
 
     def next_(body: Any, role, request) -> dict:
-        b = _fields(body, {"n", "worker", "lease"})
+        b = _fields(body, {"n", "worker", "lease", "late_window"})
         n = b.get("n", 1)
         if isinstance(n, int) and not isinstance(n, bool) and n > MAX_N:
             raise InputError("n", f"an integer in [1, {MAX_N}] per request", n)
@@ -236,7 +266,8 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
             if worker is not None and str(worker) != role[1]:
                 raise InputError("worker", f"{role[1]!r} (this token's worker)", worker)
             worker = role[1]
-        qs = writer.next(n, worker=worker, lease=b.get("lease"))
+        qs = writer.next(n, worker=worker, lease=b.get("lease"),
+                         late_window=b.get("late_window"))
         return {"queries": [q.to_dict() for q in qs], "count": len(qs)}
 
     def record(body: Any, role, request) -> dict:
@@ -248,12 +279,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                              type(rows).__name__)
         res = writer.record(rows, as_worker=role[1] if role[0] == "worker" else None)
         if hooks is not None and res["recorded"]:
-            hooks.answers(writer, res)
+            hooks.wake()  # the record wrote its events: deliver them now
         return res
 
     def status(body: Any, role, request) -> dict:
-        return reader.status(gold=gold, offset=_int_param(request, "offset", 0),
-                             limit=_int_param(request, "limit", STATUS_LIMIT, 100_000))
+        return for_role(reader.status(gold=gold, offset=_int_param(request, "offset", 0),
+                                      limit=_int_param(request, "limit", STATUS_LIMIT,
+                                                       100_000)), role[0])
 
     def export(body: Any, role, request) -> dict:
         from .export import export_rows
@@ -273,8 +305,10 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     def page(body: Any, role, request) -> str:
         from .page import render_page
 
-        st = reader.status(gold=gold, limit=PAGE_ROWS)
-        return render_page(st, reader.answer_times())
+        off = _int_param(request, "offset", 0)
+        st = for_role(reader.status(gold=gold, offset=off, limit=PAGE_ROWS), role[0])
+        tok = request.query_params.get("token")  # kept in the page's links when given so
+        return render_page(st, reader.answer_times(), token=tok)
 
     app = Starlette(routes=[
         Route("/next", endpoint("/next", next_, True), methods=["POST"]),
@@ -324,7 +358,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str | None = None,
           keyfile: str | None = None, webhooks: list[str] | None = None,
-          webhook_secret_file: str | None = None, gold: Any = None) -> int:
+          webhook_secret_file: str | None = None, gold: Any = None,
+          webhook_horizon: float | None = None) -> int:
     """Run the service until interrupted (uvicorn, one process); returns the exit code."""
     _require()
     import uvicorn
@@ -338,11 +373,8 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
 
         check_urls(webhooks)
         secret = load_secret(webhook_secret_file or f"{db}.webhook-secret")
-    if gold is not None:
-        from .io import read_gold_map
-
-        gold = read_gold_map(gold)
-    app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold)
+    app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold,
+                     horizon=webhook_horizon)
     # the modules and the campaigns' state so far live as long as the server: out of the
     # garbage collector's full passes, which otherwise visit them all (tens of ms each)
     gc.collect()

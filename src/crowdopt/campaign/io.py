@@ -16,7 +16,7 @@ from ..crowd.tables import TASK_ALIASES, WORKER_ALIASES
 from ..errors import InputError
 from ..policies.allocation import HETEROGENEOUS, HOMOGENEOUS, parse_policy
 from ..policies.lsol import ESTIMATORS
-from ..validate import csv_rows, stdin_text
+from ..validate import csv_rows, id_text, stdin_text
 
 ITEM_ALIASES = ("item", *[a for a in TASK_ALIASES if a != "item"])
 LABEL_ALIASES = ("label", "answer", "response", "value")
@@ -60,18 +60,19 @@ def _column(head: list[str], aliases: Sequence[str], field: str, name: str,
 def _cell(row: list[str], j: int, where: str, field: str) -> str:
     if j >= len(row) or row[j] == "":
         raise InputError(f"{where}: {field}", "a non-empty value", row[j] if j < len(row) else None)
-    return row[j]
+    return id_text(row[j], f"{where}: {field}")
 
 
-def _text_id(x: Any, field: str) -> str:
+def text_id(x: Any, field: str) -> str:
+    """An id (item, worker, label, name) as the campaign keeps it: its text, trimmed; empty
+    text, control characters and bidi overrides are refused (`validate.id_text`)."""
+    if type(x) is str:  # the common case first (a record of 100k rows reads 300k ids)
+        return id_text(x.strip(), field)
     if x is None or isinstance(x, float) and math.isnan(x):
         raise InputError(field, "an id", x)
     if isinstance(x, np.generic):
         x = x.item()
-    s = str(x).strip()
-    if not s:
-        raise InputError(field, "a non-empty id", x)
-    return s
+    return id_text(str(x).strip(), field)
 
 
 def _unique(ids: list[str], field: str) -> None:
@@ -97,7 +98,7 @@ def read_items(items: Any) -> list[tuple[str, int | None]]:
     table = _dataset(items)
     if table is not None:  # the data set's tasks; cap = its labels per task (replay semantics)
         counts = table.labels_per_task().tolist()
-        out = [(_text_id(t, "items"), int(c)) for t, c in zip(table.task_ids.tolist(), counts)]
+        out = [(text_id(t, "items"), int(c)) for t, c in zip(table.task_ids.tolist(), counts)]
     elif isinstance(items, str | os.PathLike):
         head, rows, name = read_csv(items, "--items")
         j = _column(head, ITEM_ALIASES, "item", name)
@@ -115,9 +116,9 @@ def read_items(items: Any) -> list[tuple[str, int | None]]:
                     raise InputError(f"{where}: max_labels", "an integer >= 0", row[m])
             out.append((_cell(row, j, where, "item"), cap))
     elif isinstance(items, Mapping):  # id -> max_labels (None: no cap)
-        out = [(_text_id(k, "items"), _cap(v, f"items[{k!r}]")) for k, v in items.items()]
+        out = [(text_id(k, "items"), _cap(v, f"items[{k!r}]")) for k, v in items.items()]
     elif isinstance(items, Sequence) and not isinstance(items, bytes):
-        out = [(_text_id(x, f"items[{i}]"), None) for i, x in enumerate(items)]
+        out = [(text_id(x, f"items[{i}]"), None) for i, x in enumerate(items)]
     else:
         raise InputError("items", "a CSV file, dataset:NAME or a list of ids", type(items).__name__)
     if not out:
@@ -161,7 +162,7 @@ def read_workers(workers: Any, need_accuracy: bool = False) -> list[tuple[str, A
         return []
     table = _dataset(workers)
     if table is not None:
-        out = [(_text_id(w, "workers"), None) for w in table.worker_ids.tolist()]
+        out = [(text_id(w, "workers"), None) for w in table.worker_ids.tolist()]
     elif isinstance(workers, str | os.PathLike):
         head, rows, name = read_csv(workers, "--workers")
         j = _column(head, WORKER_ALIASES, "worker", name)
@@ -173,10 +174,10 @@ def read_workers(workers: Any, need_accuracy: bool = False) -> list[tuple[str, A
             out.append((wid, None if a is None else _curve(_cell(row, a, where, "accuracy"),
                                                            where)))
     elif isinstance(workers, Mapping):
-        out = [(_text_id(k, "workers"), _curve(v, f"workers[{k!r}]"))
+        out = [(text_id(k, "workers"), _curve(v, f"workers[{k!r}]"))
                for k, v in workers.items()]
     elif isinstance(workers, Sequence) and not isinstance(workers, bytes):
-        out = [(_text_id(x, f"workers[{i}]"), None) for i, x in enumerate(workers)]
+        out = [(text_id(x, f"workers[{i}]"), None) for i, x in enumerate(workers)]
     else:
         raise InputError("workers", "a CSV file, dataset:NAME or a list of ids",
                          type(workers).__name__)
@@ -224,7 +225,7 @@ def read_pairs(pairs: Any, item_ids: list[str], worker_ids: list[str]) -> np.nda
             where = f"{name} line {r}"
             raw.append((_cell(row, a, where, "item"), _cell(row, b, where, "worker"), where))
     else:
-        raw = [(_text_id(p[0], "pairs"), _text_id(p[1], "pairs"), f"pairs[{r}]")
+        raw = [(text_id(p[0], "pairs"), text_id(p[1], "pairs"), f"pairs[{r}]")
                for r, p in enumerate(pairs)]
     out = []
     for it, w, where in raw:
@@ -274,8 +275,23 @@ def answer_rows(rows: Any) -> list[tuple[str, str | None, str | None, str | None
     out: list[tuple[str, str | None, str | None, str | None, str | None]] = []
     for r, row in enumerate(it):
         where = f"answers[{r}]"
+        t = type(row)
+        if t is dict and len(row) == 3 and "item" in row and "worker" in row and "label" in row:
+            a, b, c = row["item"], row["worker"], row["label"]  # a JSON row (HTTP)
+        elif (t is tuple or t is list) and len(row) == 3:  # the common case, checked cheaply
+            a, b, c = row
+        else:
+            a = b = c = None
+        if a is not None:
+            if type(c) is int:  # a class index-like label (0/1) as Python code writes it
+                c = str(c)
+            if type(a) is str and type(b) is str and type(c) is str:
+                a, b, c = a.strip(), b.strip(), c.strip()
+                if a and b and c and a.isprintable() and b.isprintable() and c.isprintable():
+                    out.append((where, a, b, c, None))
+                    continue
         try:
-            if isinstance(row, Mapping):
+            if t is dict or isinstance(row, Mapping):
                 where = str(row.get("_where", where))
                 if row.get("_error"):
                     raise InputError(where, "a complete row", None, note=str(row["_error"]))
@@ -290,9 +306,9 @@ def answer_rows(rows: Any) -> list[tuple[str, str | None, str | None, str | None
             for v in vals:
                 if isinstance(v, dict | list | tuple | set):
                     raise InputError(where, "item, worker and label as text or numbers", v)
-            out.append((where, _text_id(vals[0], f"{where}: item"),
-                        _text_id(vals[1], f"{where}: worker"),
-                        _text_id(vals[2], f"{where}: label"), None))
+            out.append((where, text_id(vals[0], f"{where}: item"),
+                        text_id(vals[1], f"{where}: worker"),
+                        text_id(vals[2], f"{where}: label"), None))
         except InputError as exc:
             msg = exc.note if isinstance(row, Mapping) and row.get("_error") else str(exc)
             out.append((where, None, None, None, msg))
@@ -306,7 +322,7 @@ def parse_classes(labels: Any, policy: str) -> list[str]:
         labels = ["0", "1"]
     elif isinstance(labels, str):
         labels = [x for x in labels.split(",")]
-    vals = [_text_id(x, "--labels") for x in labels]
+    vals = [text_id(x, "--labels") for x in labels]
     _unique(vals, "--labels")
     if policy == "lsol":
         if len(vals) < 2:
@@ -383,16 +399,33 @@ def policy_params(policy: str, params: dict, n_classes: int) -> dict:
     return p
 
 
-def read_gold_map(source: str | os.PathLike) -> dict[str, str]:
-    """item -> gold label from a gold CSV (item,label) or a data set (NAME, dataset:NAME)."""
-    from ..crowd.datasets import dataset_name, load_table
+def read_gold_map(source: Any, item_ids: Sequence[str], classes: Sequence[str]
+                  ) -> dict[str, str]:
+    """item -> gold label of the campaign's items, from a gold CSV (item,label), a data set
+    (NAME, dataset:NAME) or a mapping. Items outside the campaign are dropped; a gold label
+    that is not one of the campaign's classes is refused, by the rule of `aggregate --gold`
+    (`crowd.tables.read_gold`)."""
+    from ..crowd.tables import LabelTable, gold_from_arrays, read_gold
 
-    name = dataset_name(str(source))
-    if name is not None:
-        table, gold = load_table(name)
-        return {str(table.task_ids[t]): str(table.classes[y])
-                for t, y in zip(gold.task.tolist(), gold.label.tolist())}
-    head, rows, fname = read_csv(source, "--gold")
-    a = _column(head, ITEM_ALIASES, "item", fname)
-    b = _column(head, ("label", "gold", "truth", "answer"), "label", fname)
-    return {r[a]: r[b] for r in rows if max(a, b) < len(r)}
+    none = np.zeros(0, dtype=np.int64)
+    table = LabelTable(np.asarray(list(item_ids), dtype=object), np.zeros(0, dtype=object),
+                       np.asarray(list(classes), dtype=object), none, none, none)
+    if isinstance(source, Mapping):
+        gold = gold_from_arrays(table, [str(k) for k in source],
+                                [str(v) for v in source.values()], unknown_tasks="drop")
+    else:
+        from ..crowd.datasets import dataset_name, load_table
+
+        name = dataset_name(str(source))
+        if name is not None:
+            data, g = load_table(name)
+            gold = gold_from_arrays(table, [str(data.task_ids[t]) for t in g.task.tolist()],
+                                    [str(data.classes[y]) for y in g.label.tolist()],
+                                    unknown_tasks="drop")
+        else:
+            if str(source) != "-" and not Path(source).is_file():
+                raise InputError("--gold", "an existing gold CSV or a data set name",
+                                 str(source))
+            gold = read_gold(source, table, unknown_tasks="drop")
+    return {str(item_ids[t]): str(classes[y])
+            for t, y in zip(gold.task.tolist(), gold.label.tolist())}

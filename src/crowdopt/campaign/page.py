@@ -1,12 +1,16 @@
 """The status page of `campaign serve` (GET /): one self-contained HTML document rendered
-from the `status` document (the same figures as `campaign status --json`), with inline SVG
-plots (answers over time, label confidence histogram); it reloads itself every REFRESH s."""
+from the `status` document (the same figures as `campaign status --json`): the budget as
+spent / reserved / left, inline SVG plots (answers over time, label confidence histogram), the
+worker table paged by links (`?offset=`); it reloads itself every REFRESH s. It names the
+campaign as the status document given to it does (`http.for_role`: the file's path for an
+admin, the campaign's name for a read token)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
 import math
+import urllib.parse
 from typing import Any
 
 REFRESH = 10  # seconds between reloads
@@ -87,8 +91,31 @@ def _clock(t: float) -> str:
     return _dt.datetime.fromtimestamp(t).strftime("%H:%M:%S")
 
 
-def render_page(st: dict, times: list[float] | None = None) -> str:
-    """The HTML page of status document `st` (`times`: answer times for the progress plot)."""
+def _link(offset: int, token: str | None) -> str:
+    q = {"offset": offset} | ({"token": token} if token else {})
+    return "/?" + urllib.parse.urlencode(q)
+
+
+def worker_pages(st: dict, token: str | None) -> str:
+    """Links to the previous / next page of the worker table (and where this one is)."""
+    pg = st["page"]
+    off, lim, total = pg["offset"], pg["limit"] or max(len(st["workers"]), 1), \
+        pg["workers_total"]
+    if total <= lim and not off:
+        return ""
+    parts = [f"workers {off + 1 if total else 0}-{min(off + lim, total)} of {total}"]
+    if off > 0:
+        parts.append(f'<a id="prev-workers" href="{_e(_link(max(off - lim, 0), token))}">'
+                     "previous</a>")
+    if off + lim < total:
+        parts.append(f'<a id="next-workers" href="{_e(_link(off + lim, token))}">next</a>')
+    return f'<p class="pages">{" | ".join(parts)}</p>'
+
+
+def render_page(st: dict, times: list[float] | None = None, *, token: str | None = None
+                ) -> str:
+    """The HTML page of status document `st` (`times`: answer times for the progress plot;
+    `token`: kept in the paging links when the page was opened with ?token=)."""
     o = st["open"]
     acc = st.get("accuracy")
     if acc is not None:
@@ -101,8 +128,9 @@ def render_page(st: dict, times: list[float] | None = None) -> str:
                    '</span>)')
     cards = [
         ("budget", st["budget"], "labels to buy"),
-        ("spent", st["spent"], f"answers recorded ({st['late']} late, kept)"),
-        ("left", st["left"], "not decided yet"),
+        ("spent", st["spent"], f"answers paid ({st['late']} late)"),
+        ("reserved", st["reserved"], "open queries and hand-outs that may still be answered"),
+        ("left", st["left"], "neither spent nor reserved"),
         ("rate", _num(st["answers_per_minute"], 1), "answers per minute (last 10 min)"),
         ("eta", "done" if st["done"] else _duration(st["eta_seconds"]), "to finish at this rate"),
         ("labelled", st["labelled"], f"of {st['items']} items have a label"),
@@ -111,15 +139,14 @@ def render_page(st: dict, times: list[float] | None = None) -> str:
     ]
     card_html = "".join(f'<div class="card"><div class="v" id="{k}">{_e(v)}</div>'
                         f'<div class="k">{_e(d)}</div></div>' for k, v, d in cards)
-    ws = sorted(st["workers"], key=lambda r: -r["answers"])
+    ws = st["workers"]  # in the campaign's order: pages of a fixed order
     has_rel = bool(ws) and "reliability" in ws[0]
     rows = "".join(
         f"<tr><td>{_e(w['worker'])}</td><td>{w['answers']}</td><td>{_num(w['agreement'])}</td>"
         + (f"<td>{_num(w.get('reliability'))}</td>" if has_rel else "") + "</tr>" for w in ws)
-    more = st["page"]["workers_total"] - len(ws)
     table = ('<table id="workers"><tr><th>worker</th><th>answers</th><th>agreement</th>'
              + ("<th>reliability</th>" if has_rel else "") + f"</tr>{rows}</table>"
-             + (f"<p>{more} more workers: GET /status?offset=...</p>" if more > 0 else ""))
+             + worker_pages(st, token))
     state = "DONE" if st["done"] else "running"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -142,7 +169,7 @@ text-align:right}} td:first-child,th:first-child{{text-align:left}}
 {quality}.</p>
 <div class="cards">{card_html}</div>
 <div class="plots">{progress_svg(times or [], st['budget'])}{histogram_svg(st['confidence_histogram'])}</div>
-<h2>workers</h2>
+<h2 id="workers-title">workers</h2>
 <p>reliability: {_e(st['reliability_source'])}</p>
 {table}
 <p><small>reloads every {REFRESH} s; the same figures as <code>crowdopt campaign status

@@ -1,69 +1,141 @@
-"""`Campaign.status()`: budget, leases, current labels with confidence, worker reliabilities."""
+"""`Campaign.status()`: budget (spent, reserved, left), leases, current labels with confidence,
+worker reliabilities.
+
+Two sources give the same document: the caught-up in-memory policy (`from_memory`: the server,
+a writer, any object that replayed the log) and the file's status summary (`from_summary`: a
+reader of an up-to-date file; no replay, so a finished 100k-item campaign reports in a
+fraction of a second)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import itertools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .drivers import LsolDriver, PairDriver, PlanDriver
+from .summary import summary_view
+
+SOURCES = {"optkg-het": "posterior mean of rho (one-coin model, Sec. 5)",
+           "lsol": "p_hat: agreement with tester consensus (LS_OL)",
+           "cltap": "forecast accuracy over the planned iterations (CL-TAP input)"}
 
 
-def _labels(camp, mem, item: np.ndarray, worker: np.ndarray, label: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Class index (-1: none yet) and confidence per item, from the committed policy; for
-    LS_OL the confidence is the posterior of the weighted vote of every answer, weighted by the
-    log-odds of p_hat (Sec. 4), through the one aggregation door."""
+@dataclass
+class PolicyState:
+    """What a status reads of a campaign besides its queries: the answers (columns in event
+    order), decision counts, and the policy's labels, confidences and reliabilities."""
+
+    item: np.ndarray
+    worker: np.ndarray
+    label: np.ndarray
+    late: np.ndarray
+    time: np.ndarray
+    n_queries: int  # queries decided
+    n_decisions: int
+    applied: int  # decisions the committed policy has observed
+    applied_queries: int  # queries of those decisions
+    lab: np.ndarray  # class index per item (-1: none)
+    conf: np.ndarray
+    rel: np.ndarray | None
+    exhausted: Callable[[int], bool]  # no next decision within that many labels
+    lsol: dict | None
+
+
+def _lsol_labels(n: int, outputs: np.ndarray, p: np.ndarray, K: int, p_clip: float,
+                 item: np.ndarray, worker: np.ndarray, label: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """LS_OL: each arrival's output, with the posterior of the weighted vote of every answer,
+    weighted by the log-odds of p_hat (Sec. 4), through the one aggregation door."""
+    lab = outputs.astype(np.int64)
+    known = worker < len(p)
+    if not known.any():  # no answer yet: no label has a confidence
+        return lab, np.full(n, np.nan)
+    from ..crowd.runner import run_method  # the aggregation methods: LS_OL only
+    from ..crowd.tables import LabelTable
+
+    table = LabelTable(np.arange(n), np.arange(len(p)), np.arange(K), item[known],
+                       worker[known], label[known])
+    # a clip of 0 would give a perfect labeler an infinite weight: keep it finite
+    post = run_method(table, "wmv", accuracies=p, clip=max(p_clip, 1e-12),
+                      ties="first").posteriors
+    conf = np.where(lab >= 0, post[np.arange(n), np.maximum(lab, 0)], np.nan)
+    return lab, conf
+
+
+def from_memory(camp, mem) -> PolicyState:
+    """The state of a caught-up in-memory campaign (`_Mem`)."""
+    from .drivers import LsolDriver, PairDriver, PlanDriver
+
+    item, worker, label, late, at = mem.log.columns()
+    A = mem.A
     n = len(camp.item_ids)
-    A = mem.A
+    lsol = None
+    rel = None
     if isinstance(A, LsolDriver):
-        from ..crowd.runner import run_method  # the aggregation methods: LS_OL only
-        from ..crowd.tables import LabelTable
-
         L = A.learner
-        lab = np.full(n, -1, dtype=np.int64)
+        outputs = np.full(n, -1, dtype=np.int64)
         for i, y in A.outputs.items():
-            lab[i] = y
+            outputs[i] = y
         p = L.p_hat()
-        known = worker < len(p)
-        table = LabelTable(np.arange(n), np.arange(len(p)), np.arange(L.K), item[known],
-                           worker[known], label[known])
-        # a clip of 0 would give a perfect labeler an infinite weight: keep it finite
-        post = run_method(table, "wmv", accuracies=p, clip=max(L.p_clip, 1e-12),
-                          ties="first").posteriors
-        conf = np.where(lab >= 0, post[np.arange(n), np.maximum(lab, 0)], np.nan)
-        return lab, conf
-    return A.labels()
+        lab, conf = _lsol_labels(n, outputs, p, L.K, L.p_clip, item, worker, label)
+        rel = p
+        # the set of the last exploitation step in the log (the current set would need the
+        # pi(S) search again: seconds on a finished campaign)
+        last = next((w for kind, _, w, _ in reversed(mem.decs.props) if kind == "exploit"), ())
+        lsol = {"testers": int(L.n), "steps": dict(L.steps),
+                "selected": [camp.worker_ids[j] for j in last]}
+    else:
+        lab, conf = A.labels()
+        if isinstance(A, PairDriver):
+            rel = A.pol.reliability()
+        elif isinstance(A, PlanDriver):
+            rel = A.reliability()
+    decs = mem.decs
+    applied_q = sum(map(len, decs.qids[:mem.applied])) if camp.batching == "exact" else 0
+    return PolicyState(item, worker, label, late, at, mem.n_queries, len(decs), mem.applied,
+                       applied_q, lab, conf, rel,
+                       lambda left: mem.applied == len(decs) and A.exhausted(left), lsol)
 
 
-def _reliability(camp, mem) -> tuple[np.ndarray | None, str | None]:
-    A = mem.A
-    if isinstance(A, PairDriver):
-        return A.pol.reliability(), "posterior mean of rho (one-coin model, Sec. 5)"
-    if isinstance(A, LsolDriver):
-        return A.learner.p_hat(), "p_hat: agreement with tester consensus (LS_OL)"
-    if isinstance(A, PlanDriver):
-        p = 1.0 / (1.0 + np.exp(-A.logits))
-        used = np.zeros(p.shape, dtype=bool)
-        for j, k, _ in A.plan:
-            used[j, k] = True
-        cnt = used.sum(axis=1)
-        return (np.where(cnt > 0, (p * used).sum(axis=1) / np.maximum(cnt, 1), np.nan),
-                "forecast accuracy over the planned iterations (CL-TAP input)")
-    return None, None
-
-
-def _exhausted(camp, mem) -> bool:
-    """Every decision answered and the policy has nothing more to decide within the budget."""
-    if mem.applied < len(mem.decs):
-        return False
-    S = mem.A.clone()  # a copy: proposing draws the policy's ties
-    if not S.determined():
-        return False
-    size = S.size()
-    return size == 0 or size > camp.budget - mem.n_queries or S.propose() is None
+def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) -> PolicyState:
+    """The state read from the file's status summary (current for the file's last event)."""
+    rows = conn.execute("SELECT item, worker, label, query IS NULL, recorded_at FROM answers "
+                        "ORDER BY seq").fetchall()
+    arr = np.fromiter(itertools.chain.from_iterable(rows), dtype=float,
+                      count=5 * len(rows)).reshape(-1, 5)
+    ints = arr[:, :3].astype(np.int64)
+    item, worker, label = ints[:, 0], ints[:, 1], ints[:, 2]
+    late, at = arr[:, 3] > 0, arr[:, 4]
+    (n_q,) = conn.execute("SELECT count(*) FROM queries").fetchone()
+    (n_d,) = conn.execute("SELECT count(*) FROM decisions").fetchone()
+    (applied_q,) = conn.execute("SELECT count(*) FROM queries WHERE k <= ?", (applied,)
+                                ).fetchone() if camp.batching == "exact" else (0,)
+    n = len(camp.item_ids)
+    # NULL as infinity (9e999): every value read is a float (the view turns it into nan)
+    rows = conn.execute("SELECT kind, idx, ifnull(x, 9e999), ifnull(y, 9e999), "
+                        "ifnull(z, 9e999) FROM summary ORDER BY id").fetchall()
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float,
+                       count=5 * len(rows)).reshape(-1, 5)
+    view = summary_view(camp.policy, n, flat, json.loads(data) if data else None)
+    lsol = None
+    if camp.policy == "lsol":
+        d = view.data or {}
+        outputs = np.where(np.isnan(view.x), -1, view.x).astype(np.int64)
+        lab, conf = _lsol_labels(n, outputs, view.wx, d["K"], d["p_clip"], item, worker,
+                                 label)
+        rel = view.wx
+        row = conn.execute("SELECT max(k) FROM decisions WHERE kind = 'exploit'").fetchone()
+        sel = [] if row[0] is None else [camp.worker_ids[w] for (w,) in conn.execute(
+            "SELECT worker FROM queries WHERE k = ? ORDER BY pos", (row[0],))]
+        lsol = {"testers": d["testers"], "steps": d["steps"], "selected": sel}
+    else:
+        lab, conf = view.labels()
+        rel = view.reliability()
+    return PolicyState(item, worker, label, late, at, n_q, n_d, applied, applied_q, lab, conf,
+                       rel, lambda left: bool(exhausted), lsol)
 
 
 def _rates(times: np.ndarray, now: float, window: float = 600.0
@@ -88,13 +160,13 @@ def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
     return {"edges": [float(e) for e in edges], "counts": [int(x) for x in counts]}
 
 
-def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int = 0,
-           limit: int | None = None) -> dict:
+def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
+           offset: int = 0, limit: int | None = None) -> dict:
     """The campaign's status document at time `now` (the clock of leases). `offset`/`limit`
     page the per-item labels, the workers and the expired leases (the totals and summaries
     always cover everything)."""
     conn = camp.conn
-    a_item, a_worker, a_label, a_late, a_time = mem.log.columns()
+    a_item, a_worker, a_label, a_late = ps.item, ps.worker, ps.label, ps.late
     n_ans = len(a_item)
     n_late = int(a_late.sum())
     rows = conn.execute("SELECT q.id, q.item, q.worker, q.handed, q.lease_until, q.leased_to "
@@ -109,22 +181,24 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
                             "leased_to": to, "lease_until": until})
         else:
             n_leased += 1
-    issued = mem.n_queries
+    n_open = len(rows)
+    extra = camp._reservations(now)[1]
+    issued = ps.n_queries
     n_items = len(camp.item_ids)
-    lab, conf = _labels(camp, mem, a_item, a_worker, a_label)
-    lab = np.asarray(lab, dtype=np.int64).copy()
-    conf = np.asarray(conf, dtype=float).copy()
+    lab = np.asarray(ps.lab, dtype=np.int64).copy()
+    conf = np.asarray(ps.conf, dtype=float).copy()
     per_item = np.bincount(a_item, minlength=n_items) if n_ans else np.zeros(n_items, np.int64)
     unanswered = per_item == 0  # never an answer: no label, whatever the prior says
     lab[unanswered] = -1
     conf[unanswered | (lab < 0)] = np.nan
     labelled = lab >= 0
     sl = slice(offset, None if limit is None else offset + limit)
-    items = [{"item": camp.item_ids[i], "label": camp.classes[y] if y >= 0 else None,
-              "confidence": c if math.isfinite(c) else None, "answers": k}
-             for i, y, c, k in zip(range(n_items)[sl], lab[sl].tolist(), conf[sl].tolist(),
-                                   per_item[sl].tolist())]
-    rel, rel_src = _reliability(camp, mem)
+    names = np.array([*camp.classes, None], dtype=object)[lab[sl]].tolist()  # -1: None
+    c_sl = conf[sl]
+    confs = np.where(np.isfinite(c_sl), c_sl, None).tolist()  # floats, None where none
+    items = [{"item": i, "label": y, "confidence": c, "answers": k}
+             for i, y, c, k in zip(camp.item_ids[sl], names, confs, per_item[sl].tolist())]
+    rel = ps.rel
     nw = len(camp.worker_ids)
     n_by = np.bincount(a_worker, minlength=nw) if n_ans else np.zeros(nw, np.int64)
     hit = (lab[a_item] == a_label) if n_ans else np.zeros(0, bool)
@@ -136,21 +210,24 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
         if rel is not None:
             row["reliability"] = float(rel[j]) if j < len(rel) and np.isfinite(rel[j]) else None
         workers.append(row)
-    done = (not n_leased and not expired and not waiting and n_ans - n_late == issued
-            and (issued + n_late >= camp.budget or _exhausted(camp, mem)))
-    left = camp.budget - issued - n_late
-    rate, last = _rates(a_time, now)
-    outstanding = n_leased + len(expired) + waiting
+    spent = n_ans
+    reserved = n_open + extra
+    left = camp.budget - spent - reserved
+    done = (not n_open and not extra and n_ans - n_late == issued
+            and ps.exhausted(camp.budget - spent))
+    rate, last = _rates(ps.time, now)
     eta = None
     if not done and rate:
-        eta = 60.0 * (max(left, 0) + outstanding) / rate
+        eta = 60.0 * (max(left, 0) + n_open) / rate
     out: dict[str, Any] = {
-        "campaign": str(camp.path), "policy": camp.policy, "params": camp.params,
-        "seed": camp.seed, "batching": camp.batching, "classes": camp.classes,
-        "budget": camp.budget, "spent": n_ans, "answers": n_ans, "late": n_late,
-        "issued": issued, "left": left, "decisions": len(mem.decs),
-        "applied": mem.applied, "answers_waiting": n_ans - n_late - sum(
-            map(len, mem.decs.qids[:mem.applied])) if camp.batching == "exact" else 0,
+        "campaign": str(camp.path), "name": camp.name, "policy": camp.policy,
+        "params": camp.params, "seed": camp.seed, "batching": camp.batching,
+        "classes": camp.classes, "budget": camp.budget, "spent": spent,
+        "reserved": reserved, "left": left, "answers": n_ans, "late": n_late,
+        "late_windows_open": extra, "issued": issued, "decisions": ps.n_decisions,
+        "applied": ps.applied,
+        "answers_waiting": n_ans - n_late - ps.applied_queries
+        if camp.batching == "exact" else 0,
         "open": {"leased": n_leased, "expired": len(expired), "not_handed_out": waiting},
         "expired_leases": expired[sl], "done": bool(done),
         "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
@@ -161,16 +238,12 @@ def status(camp, mem, gold: Mapping[str, Any] | None, now: float, *, offset: int
         "page": {"offset": offset, "limit": limit, "labels_total": n_items,
                  "workers_total": nw, "expired_total": len(expired)},
         "labels": items, "workers": workers,
-        "reliability_source": rel_src or "agreement with the current labels only; the "
-                                         "homogeneous model has no worker parameter",
+        "reliability_source": SOURCES.get(camp.policy) or "agreement with the current labels "
+                                                          "only; the homogeneous model has no "
+                                                          "worker parameter",
     }
-    if isinstance(mem.A, LsolDriver):
-        L = mem.A.learner
-        # the set of the last exploitation step in the log (the current set would need the
-        # pi(S) search again: seconds on a finished campaign)
-        last = next((w for kind, _, w, _ in reversed(mem.decs.props) if kind == "exploit"), ())
-        out["lsol"] = {"testers": int(L.n), "steps": dict(L.steps),
-                       "selected": [camp.worker_ids[j] for j in last]}
+    if ps.lsol is not None:
+        out["lsol"] = ps.lsol
     if gold is not None:
         g = {str(k): str(v) for k, v in gold.items()}
         hits = [camp.classes[int(lab[i])] == g[camp.item_ids[i]] for i in range(n_items)

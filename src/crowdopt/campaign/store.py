@@ -13,7 +13,21 @@ One file holds a whole campaign (stdlib `sqlite3`, WAL journal):
   (item, worker); a late answer (its query was re-issued and answered by someone else first)
   has `query` NULL and `late_for` the query it was leased for (schema 2);
 - `tokens` (schema 2): SHA-256 hashes of the HTTP bearer tokens with their role (admin, read,
-  worker) and, for a worker token, the worker it answers as; the token itself is never stored.
+  worker) and, for a worker token, the worker it answers as; the token itself is never stored;
+- `handouts` (schema 3): every hand-out of a query (its first issue and each re-issue after a
+  lease ran out): to whom (NULL: anyone), the lease, the late window (`late_until`), and the
+  paid answer it yielded. A hand-out is `live` until it yields its one paid answer, is voided
+  (its query named a worker and was answered) or its late window closes; a live hand-out
+  reserves one label of the budget. Every stored or late answer names its hand-out;
+- `summary` (schema 3) and the `summary_*` columns of `campaign`: what `status` needs of the
+  policy state (e.g. each item's Beta posterior), appended by every write transaction for the
+  items and workers it changed (rows are appended, not updated in place: a record touches a
+  few pages whatever items it answers; the superseded rows are dropped once they outnumber
+  the items and workers), the campaign row stamped with the event number the summary is
+  current for: a reader of an up-to-date file reports without replaying the log;
+- `endpoints`, `events`, `outbox` (schema 3): the webhook URLs of the last `serve --webhook`,
+  the events (answers recorded, budget thresholds, done) written in the transaction that caused
+  them, and one delivery row per (event, endpoint): pending, delivered or failed.
 
 Decisions and answers share one increasing event counter, so the ordered log of both is a
 query away: the policy state is rebuilt (or caught up) from it, never read from a pickle.
@@ -37,7 +51,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_BUSY_TIMEOUT = 60.0
 
 
@@ -158,8 +172,83 @@ def _v2(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE campaign SET token = ''")
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    """Hand-outs (one paid answer each, a late window), the status summary, the webhook
+    outbox, and the campaign's name. Existing queries get the hand-outs their state implies:
+    an answered query the one its answer used, an open leased query its last lease (late
+    window: the default lease again), a late answer the hand-out it was leased under."""
+    _script(conn, """
+    ALTER TABLE campaign ADD COLUMN name TEXT NOT NULL DEFAULT '';
+    ALTER TABLE campaign ADD COLUMN summary_seq INTEGER NOT NULL DEFAULT -1;
+    ALTER TABLE campaign ADD COLUMN summary_applied INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE campaign ADD COLUMN summary_exhausted INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE campaign ADD COLUMN summary_data TEXT;   -- JSON: the policy's scalars
+    ALTER TABLE campaign ADD COLUMN endpoints_rev INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE handouts (
+        id INTEGER PRIMARY KEY,
+        query INTEGER NOT NULL REFERENCES queries(id),
+        worker TEXT,                      -- handed to this worker (NULL: anyone)
+        handed_at REAL NOT NULL,
+        lease_until REAL NOT NULL,
+        late_until REAL NOT NULL,         -- its answer is accepted (and paid) until then
+        live INTEGER NOT NULL DEFAULT 1,  -- 0: it yielded its answer, or was voided
+        answer INTEGER                    -- the event number of the answer it yielded
+    );
+    CREATE INDEX handouts_live ON handouts(late_until) WHERE live = 1;
+    ALTER TABLE answers ADD COLUMN handout INTEGER REFERENCES handouts(id);
+    CREATE TABLE summary (
+        id INTEGER PRIMARY KEY,           -- append order: the last row of (kind, idx) holds
+        kind INTEGER NOT NULL,            -- 0: an item, 1: a worker
+        idx INTEGER NOT NULL,
+        x REAL, y REAL, z REAL
+    );
+    CREATE TABLE endpoints (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL UNIQUE,
+        active INTEGER NOT NULL DEFAULT 1,  -- 0: not in the last serve's --webhook list
+        added_at REAL NOT NULL
+    );
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL,               -- the JSON POSTed (with its delivery id)
+        created_at REAL NOT NULL
+    );
+    CREATE TABLE outbox (
+        event INTEGER NOT NULL REFERENCES events(id),
+        endpoint INTEGER NOT NULL REFERENCES endpoints(id),
+        state TEXT NOT NULL DEFAULT 'pending'
+            CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at REAL NOT NULL,            -- the next attempt, not before
+        last_error TEXT,
+        done_at REAL,
+        PRIMARY KEY (endpoint, event)
+    ) WITHOUT ROWID;
+    CREATE INDEX outbox_pending ON outbox(endpoint, event) WHERE state = 'pending';
+    """)
+    lease = 600.0  # core.DEFAULT_LEASE (core imports this module)
+    conn.execute("""INSERT INTO handouts (query, worker, handed_at, lease_until, late_until,
+                    live, answer)
+                    SELECT q.id, q.leased_to, coalesce(q.lease_until - ?, a.recorded_at),
+                           coalesce(q.lease_until, a.recorded_at),
+                           coalesce(q.lease_until + ?, a.recorded_at), 0, a.seq
+                    FROM queries q JOIN answers a ON a.query = q.id""", (lease, lease))
+    conn.execute("""INSERT INTO handouts (query, worker, handed_at, lease_until, late_until)
+                    SELECT id, leased_to, lease_until - ?, lease_until, lease_until + ?
+                    FROM queries WHERE open = 1 AND handed > 0 AND lease_until IS NOT NULL""",
+                 (lease, lease))
+    conn.execute("""INSERT INTO handouts (query, worker, handed_at, lease_until, late_until,
+                    live, answer)
+                    SELECT a.late_for, NULL, a.recorded_at, a.recorded_at, a.recorded_at, 0,
+                           a.seq
+                    FROM answers a WHERE a.query IS NULL AND a.late_for IS NOT NULL""")
+    conn.execute("UPDATE answers SET handout = (SELECT h.id FROM handouts h WHERE h.answer = "
+                 "answers.seq)")
+
+
 # MIGRATIONS[v - 1] brings a database from version v - 1 to v (index 0 creates the schema).
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 
 
 def connect(path: str | Path, *, readonly: bool = False,
@@ -167,12 +256,7 @@ def connect(path: str | Path, *, readonly: bool = False,
     """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on.
     `readonly`: SQLite's `mode=ro` (a file the user may only read; nothing is written)."""
     if readonly:
-        uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        conn.execute("PRAGMA query_only = 1")
-        return conn
+        return _connect_ro(Path(path), busy_timeout)
     conn = sqlite3.connect(str(path), timeout=busy_timeout, isolation_level=None,
                            check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
@@ -189,6 +273,32 @@ def connect(path: str | Path, *, readonly: bool = False,
     # per-row cost of a 100k-row batch grow); memory is taken only as pages are used
     conn.execute("PRAGMA cache_size = -65536")
     return conn
+
+
+def _connect_ro(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """`mode=ro`; on a folder this process may not write (a read-only mount, another user's
+    folder) SQLite cannot create the WAL index (-shm) it needs: when no WAL file holds
+    commits (the last writer closed cleanly) the file alone is the whole campaign, and it is
+    opened `immutable=1` (no -shm, no locks)."""
+    base = "file:" + urllib.parse.quote(str(path.absolute()))
+
+    def open_(query: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(base + query, uri=True, timeout=busy_timeout,
+                               isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+
+    try:
+        return open_("?mode=ro")
+    except sqlite3.OperationalError as exc:
+        wal = Path(str(path) + "-wal")
+        msg = str(exc)
+        if ("unable to open" not in msg and "readonly" not in msg) or (
+                wal.exists() and wal.stat().st_size > 0):
+            raise
+    return open_("?mode=ro&immutable=1")
 
 
 def version(conn: sqlite3.Connection) -> int:

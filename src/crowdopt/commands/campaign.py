@@ -1,20 +1,22 @@
-"""`crowdopt campaign init|next|record|status|export|serve`: a live labeling campaign.
+"""`crowdopt campaign init|next|record|status|export|token|events|serve`: a live campaign.
 
 The campaign is one SQLite file (DB). `init` fixes the items, workers, budget, policy,
 parameters and seed; `next` hands out leased queries; `record` stores answers (an outcome per
 row); `status` reports; `export` writes answers or labels (CSV, JSONL, Label Studio);
-`token` makes and rotates bearer tokens; `serve` is the HTTP service and its status page
-(optional extra `serve`). Exit codes: 0 ok, 2 bad input (one line; `record`: some rows were
-rejected, the others stored), 6 the campaign file failed (locked too long, read-only, damaged),
-7 the server could not bind its address.
+`token` makes and rotates bearer tokens; `events` lists the webhook outbox; `serve` is the
+HTTP service and its status page (optional extra `serve`). Exit codes: 0 ok, 2 bad input (one
+line; `record`: some rows were rejected, the others stored), 6 the campaign file failed
+(locked longer than --wait, read-only, damaged), 7 the server could not bind its address.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import heapq
 import os
 import sys
+import time
 from pathlib import Path
 
 from ..errors import InputError
@@ -26,38 +28,28 @@ BATCHING_HELP = ("exact (default): decisions equal the one-at-a-time policy and 
                  "query is held out)")
 
 
-def _open(db: str, readonly: bool | None = None):
+WAIT = 5.0  # seconds a CLI write waits for another process's write lock (then exit 6)
+_STARTED = time.monotonic()  # the command line is being parsed: the clock of --wait
+
+
+def _open(db: str, readonly: bool | None = None, wait: float | None = None):
+    """The campaign; a write waits for another process's lock until `wait` seconds after
+    the command started (its own start-up counts: `--wait 5` gives up within 5 s)."""
     from ..campaign import Campaign
 
-    return Campaign.open(db, readonly=readonly)
+    if wait is None:
+        return Campaign.open(db, readonly=readonly)
+    left = wait - (time.monotonic() - _STARTED)
+    return Campaign.open(db, readonly=readonly, busy_timeout=max(0.05, left))
 
 
 def write_secret(path: Path, text: str, *, replace: bool = False) -> None:
-    """Write a secret file 0600, never through a symlink: a new file is created O_EXCL
-    (refused when the path exists); `replace` writes a new file beside it and renames it over
-    the old one (a rename replaces a symlink, it never follows it)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    target = path
-    if replace:
-        target = path.with_name(f".{path.name}.{os.getpid()}.{secrets_suffix()}")
-    try:
-        fd = os.open(target, flags, 0o600)
-    except FileExistsError:
-        raise InputError("token file", "a path that does not exist yet", str(target),
-                         note="never written through an existing file or symlink") from None
-    except OSError as exc:
-        raise InputError("token file", "a writable path", f"{target} ({exc.strerror})") from None
-    with os.fdopen(fd, "w") as f:
-        f.write(text + "\n")
-    if replace:
-        os.replace(target, path)
+    """A token file, 0600, through the one safe writer (`files.write_file`): a new file, or
+    (`replace`) a regular file replaced by a rename (a symlink is replaced, never followed; a
+    FIFO, device or directory refused)."""
+    from ..files import write_file
 
-
-def secrets_suffix() -> str:
-    """A short random hex suffix for temporary file names."""
-    import secrets
-
-    return secrets.token_hex(4)
+    write_file(path, text + "\n", force=replace, mode=0o600, field="token file")
 
 
 def _iso(t: float) -> str:
@@ -92,10 +84,12 @@ def cmd_init(args: argparse.Namespace) -> int:
                              note="init writes DB.token and DB.read-token; remove the old ones")
     camp = Campaign.create(args.db, policy=args.policy, items=args.items, budget=args.budget,
                            workers=args.workers, seed=args.seed, batching=args.batching,
-                           labels=args.labels, pairs=args.pairs, params=given)
+                           labels=args.labels, pairs=args.pairs, params=given,
+                           name=args.name)
     write_secret(token_file, camp.new_tokens["admin"])
     write_secret(read_file, camp.new_tokens["read"])
-    doc = {"campaign": str(args.db), "policy": camp.policy, "params": camp.params,
+    doc = {"campaign": str(args.db), "name": camp.name, "policy": camp.policy,
+           "params": camp.params,
            "items": len(camp.item_ids), "workers": len(camp.worker_ids),
            "budget": camp.budget, "seed": camp.seed, "batching": camp.batching,
            "classes": camp.classes, "token_file": str(token_file),
@@ -117,16 +111,18 @@ def cmd_next(args: argparse.Namespace) -> int:
     """`crowdopt campaign next`: hand out the next queries, leased."""
     from ..cli import emit_json, format_table
 
-    with _open(args.db) as camp:
-        qs = camp.next(args.n, worker=args.worker, lease=args.lease)
+    with _open(args.db, wait=args.wait) as camp:
+        qs = camp.next(args.n, worker=args.worker, lease=args.lease,
+                       late_window=args.late_window)
         note = None
         if not qs:
             st = camp.status()
             if st["done"]:
                 note = f"campaign done: {st['answers']} answers, budget {st['budget']}"
-            elif st["left"] <= 0 and not st["open"]["expired"]:
-                note = (f"budget handed out: waiting for {st['issued'] - st['answers']} "
-                        "answers to open queries")
+            elif st["left"] <= 0:
+                note = (f"budget spent or reserved ({st['spent']} spent, {st['reserved']} "
+                        "reserved): waiting for answers to open queries or for late windows "
+                        "to close")
             else:
                 o = st["open"]
                 note = (f"no query now: {o['leased'] + o['expired'] + o['not_handed_out']} open "
@@ -154,17 +150,18 @@ def cmd_record(args: argparse.Namespace) -> int:
     from ..cli import emit_json
 
     rows = cio.read_answers(args.answers)
-    with _open(args.db) as camp:
+    with _open(args.db, wait=args.wait) as camp:
         res = camp.record(rows)
     if args.json:
         emit_json(res)
     else:
-        print(f"{res['rows']} rows: {res['stored']} stored, {res['late']} late (kept), "
-              f"{res['duplicates']} already recorded, {res['rejected']} rejected")
+        print(f"{res['rows']} rows: {res['stored']} stored, {res['late']} late (paid), "
+              f"{res['duplicates']} already recorded, {res['rejected']} rejected; budget: "
+              f"{res['spent']} spent, {res['reserved']} reserved, {res['left']} left")
         for r in res["results"]:
             if r["status"] == "late":
-                print(f"late: item {r['item']}, worker {r['worker']} (its query was re-issued "
-                      "and answered; the answer is kept)")
+                print(f"late: item {r['item']}, worker {r['worker']} (a further hand-out of "
+                      "an answered query, inside its late window: paid and kept)")
     if res["rejected"]:
         bad = [r for r in res["results"] if r["status"] == "rejected"]
         print(f"crowdopt: error: {len(bad)} of {res['rows']} rows rejected, the others were "
@@ -186,10 +183,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     o = st["open"]
     print(f"campaign {st['campaign']}: {st['policy']} (batching {st['batching']}, seed "
           f"{st['seed']}){'  DONE' if st['done'] else ''}")
-    late = f" ({st['late']} late, kept)" if st["late"] else ""
-    print(f"budget {st['budget']}: {st['spent']} answers recorded{late}, {st['issued']} "
-          f"queries decided, {st['left']} left; {st['labelled']} of {st['items']} items "
-          "labelled")
+    late = f" ({st['late']} late)" if st["late"] else ""
+    print(f"budget {st['budget']}: {st['spent']} spent{late}, {st['reserved']} reserved, "
+          f"{st['left']} left; {st['issued']} queries decided; {st['labelled']} of "
+          f"{st['items']} items labelled")
     if st["answers_per_minute"]:
         eta = st["eta_seconds"]
         print(f"rate {st['answers_per_minute']:.1f} answers/min"
@@ -204,10 +201,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"accuracy against gold: {'-' if acc is None else f'{acc:.4f}'} "
               f"({st['gold_items']} items)")
     labeled = [r for r in st["labels"] if r["label"] is not None]
-    labeled.sort(key=lambda r: (r["confidence"] if r["confidence"] is not None else 2.0))
+    least = heapq.nsmallest(args.top, labeled, key=lambda r: (
+        r["confidence"] if r["confidence"] is not None else 2.0))
     print(f"\nleast confident labels ({len(labeled)} items labeled; all with --json):")
     if labeled:
-        print(format_table(labeled[:args.top], ["item", "label", "confidence", "answers"]))
+        print(format_table(least, ["item", "label", "confidence", "answers"]))
     ws = sorted(st["workers"], key=lambda r: -r["answers"])[:args.top]
     if ws:
         print(f"\nworkers; reliability: {st['reliability_source']}")
@@ -241,14 +239,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_token(args: argparse.Namespace) -> int:
     """`crowdopt campaign token`: make or rotate a bearer token."""
     from ..cli import emit_json
+    from ..files import check_target
 
-    with _open(args.db) as camp:
+    out, replace = args.output, args.force
+    if out is None and args.role != "worker":  # the campaign's own token file: rotated
+        out, replace = str(args.db) + (".token" if args.role == "admin" else ".read-token"), \
+            True
+    if out is not None and out != "-" and (replace or os.path.lexists(out)):
+        check_target(out, force=replace, field="--output")  # refused before a token is made
+    with _open(args.db, wait=args.wait) as camp:
         tok = camp.new_token(args.role, worker=args.worker, revoke_old=not args.keep_old)
-    out = args.output
-    if out is None and args.role != "worker":
-        out = str(args.db) + (".token" if args.role == "admin" else ".read-token")
     if out is not None and out != "-":
-        write_secret(Path(out), tok, replace=True)
+        write_secret(Path(out), tok, replace=replace)
     doc = {"role": args.role, "worker": args.worker, "revoked_old": not args.keep_old,
            "token_file": out if out not in (None, "-") else None}
     if out in (None, "-"):
@@ -260,6 +262,41 @@ def cmd_token(args: argparse.Namespace) -> int:
     else:
         print(f"new {args.role} token written to {out}"
               + ("; the earlier ones no longer work" if not args.keep_old else ""))
+    return 0
+
+
+# ----------------------------------------------------------------------------- events
+def cmd_events(args: argparse.Namespace) -> int:
+    """`crowdopt campaign events`: the webhook outbox: pending, delivered, failed."""
+    from ..campaign.core import StoreError
+    from ..campaign.events import listing
+    from ..cli import emit_json, format_table
+
+    with _open(args.db, readonly=True) as camp:
+        if not camp.has_summary:  # schema 3 brought the outbox
+            raise InputError("DB", "a campaign file of schema 3 (open it once with a writing "
+                             "command)", str(args.db))
+        try:
+            doc = listing(camp.conn, args.state, args.limit)
+        except Exception as exc:  # sqlite3.Error: a damaged file
+            raise StoreError(f"campaign file {args.db}: {exc}") from None
+    t = doc["totals"]
+    if args.json:
+        emit_json(doc)
+        return 0
+    print(f"webhook deliveries: {t['pending']} pending, {t['delivered']} delivered, "
+          f"{t['failed']} failed")
+    if doc["endpoints"]:
+        print(format_table(doc["endpoints"], ["url", "active", "pending", "delivered",
+                                              "failed"]))
+    if doc["deliveries"]:
+        print(f"\nlast {len(doc['deliveries'])} deliveries"
+              + (f" ({args.state})" if args.state else "") + ":")
+        rows = [{**d, "created_at": _iso(d["created_at"]),
+                 "next_at": _iso(d["next_at"]) if d["state"] == "pending" else ""}
+                for d in doc["deliveries"]]
+        print(format_table(rows, ["event", "kind", "endpoint", "state", "attempts",
+                                  "created_at", "next_at", "last_error"]))
     return 0
 
 
@@ -276,7 +313,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise InputError("--webhook-secret-file", "a file in an existing folder", secret)
     return serve(args.db, host=args.host, port=args.port, certfile=args.certfile,
                  keyfile=args.keyfile, webhooks=args.webhook or [],
-                 webhook_secret_file=args.webhook_secret_file, gold=args.gold)
+                 webhook_secret_file=args.webhook_secret_file, gold=args.gold,
+                 webhook_horizon=args.webhook_horizon)
 
 
 def _positive_int(text: str) -> int:
@@ -288,7 +326,7 @@ def _positive_int(text: str) -> int:
 def register(cli) -> None:
     """Add `crowdopt campaign` and its subcommands to the CLI."""
     from ..cli import _Parser
-    from ..cliargs import new_file, port, seconds
+    from ..cliargs import new_file, nonneg_seconds, port, seconds
     from ..policies.lsol import ESTIMATORS
 
     top = cli.top.add_parser(
@@ -326,6 +364,8 @@ def register(cli) -> None:
                    help="class values (binary policies: negative,positive; default 0,1)")
     p.add_argument("--pairs", default=None, metavar="PAIRS",
                    help="optkg-het: allowed (item, worker) pairs (CSV or dataset:NAME)")
+    p.add_argument("--name", default=None, help="the campaign's name, shown to read-only "
+                   "viewers of the status page (default: the file's name)")
     g = p.add_argument_group("policy options")
     g.add_argument("--rule", default=None, help="optkg: optkg|kg|pessimistic|cvar|nlu|uniform|"
                    "gittins|gittins-finite (+ -det: ties to the smallest index); optkg-het: "
@@ -351,22 +391,35 @@ def register(cli) -> None:
                        "chooses one. Expired leases are handed out again first.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("--n", type=_positive_int, default=1, help="at most N queries (default 1)")
-    p.add_argument("--worker", default=None, help="only queries this worker may answer")
+    p.add_argument("--worker", default=None, help="only queries this worker may answer "
+                   "(handed out to that worker: another worker's answer to them is refused)")
     p.add_argument("--lease", type=seconds, default=600.0,
                    help="lease in seconds, up to 1e9 (default 600); expired: handed out again")
+    p.add_argument("--late-window", type=nonneg_seconds, default=None, metavar="S",
+                   help="seconds after the lease during which an answer is still accepted and "
+                   "paid (default: the lease again); until then the hand-out reserves its label")
+    p.add_argument("--wait", type=seconds, default=WAIT, metavar="S",
+                   help=f"give up after S s on a file another process is writing (exit 6; "
+                   f"default {WAIT:g})")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_next)
 
     p = sub.add_parser("record", help="record answers (an outcome per row, idempotent)",
                        description="ANSWERS: CSV with columns item, worker, label ('-' = "
-                       "stdin). Each row is stored, a duplicate (the same (item, worker, "
-                       "label) again), late (its query was re-issued and answered by someone "
-                       "else: kept and counted) or rejected with its reason (a conflicting "
-                       "label, no query for it, an unknown item/worker/label); rejected rows "
-                       "never block the others. Exit 2 when some row was rejected.")
+                       "stdin). Each hand-out of a query (`next`) is paid for one answer, "
+                       "from the worker it was handed to (anyone's when handed to nobody in "
+                       "particular), until its late window closes. Each row is stored, a "
+                       "duplicate (the same (item, worker, label) again), late (a further "
+                       "hand-out of an answered query: paid and kept) or rejected with its "
+                       "reason (a conflicting label, no hand-out left for it, an unknown "
+                       "item/worker/label): never stored, never paid; rejected rows never "
+                       "block the others. Exit 2 when some row was rejected.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("answers", metavar="ANSWERS",
                    help="CSV FILE of answers: item,worker,label (- for stdin)")
+    p.add_argument("--wait", type=seconds, default=WAIT, metavar="S",
+                   help=f"give up after S s on a file another process is writing (exit 6, "
+                   f"nothing recorded; default {WAIT:g})")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_record)
 
@@ -387,14 +440,15 @@ def register(cli) -> None:
                        "tasks. Works on a read-only file.")
     p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="output FILE (default stdout); an existing FILE needs --force")
+                   help="output FILE (default stdout): a regular file only (a FIFO, device or "
+                   "directory is refused); an existing FILE needs --force")
     p.add_argument("--what", choices=("answers", "labels"), default="answers",
                    help="answers: task,worker,label rows (default); labels: task,label,"
                    "confidence,answers")
     p.add_argument("--format", choices=("csv", "jsonl", "label-studio"), default="csv",
                    help="csv (default), jsonl (one JSON object a line) or label-studio (a JSON "
                    "list of tasks: answers as annotations, labels as predictions)")
-    p.add_argument("--force", action="store_true", help="overwrite an existing FILE")
+    p.add_argument("--force", action="store_true", help="replace an existing regular FILE")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("token", help="make or rotate a bearer token (admin, read, worker)",
@@ -410,11 +464,30 @@ def register(cli) -> None:
                    help="what the token may do (default admin)")
     p.add_argument("--worker", default=None, help="the worker a worker token answers as")
     p.add_argument("-o", "--output", default=None, metavar="FILE",
-                   help="write the token to FILE ('-': stdout)")
+                   help="write the token to FILE ('-': stdout): a new regular file 0600, an "
+                   "existing one only with --force")
+    p.add_argument("--force", action="store_true", help="replace an existing regular FILE")
     p.add_argument("--keep-old", action="store_true",
                    help="keep the role's earlier tokens working (no rotation)")
+    p.add_argument("--wait", type=seconds, default=WAIT, metavar="S",
+                   help=f"give up after S s on a file another process is writing (exit 6; "
+                   f"default {WAIT:g})")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_token)
+
+    p = sub.add_parser("events", help="the webhook outbox: pending, delivered, failed",
+                       description="Webhook events are written to the campaign file with "
+                       "the answers that caused them, one delivery per endpoint of the last "
+                       "`serve --webhook`; the server delivers them (in order per endpoint, "
+                       "retried with back-off up to --webhook-horizon). Lists the counts per "
+                       "endpoint and the last deliveries. Works on a read-only file.")
+    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("--state", choices=("pending", "delivered", "failed"), default=None,
+                   help="only deliveries in this state")
+    p.add_argument("--limit", type=_positive_int, default=20,
+                   help="deliveries listed, newest first (default 20)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(func=cmd_events)
 
     p = sub.add_parser("serve", help="HTTP service and status page (extra: serve)",
                        description="JSON endpoints POST /next, POST /record, GET /status, "
@@ -432,10 +505,14 @@ def register(cli) -> None:
     p.add_argument("--keyfile", default=None, metavar="PEM", help="TLS private key (HTTPS)")
     p.add_argument("--webhook", action="append", default=None, metavar="URL",
                    help="POST events (answers recorded, budget 25/50/75/100%%, campaign done) "
-                   "to URL, HMAC-SHA256 signed, retried with back-off; repeatable")
+                   "to URL, HMAC-SHA256 signed, retried with back-off, kept in the campaign "
+                   "file until delivered (`campaign events`); repeatable")
     p.add_argument("--gold", default=None, metavar="GOLD",
                    help="gold CSV (item,label) or a data set name: accuracy on /status and the "
                    "page")
     p.add_argument("--webhook-secret-file", default=None, metavar="FILE",
                    help="the HMAC key (default: DB.webhook-secret, made 0600 on first use)")
+    p.add_argument("--webhook-horizon", type=seconds, default=86400.0, metavar="S",
+                   help="retry an event for S seconds before marking it failed (default "
+                   "86400: 24 h); pending events survive a restart of the server")
     p.set_defaults(func=cmd_serve)

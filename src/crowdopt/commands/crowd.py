@@ -11,7 +11,6 @@ not use is refused with one line (never silently ignored). JSON output carries `
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -166,9 +165,9 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     if choice is not None:
         print(f"aggregate auto: {choice.reason()}", file=sys.stderr)
     if args.output:
-        _write_labels(args.output, table, res)
+        _write_labels(args.output, table, res, args.force)
     if args.posteriors:
-        write_posteriors(args.posteriors, table, res.posteriors)
+        write_posteriors(args.posteriors, table, res.posteriors, force=args.force)
     out = res.with_files(output=args.output, posteriors=args.posteriors).to_dict()
     if args.json:
         emit_json(out)
@@ -192,14 +191,14 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_labels(path: str, table, res) -> None:
+def _write_labels(path: str, table, res, force: bool) -> None:
+    from ..crowd.export import csv_text
+    from ..files import write_file
+
     conf = res.posteriors[np.arange(table.n_tasks), res.labels]
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["task", "label", "confidence"])
-        for t, lab, c in zip(table.task_ids.tolist(), res.label_values(table).tolist(),
-                             conf.tolist(), strict=True):
-            w.writerow([t, lab, f"{c:.6g}"])
+    rows = [[t, lab, f"{c:.6g}"] for t, lab, c in zip(
+        table.task_ids.tolist(), res.label_values(table).tolist(), conf.tolist(), strict=True)]
+    write_file(path, csv_text(["task", "label", "confidence"], rows), force=force)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
@@ -234,9 +233,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
                  **objective_summary(res)}
     rows = rel.to_rows()
     if args.output:
-        write_reliability(rel, args.output)
+        write_reliability(rel, args.output, force=args.force)
     if args.confusion:
-        write_confusion(args.confusion, table, conf)
+        write_confusion(args.confusion, table, conf, force=args.force)
     if args.json:
         emit_json({"labels": source, "method": method, "source": rel.source,
                    "n_classes": rel.n_classes, "n_workers": table.n_workers, **extra,

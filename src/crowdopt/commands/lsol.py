@@ -254,7 +254,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         warn_coverage("replay lsol", doc["coverage"], "only these gold tasks got a label from "
                       "LS_OL's workers; the others are guesses")
     if args.json or args.output:
-        emit_json(doc, args.output, stdout=args.json)
+        emit_json(doc, args.output, stdout=args.json, force=args.force)
     if not args.json:
         rows = [{"method": "LS_OL", "accuracy": doc["accuracy"],
                  "coverage": doc["coverage"]["fraction"],

@@ -43,7 +43,7 @@ def cmd_estimate_noise(args: argparse.Namespace) -> int:
     out = {**fit.to_dict(), "entropy_source": source, "rows": len(golden.sample),
            "samples": len(golden.samples()), "labelers": len(golden.labelers()[0])}
     if args.output:
-        emit_json(out, args.output, stdout=False)
+        emit_json(out, args.output, stdout=False, force=args.force)
     if args.json:
         emit_json(out)
         return 0
@@ -96,7 +96,7 @@ def cmd_tune_beta(args: argparse.Namespace) -> int:
            "noise": noise.to_spec(), "fit": fit_info, "grid": res.rows, "splits": args.splits,
            "seed": args.seed}
     if args.output:
-        emit_json(out, args.output, stdout=False)
+        emit_json(out, args.output, stdout=False, force=args.force)
     if args.json:
         emit_json(out)
         return 0
@@ -178,7 +178,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
            "strategies": rows,
            "replications": [r["result"] for r in records] if args.per_rep else None}
     if args.output:
-        emit_json(out, str(results_path.parent / "summary.json"), stdout=False)
+        emit_json(out, str(results_path.parent / "summary.json"), stdout=False, force=True)
     if args.json:
         emit_json(out)
         return 0

@@ -180,7 +180,7 @@ def cmd_select(args: argparse.Namespace) -> int:
                   "selected workers; the accuracy counts the others as ties (raise "
                   "--max-workers or --n-control)")
     if args.json or args.output:
-        emit_json(out, args.output, stdout=args.json)
+        emit_json(out, args.output, stdout=args.json, force=args.force)
     if not args.json:
         why = "; ".join(f"{v} {k}" for k, v in out["unscored_workers"]["reasons"].items())
         print(f"crowdopt select: {out['eligible_workers']} of {out['workers']} workers scored on "

@@ -10,10 +10,12 @@
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import numpy as np
 
+from ..files import write_file
 from .aggregate import AggregationResult, _one_coin_confusion
 from .tables import Gold, LabelTable
 
@@ -21,24 +23,30 @@ POSTERIOR_COLUMNS = ["task", "label", "probability"]
 CONFUSION_COLUMNS = ["worker", "true_label", "label", "probability"]
 
 
-def write_posteriors(path: str | Path, table: LabelTable, posteriors: np.ndarray) -> None:
-    """task,label,probability for every task and class (probabilities to 10 digits)."""
+def write_posteriors(path: str | Path, table: LabelTable, posteriors: np.ndarray, *,
+                     force: bool = True) -> None:
+    """task,label,probability for every task and class (probabilities to 10 digits); an
+    existing file is replaced only with `force` (the CLI's --force)."""
     n_t, L = posteriors.shape
     tasks = np.repeat(np.asarray(table.task_ids.tolist(), dtype=object), L)
     labels = np.tile(np.asarray(table.classes.tolist(), dtype=object), n_t)
     _write(path, POSTERIOR_COLUMNS, zip(tasks.tolist(), labels.tolist(),
-                                        _num(posteriors.ravel()), strict=True))
+                                        _num(posteriors.ravel()), strict=True), force,
+           "--posteriors")
 
 
-def write_confusion(path: str | Path, table: LabelTable, confusion: np.ndarray) -> None:
-    """worker,true_label,label,probability for every worker, true class and answer."""
+def write_confusion(path: str | Path, table: LabelTable, confusion: np.ndarray, *,
+                    force: bool = True) -> None:
+    """worker,true_label,label,probability for every worker, true class and answer; an
+    existing file is replaced only with `force` (the CLI's --force)."""
     n_w, L, _ = confusion.shape
     w = np.repeat(np.asarray(table.worker_ids.tolist(), dtype=object), L * L)
     cls = np.asarray(table.classes.tolist(), dtype=object)
     true = np.tile(np.repeat(cls, L), n_w)
     ans = np.tile(cls, n_w * L)
     _write(path, CONFUSION_COLUMNS, zip(w.tolist(), true.tolist(), ans.tolist(),
-                                        _num(confusion.ravel()), strict=True))
+                                        _num(confusion.ravel()), strict=True), force,
+           "--confusion")
 
 
 def model_confusion(table: LabelTable, res: AggregationResult) -> tuple[np.ndarray, str]:
@@ -84,8 +92,14 @@ def _num(values: np.ndarray) -> list[str]:
     return ["" if not np.isfinite(v) else f"{v:.10g}" for v in values.tolist()]
 
 
-def _write(path: str | Path, header: list[str], rows) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
+def csv_text(header: list[str], rows) -> str:
+    """A header and rows as CSV text (csv's quoting, \r\n line ends)."""
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _write(path: str | Path, header: list[str], rows, force: bool, field: str) -> None:
+    write_file(path, csv_text(header, rows), force=force, field=field)

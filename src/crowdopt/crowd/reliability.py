@@ -12,7 +12,6 @@ problems read back with `read_accuracies` as labeler accuracies (worker id -> ac
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,13 +121,14 @@ def from_em(table: LabelTable, result: AggregationResult) -> WorkerReliability:
                              result.method)
 
 
-def write_reliability(rel: WorkerReliability, path: str | Path) -> None:
-    """Write the export CSV (`COLUMNS`; empty cells for unknown values)."""
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, COLUMNS)
-        w.writeheader()
-        for r in rel.to_rows():
-            w.writerow({k: ("" if v is None else v) for k, v in r.items()})
+def write_reliability(rel: WorkerReliability, path: str | Path, *, force: bool = True) -> None:
+    """Write the export CSV (`COLUMNS`; empty cells for unknown values) through the one safe
+    writer; an existing file is replaced only with `force` (the CLI's --force)."""
+    from ..files import write_file
+    from .export import csv_text
+
+    rows = [[("" if r[k] is None else r[k]) for k in COLUMNS] for r in rel.to_rows()]
+    write_file(path, csv_text(list(COLUMNS), rows), force=force)
 
 
 def read_accuracies(path: str | Path, *, worker_column: str = "worker",

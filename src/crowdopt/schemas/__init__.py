@@ -44,6 +44,7 @@ COMMAND_SCHEMAS: dict[tuple[str, ...], str] = {
     ("datasets", "fetch"): "datasets",
     ("datasets", "verify"): "datasets",
     ("campaign", "token"): "campaign-token",
+    ("campaign", "events"): "campaign-events",
     ("reproduce", "lsol"): "reproduction",
     ("reproduce", "optkg"): "reproduction",
     ("reproduce", "selection"): "reproduction",
