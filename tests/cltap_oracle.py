@@ -23,7 +23,14 @@ Weights are compared as the floats they are (no rounding): exact at any scale.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+
+
+class OracleTimeout(Exception):
+    """The enumeration passed its CPU budget (rising curves with all-distinct weights at
+    t = 6, a = 4, K = 6 keep thousands of undominated states): the instance is not checked."""
 
 
 def _undominated(states: dict[tuple[float, ...], int]) -> dict[tuple[float, ...], int]:
@@ -60,7 +67,8 @@ def _hopeless(vals: np.ndarray, free: np.ndarray, nxt: float, goal: float, after
     return bool(give.sum() < need.sum() or np.count_nonzero(give) < np.count_nonzero(need))
 
 
-def _best(phi: np.ndarray, t: int, b: int, goal: float, cap: float) -> float:
+def _best(phi: np.ndarray, t: int, b: int, goal: float, cap: float,
+          deadline: float = np.inf) -> float:
     """The best capped smallest-task value over the plans that can still reach goal (pruned
     ones left out); -inf if none reaches goal."""
     a, K = phi.shape
@@ -72,6 +80,8 @@ def _best(phi: np.ndarray, t: int, b: int, goal: float, cap: float) -> float:
         later = np.sort(phi[j + 1:].ravel())[::-1]
         done: dict[tuple[float, ...], int] = {}
         for vals0, used in states.items():
+            if time.process_time() > deadline:
+                raise OracleTimeout
             # label by label: (values, flags of the tasks she labelled) -> nothing more needed
             layer = {(vals0, (False,) * t)}
             for n in range(0, min(K, b - used) + 1):
@@ -111,10 +121,13 @@ def _best(phi: np.ndarray, t: int, b: int, goal: float, cap: float) -> float:
     return max((s[0] for s in states), default=-np.inf)
 
 
-def optimum(phi: np.ndarray, t: int, b: int, lb: float = 0.0) -> float:
+def optimum(phi: np.ndarray, t: int, b: int, lb: float = 0.0,
+            cpu_s: float = np.inf) -> float:
     """max over feasible plans of min_i c'(W_i) (eqs. 11-17): phi is the a x K weight matrix,
     t tasks, budget b. `lb` must be the value of some feasible plan (0 always is): it is
-    checked, a value no plan reaches is an AssertionError."""
+    checked, a value no plan reaches is an AssertionError. Past `cpu_s` seconds of CPU:
+    OracleTimeout."""
+    deadline = time.process_time() + cpu_s
     phi = np.asarray(phi, dtype=float)
     a, K = phi.shape
     if K == 0 or b < t:
@@ -132,15 +145,15 @@ def optimum(phi: np.ndarray, t: int, b: int, lb: float = 0.0) -> float:
     lo = float(lb)
     if lo <= 0:  # OPT > 0 iff every task can have a positive label: test the smallest one
         low = float(positive.min())
-        if _best(phi, t, b, low, cap=low) < low * (1.0 - 1e-12):
+        if _best(phi, t, b, low, cap=low, deadline=deadline) < low * (1.0 - 1e-12):
             return 0.0
         lo = low
-    elif _best(phi, t, b, lo, cap=lo) < lo * (1.0 - 1e-12):
+    elif _best(phi, t, b, lo, cap=lo, deadline=deadline) < lo * (1.0 - 1e-12):
         raise AssertionError(f"oracle: no plan reaches lb = {lb!r}: it is not a feasible value")
     while hi > lo * (1.0 + 1e-3):
         mid = float(np.sqrt(lo * hi))
-        if _best(phi, t, b, mid, cap=mid) >= mid * (1.0 - 1e-12):
+        if _best(phi, t, b, mid, cap=mid, deadline=deadline) >= mid * (1.0 - 1e-12):
             lo = mid
         else:
             hi = mid
-    return _best(phi, t, b, lo, cap=hi)
+    return _best(phi, t, b, lo, cap=hi, deadline=deadline)
