@@ -311,7 +311,11 @@ def test_mutation_absolute_rounding_in_brute_force_is_caught(monkeypatch):
 
 
 def test_the_oracle_agrees_with_the_brute_force_and_the_compact_milp():
-    """The oracle itself, against the package's two other exact routes on a few instances."""
+    """The oracle itself, against the package's two other exact routes on a few instances, and
+    on one annotator labelling 8 tasks (its pruning once compared two sums of equal numbers
+    taken in another order and called OPT 0)."""
+    one = P.make_instance([[0.6, 0.6, 0.7, 0.8, 0.8, 0.9, 0.9, 0.99]], 8, 8)
+    assert optimum(one.phi, 8, 8) == pytest.approx(float(one.phi.min()), rel=1e-12)
     for seed in range(0, 40, 3):
         _, inst = draw(seed, SAMPLE_CELLS)
         opt = optimum(inst.phi, inst.t, inst.b)
