@@ -252,11 +252,11 @@ def test_every_claim_holds_on_the_soak_set(chunk):
 
 
 # ------------------------------------------------------------------ mutations make it fail
-def _first_failure(seeds, methods, with_certify=False) -> str | None:
+def _first_failure(seeds, methods, with_certify=False, cells=SAMPLE_CELLS) -> str | None:
     """The first claim refuted on `seeds` (an exception counts: the suite would fail too)."""
     for seed in seeds:
         try:
-            bad = check(seed, methods, with_certify, cells=SAMPLE_CELLS)
+            bad = check(seed, methods, with_certify, cells=cells)
         except Exception as exc:  # noqa: BLE001 - a crash of the mutated method is a failure
             return f"seed {seed}: {type(exc).__name__}: {exc}"
         if bad:
@@ -265,14 +265,14 @@ def _first_failure(seeds, methods, with_certify=False) -> str | None:
 
 
 def test_mutation_refutations_not_rechecked_is_caught(monkeypatch):
-    """With the presolve re-check of a refutation turned off, the regression instances give a
-    proof below OPT (HiGHS presolve calls a feasible step infeasible)."""
+    """With the presolve re-check of a refutation turned off, HiGHS presolve's false
+    "infeasible" becomes a bound below OPT on instances of the soak set (three of its first 240
+    seeds: ties and zero rows where optima leave annotators unused)."""
     from crowdopt.solvers import cltap_exact
 
     monkeypatch.setattr(cltap_exact, "CONFIRM_REFUTATIONS", False)
-    for inst, opt in REGRESSIONS.values():
-        r = crowdopt.solve(inst, "exact")
-        assert r.proven_optimal and r.objective < opt - 1e-4
+    found = _first_failure([198, 228, 233], ("head-cover",), cells=SOAK_CELLS)
+    assert found is not None and "below OPT" in found
 
 
 def test_mutation_dropped_row_is_caught(monkeypatch):
