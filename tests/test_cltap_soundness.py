@@ -45,7 +45,7 @@ EXACT_LIMIT = 60.0
 # (weights spanning 1e-15 to 1 in one row are below HiGHS's absolute tolerances: an optimum of
 # 0 beside a dual bound of 1e-14 is honestly "not proven"), but never claim a wrong proof
 MUST_PROVE = ("head-cover", "brute-force")
-SEARCH_LIMIT = 0.05
+SEARCH_LIMIT = 0.01
 
 
 def inverse_weight(w: np.ndarray) -> np.ndarray:
@@ -130,7 +130,8 @@ def check(seed: int, methods: tuple[str, ...] | None = None, with_certify: bool 
             continue
         if m.refuses(inst, force=True):
             continue
-        r = crowdopt.solve(inst, m.algorithm, time_limit=_limit(m), force=True)
+        r = crowdopt.solve(inst, m.algorithm, time_limit=_limit(m), force=True,
+                           search_time=SEARCH_LIMIT)
         tag = f"{where} {m.algorithm}"
         if r.status.value in ("skipped",):
             continue
