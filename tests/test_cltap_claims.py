@@ -107,3 +107,32 @@ def test_certify_always_has_the_cheapest_bound():
     assert c.bound is not None and c.bound_source is not None
     assert c.details["order"][0] == "lp-closed-form"
     assert c.upper >= c.lower if c.lower is not None else True
+
+
+def test_a_zero_optimum_the_lp_misses_is_proven():
+    """Rising curves whose first labels weigh 0: the LP count of positive labels within the
+    budget says 7 >= t, the integer count is 6 < t = 7, so OPT = 0. head-cover once searched
+    down toward 0 until HiGHS's tolerance and stopped unproven; the exact count proves it."""
+    from crowdopt.solvers import cltap_bounds as CB
+
+    inst = P.make_instance([[0.5, 0.5, 0.55, 0.55], [0.5, 0.5, 0.55, 0.6],
+                            [0.6, 0.6, 0.7, 0.8]], 7, 10)
+    assert CB.max_positive_labels(inst) == 6 and CB.zero_optimum(inst)
+    r = crowdopt.solve(inst, "exact")
+    assert r.proven_optimal and r.objective == 0.0
+
+
+def test_the_positive_label_count_is_exact():
+    """`max_positive_labels` against every prefix vector within the budget."""
+    import itertools
+
+    from crowdopt.solvers import cltap_bounds as CB
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, K = int(rng.integers(1, 4)), int(rng.integers(1, 5))
+        t, b = K + int(rng.integers(0, 3)), int(rng.integers(0, a * K + 1))
+        inst = P.make_instance(rng.choice([0.5, 0.6, 0.7], size=(a, K)), t, b)
+        best = max(sum(int((inst.phi[j, :n[j]] > 0).sum()) for j in range(a))
+                   for n in itertools.product(range(K + 1), repeat=a) if sum(n) <= b)
+        assert CB.max_positive_labels(inst) == best

@@ -217,7 +217,33 @@ def zero_optimum(inst: CltapInstance) -> bool:
     if inst.capacity < inst.t:
         return True
     count, _ = mckp_lp((inst.phi > 0).astype(float), inst.b)
-    return count < inst.t - 1e-9
+    if count < inst.t - 1e-9:
+        return True
+    if inst.a * inst.K * min(inst.b, inst.a * inst.K) <= ZERO_DP_MAX_WORK:
+        return max_positive_labels(inst) < inst.t
+    return False
+
+
+ZERO_DP_MAX_WORK = 20_000_000  # a K b of the exact count below (numpy, about a second)
+
+
+def max_positive_labels(inst: CltapInstance) -> int:
+    """The most positive-weight labels prefixes within the budget hold (exact: a knapsack DP
+    over prefix lengths, budget b). OPT > 0 iff it is >= t: each annotator's labels go to
+    different tasks, so that many labels cover min(t, count) tasks round-robin. The LP of
+    `zero_optimum` can say >= t where no integer choice does (rising curves whose first labels
+    weigh 0: 6 positives fit in b = 10 for t = 7, the LP counted 7)."""
+    b = min(inst.b, inst.a * inst.K)
+    best = np.zeros(b + 1)
+    for row in inst.phi > 0:
+        pos = np.concatenate([[0], np.cumsum(row)])  # positives in a prefix of length n
+        nxt = best.copy()
+        for n in range(1, len(pos)):
+            if n > b:
+                break
+            nxt[n:] = np.maximum(nxt[n:], best[:-n] + pos[n] if n else best)
+        best = nxt
+    return int(best.max())
 
 
 # ----------------------------------------------------------------------------- covering
