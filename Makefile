@@ -14,6 +14,8 @@ LOCK := requirements/lock.txt
 PEER_LOCK := requirements/peer.txt
 UV_VERSION := 0.13.9
 TOOLS := .venv-tools
+# the suite runs on every core (pytest-xdist; `make test TEST_WORKERS=0` runs it in one process)
+TEST_WORKERS ?= auto
 # the extras in the main lock (`peer` has its own lock: it pulls transformers, nltk, pyarrow)
 LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pandas \
                --extra dask --extra serve --extra docs
@@ -40,16 +42,16 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples tools
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 # the suite without the tests marked slow (a few seconds' feedback while editing)
 test-fast: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m "not slow"
 
 # the long soundness campaigns only (thousands of random instances against enumeration and an
 # independent solver); `make test` runs a sample of each
 soak: $(STAMP)
-	CROWDOPT_SOAK=1 $(BIN)/python -m pytest -q -p no:cacheprovider -m soak
+	CROWDOPT_SOAK=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) -m soak
 
 # the documentation site in site/ (MkDocs; warnings are errors; `make test` builds it too)
 docs: $(STAMP)

@@ -136,3 +136,21 @@ def test_the_positive_label_count_is_exact():
         best = max(sum(int((inst.phi[j, :n[j]] > 0).sum()) for j in range(a))
                    for n in itertools.product(range(K + 1), repeat=a) if sum(n) <= b)
         assert CB.max_positive_labels(inst) == best
+
+
+def test_the_default_search_length_comes_from_the_environment(monkeypatch):
+    """CROWDOPT_SEARCH_TIME sets the searches' default length; unset it is LS_DEFAULT_TIME; a
+    value that is not seconds > 0 is one line naming the variable; search_time still wins."""
+    from crowdopt.problems.cltap import LS_DEFAULT_TIME, default_search_time
+
+    inst = crowdopt.generate("cltap", 1)
+    monkeypatch.setenv("CROWDOPT_SEARCH_TIME", "0.03")
+    r = crowdopt.solve(inst, "cbp+ls")
+    assert r.details["time_budget_s"] == 0.03
+    assert crowdopt.solve(inst, "cbp+ls", search_time=0.01).details["time_budget_s"] == 0.01
+    for bad in ("abc", "0", "-1", "nan", "inf"):
+        monkeypatch.setenv("CROWDOPT_SEARCH_TIME", bad)
+        with pytest.raises(crowdopt.InputError, match="^CROWDOPT_SEARCH_TIME: expected"):
+            crowdopt.solve(inst, "cbp+ls")
+    monkeypatch.delenv("CROWDOPT_SEARCH_TIME")
+    assert default_search_time() == LS_DEFAULT_TIME == 2.0

@@ -43,7 +43,7 @@ from .solvers.certify import (
     with_bound,
 )
 from .status import Status
-from .validate import MAX_INT, integer, real
+from .validate import MAX_INT, NO_LIMIT_S, integer, real
 from .validate import time_limit as time_limit_of
 
 MethodResult = Result  # the name of crowdopt 0.1
@@ -294,7 +294,7 @@ def _pick(spec: ProblemSpec, inst: Any, name: str, force: bool = False) -> Metho
 # (the rest is for the proofs: at t = 1000, a = 100 the constructions alone took the whole 10 s)
 FAST_SHARE = 0.5
 # search_time above a year is not a search budget anyone means
-MAX_SEARCH_S = 31_536_000.0
+MAX_SEARCH_S = NO_LIMIT_S
 
 
 class _Clock:

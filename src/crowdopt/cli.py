@@ -161,7 +161,7 @@ def _add_solver_opts(p: argparse.ArgumentParser, overall: bool = False) -> None:
                    "(memory guards still refuse); and replace an existing regular -o FILE")
     p.add_argument("--search-time", type=positive_float, default=None, metavar="S",
                    help="seconds of a local-search heuristic's search (CL-TAP cbp+ls, best-of; "
-                   "default 2); the time limits only cut it")
+                   "default $CROWDOPT_SEARCH_TIME, else 2); the time limits only cut it")
 
 
 def cmd_generate(args: argparse.Namespace) -> int:

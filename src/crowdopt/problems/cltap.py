@@ -13,6 +13,7 @@ A solution is `task_of[j, k]`: the task annotator j labels at her iteration k (0
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -22,6 +23,7 @@ import numpy as np
 from ..errors import InputError
 from ..validate import (
     MAX_ITEMS,
+    NO_LIMIT_S,
     choice,
     integer,
     only_known_fields,
@@ -135,6 +137,20 @@ def empty_solution(inst: CltapInstance) -> CltapSolution:
 # the local searches' own length (RunOptions.search_s overrides it): time limits (per method or
 # overall) only cut it and never stretch it (a limit of 1e308 s once became the search's length)
 LS_DEFAULT_TIME = 2.0
+SEARCH_TIME_ENV = "CROWDOPT_SEARCH_TIME"
+
+
+def default_search_time() -> float:
+    """The local searches' length when a run does not set one: $CROWDOPT_SEARCH_TIME seconds
+    when set (short searches for a batch or a test suite), else LS_DEFAULT_TIME."""
+    raw = os.environ.get(SEARCH_TIME_ENV, "").strip()
+    if not raw:
+        return LS_DEFAULT_TIME
+    try:
+        v = float(raw)
+    except ValueError:
+        raise InputError(SEARCH_TIME_ENV, "seconds > 0", raw) from None
+    return real(v, SEARCH_TIME_ENV, lo=0.0, lo_open=True, hi=NO_LIMIT_S)
 MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..problems import cltap as P
 from ..problems.catalogue import Outcome, RunOptions
-from ..problems.cltap import LS_DEFAULT_TIME
+from ..problems.cltap import default_search_time
 from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
@@ -165,10 +165,10 @@ def _cbp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 
 
 def search_budget(opts: RunOptions) -> float:
-    """A local search's length in seconds: its own setting (`search_s`, default
-    LS_DEFAULT_TIME), cut by the time limit, never taken from it (a limit of 1e308 s is no
-    reason to search for ever)."""
-    own = opts.search_s if opts.search_s is not None else LS_DEFAULT_TIME
+    """A local search's length in seconds: its own setting (`search_s`, else
+    $CROWDOPT_SEARCH_TIME, else LS_DEFAULT_TIME), cut by the time limit, never taken from it
+    (a limit of 1e308 s is no reason to search for ever)."""
+    own = opts.search_s if opts.search_s is not None else default_search_time()
     return own if opts.time_limit is None else min(own, opts.time_limit)
 
 
