@@ -11,7 +11,8 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-from crowdopt.cli import emit_json, main
+from crowdopt import cli
+from crowdopt.cli import emit_json, json_text, main
 from crowdopt.schemas import load_schema, schema_names, validator
 
 
@@ -53,3 +54,22 @@ def test_schema_command_prints_every_shipped_schema(capsys):
     assert main(["schema", "no-such"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "certificate" in err
+
+
+@pytest.mark.parametrize("indent_max", [1 << 18, 0])
+def test_json_text_is_the_same_document_indented_or_on_one_line(indent_max, monkeypatch):
+    """Small documents are indented, long ones stay on one line (the C encoder): the same
+    values either way, numpy and non-finite numbers included."""
+    monkeypatch.setattr(cli, "JSON_INDENT_MAX", indent_max)
+    doc = {"labels": [{"item": f"i{k}", "p": np.float64(k / 7), "n": np.int64(k),
+                       "ok": np.bool_(k % 2)} for k in range(50)],
+           "nan": float("nan"), "inf": np.float64("inf"), 3: "int key", "path": None}
+    text = json_text(doc)
+    assert ("\n" in text) == bool(indent_max)
+    back = json.loads(text)
+    assert back["labels"][3] == {"item": "i3", "p": 3 / 7, "n": 3, "ok": True}
+    assert back["nan"] is None and back["inf"] is None and back["3"] == "int key"
+    assert json.loads(json_text({"big": list(range(100_000))}))["big"][-1] == 99_999
+    # without a non-finite number the C encoder takes the document, numpy values by `default`
+    assert json.loads(json_text(doc["labels"]))[5] == {"item": "i5", "p": 5 / 7, "n": 5,
+                                                       "ok": True}

@@ -72,6 +72,32 @@ def format_table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(out)
 
 
+JSON_INDENT_MAX = 1 << 18  # a document longer than this (compact) stays on one line
+
+
+def json_text(obj: Any) -> str:
+    """`obj` as strict JSON text (see `results.jsonable`), indented by one space per level up
+    to JSON_INDENT_MAX characters. Encoded by the json module's C encoder, which takes
+    JSON types and float/int/str subclasses as they are and hands everything else (numpy
+    integers and booleans, dataclasses, enums, paths) to `jsonable`; a document it refuses
+    (a non-finite float, a key of another type) goes through `jsonable` whole. Python's
+    indenting encoder is ten times slower: a finished 100,000-item campaign's status took
+    1.7 s to indent."""
+    from .results import jsonable
+
+    def default(o: Any) -> Any:
+        return jsonable(o, strict=True)
+
+    try:
+        text = json.dumps(obj, allow_nan=False, default=default)
+    except (TypeError, ValueError):
+        obj = jsonable(obj, strict=True)
+        text = json.dumps(obj, allow_nan=False)
+    if len(text) <= JSON_INDENT_MAX:
+        return json.dumps(json.loads(text), indent=1)
+    return text
+
+
 def emit_json(obj: Any, path: str | None = None, stdout: bool = True,
               force: bool = False) -> None:
     """One JSON document to stdout (and/or `path`, through the one safe writer: a regular
@@ -79,9 +105,8 @@ def emit_json(obj: Any, path: str | None = None, stdout: bool = True,
     (booleans true/false), non-finite numbers null; a value with no JSON form raises
     TypeError (a bug to fix at its source) instead of turning into text."""
     from .files import write_file
-    from .results import jsonable
 
-    text = json.dumps(jsonable(obj, strict=True), indent=1, allow_nan=False)
+    text = json_text(obj)
     if path:
         write_file(path, text + "\n", force=force)
     if stdout:
