@@ -1,7 +1,8 @@
 """Live campaign throughput and latency: answers/s per path, record cost per row, /status p99.
 
 Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART ...]
-(PART: python, cli, http (the paths of 1.), record (2.), status (3.); default all)
+(PART: python, cli, http (the paths of 1.), record (2.), status (3.), finished (4.); default
+all)
 
 1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
    batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
@@ -22,7 +23,10 @@ Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART .
    requests of one reader (wall time: on a loaded machine it includes waiting for a core),
    with the server's own time per request from its Server-Timing header (wall, and the CPU
    time of the thread that computed the document); --repeat runs, each with the load average.
-Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json.
+4. `crowdopt campaign status` (text and --json) of a finished campaign of 100k items and 100k
+   answers: CPU of the whole command in a child process, and of Python start-up alone.
+Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json,
+campaign_finished.json.
 """
 
 from __future__ import annotations
