@@ -154,3 +154,54 @@ def test_the_default_search_length_comes_from_the_environment(monkeypatch):
             crowdopt.solve(inst, "cbp+ls")
     monkeypatch.delenv("CROWDOPT_SEARCH_TIME")
     assert default_search_time() == LS_DEFAULT_TIME == 2.0
+
+
+# HiGHS 1.16 (one thread, presolve on, MIP feasibility tolerance 1e-9) called 0.162186 optimal
+# on this instance's compact model (bound 0.162186); CBP's plan and the optimum are 0.243279
+REFUTED = {"t": 8, "b": 10, "p_max": 0.999,
+           "p": [[0.7, 0.9, 0.6, 0.8], [0.99, 0.6, 0.6, 0.9], [0.99, 0.7, 0.6, 0.9]]}
+
+
+@pytest.mark.filterwarnings("ignore:HiGHS claimed the optimum")
+def test_milp_compact_claims_are_checked_against_cbp():
+    inst = P.make_instance(REFUTED["p"], REFUTED["t"], REFUTED["b"], REFUTED["p_max"])
+    opt = optimum(inst.phi, inst.t, inst.b)
+    r = crowdopt.solve(inst, "milp-compact")
+    assert r.status == "optimal" and r.objective == pytest.approx(opt, rel=1e-9)
+    assert r.bound >= opt * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("wrong_claims", [1, 2])
+def test_a_refuted_compact_optimum_is_solved_again_or_never_proven(wrong_claims, monkeypatch):
+    """A claimed optimum below CBP's plan: solved again without presolve; refuted twice, the run
+    is feasible with CBP's plan and no bound (never "proven")."""
+    import dataclasses
+
+    from crowdopt.models import cltap as MC
+
+    real, calls = MC.solve_once, []
+
+    def lying(ctx, *a, **k):
+        out = real(ctx, *a, **k)
+        calls.append(ctx.model.options.presolve)
+        if len(calls) <= wrong_claims:
+            low = out.res.objective * 0.5
+            out = dataclasses.replace(out, res=dataclasses.replace(out.res, objective=low,
+                                                                   bound=low))
+        return out
+
+    monkeypatch.setattr(MC, "solve_once", lying)
+    inst = crowdopt.generate("cltap", 2, t=6, a=3)  # OPT 0.084 (CBP's plan too)
+    opt = optimum(inst.phi, inst.t, inst.b)
+    assert opt > 0.05
+    with pytest.warns(RuntimeWarning, match="refuted"):
+        r = crowdopt.solve(inst, "milp-compact")
+    assert calls == [True, False]
+    refuted = r.details["refuted_claims"]
+    assert len(refuted) == wrong_claims
+    if wrong_claims == 1:
+        assert r.status == "optimal" and r.objective == pytest.approx(opt, rel=1e-9)
+    else:
+        assert r.status == "feasible" and not r.proven_optimal and r.bound is None
+        assert r.objective == pytest.approx(P.evaluate(inst, crowdopt.solve(inst, "cbp")
+                                                       .solution).objective)

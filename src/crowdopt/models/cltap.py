@@ -17,8 +17,10 @@ from pyomo.core.util import quicksum
 
 from ..problems.catalogue import Lazy
 from ..problems.cltap import CltapInstance, CltapSolution, Workplan
+from ..problems.cltap import evaluate as evaluate_plan
 from ..problems.cltap import linear_correctness as workplan_cost
-from .formulation import ADDED_ROWS, UNCHANGED, Formulation, Settings
+from ..status import Status
+from .formulation import ADDED_ROWS, UNCHANGED, Formulation, PassResult, Settings, solve_once
 
 
 def build_compact(inst: CltapInstance, *, relax: bool = False, drop_prefix: bool = False,
@@ -418,11 +420,58 @@ def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: flo
     return x
 
 
+_CBP = Lazy("crowdopt.solvers.cltap_cbp:cbp")
+REFUTE_REL = 1e-7  # a plan this much (relative) above a claimed optimum refutes the claim
+
+
+def compact_passes(ctx: Any) -> PassResult:
+    """One solve; an "optimal" claim on the model as built is then checked against CBP's plan
+    (Algorithm 1, milliseconds): a feasible plan above the claimed optimum refutes it. HiGHS
+    1.16 has claimed such an optimum (one thread, presolve on, MIP feasibility tolerance 1e-9:
+    0.162186 with bound 0.162186 where CBP's plan and the optimum are 0.243279). A refuted claim
+    is solved again without presolve; if that is refuted too, the run reports the better plan as
+    feasible, with no bound. On a user's model (route "model") CBP's plan may be infeasible:
+    no check."""
+    out = solve_once(ctx)
+    res = out.res
+    if ctx.details.get("route") == "model" or res.status is not Status.OPTIMAL:
+        return out
+    plan = _CBP(ctx.inst)
+    value = evaluate_plan(ctx.inst, plan).objective
+    if value <= res.objective + REFUTE_REL * max(abs(res.objective), abs(value)):
+        return out
+    import warnings
+
+    refuted = {"claimed": res.objective, "bound": res.bound, "cbp": value,
+               "presolve": ctx.model.options.presolve}
+    ctx.details["refuted_claims"] = [refuted]
+    warnings.warn(f"HiGHS claimed the optimum {res.objective:.9g} below CBP's plan "
+                  f"{value:.9g}: the claim is refuted, solved again without presolve",
+                  RuntimeWarning, stacklevel=2)
+    ctx.model.options = ctx.options = ctx.model.options.replace(presolve=False)
+    again = solve_once(ctx)
+    res2 = again.res
+    if res2.status is Status.OPTIMAL and \
+            value <= res2.objective + REFUTE_REL * max(abs(res2.objective), abs(value)):
+        return again
+    ctx.details["refuted_claims"].append({"claimed": res2.objective, "bound": res2.bound,
+                                          "cbp": value, "presolve": False})
+    if again.solution is not None and res2.objective is not None and res2.objective > value:
+        plan, value = again.solution, res2.objective
+    import dataclasses
+
+    unproven = dataclasses.replace(
+        res2, status=Status.FEASIBLE, objective=value, bound=None, abs_gap=None, rel_gap=None,
+        message="HiGHS's optimum was refuted by a better plan (with and without presolve)")
+    return PassResult(unproven, plan, "none (the solver's claims were refuted)")
+
+
 # the compact model is feasible by construction (x = 0, eta = 0): an "infeasible" report is a
-# HiGHS defect, re-checked without presolve (digest 000 section 6.2 on the same HiGHS versions)
+# HiGHS defect, re-checked without presolve (digest 000 section 6.2 on the same HiGHS versions);
+# an "optimal" claim is checked against CBP's plan (`compact_passes`)
 FORMULATIONS = {"milp-compact": Formulation(
     "cltap", "milp-compact", build_compact, decode,
-    lambda inst: Settings(known_feasible=True), reads=("x",))}
+    lambda inst: Settings(known_feasible=True), passes=compact_passes, reads=("x",))}
 # head-cover: the max-min model (feasible by construction: no head, e = t, eta = 0), HiGHS
 # defaults (presolve on, gap 0); its passes (the search on eta, solvers/cltap_exact.py) fix eta
 # and read "infeasible" at a tested value as the proof that OPT is below it, not as a defect.
