@@ -452,14 +452,16 @@ def run_status(tmp: Path, args: argparse.Namespace) -> None:
               "adds ~5)")
 
 
-def finished_campaign(db: Path, k: int) -> Path:
-    """A campaign of k items whose whole budget (k answers, one per item) is answered."""
+def finished_campaign(db: Path, k: int, workers: int | None = None) -> Path:
+    """A campaign of k items whose whole budget (k answers, one per item) is answered, by k
+    workers (one answer each) or by `workers` workers."""
     camp = Campaign.create(db, policy="optkg", items=items(k), budget=k, seed=0,
                            batching="fill")
     qs = []
     while len(qs) < k:
         qs += camp.next(min(10_000, k - len(qs)))
-    res = camp.record([(q.item, f"w{q.decision}", label(q.item, q.round)) for q in qs])
+    res = camp.record([(q.item, f"w{q.decision % (workers or k)}", label(q.item, q.round))
+                       for q in qs])
     assert res["stored"] == k, res
     camp.close()
     return db
@@ -469,10 +471,12 @@ def run_finished(tmp: Path, args: argparse.Namespace) -> None:
     """Part 4: `crowdopt campaign status` (text and --json) of a finished campaign: the CPU of
     the whole command (start-up and imports included), best and median of --repeat runs."""
     k = 10_000 if args.quick else 100_000
-    db = finished_campaign(tmp / "finished.db", k)
     exe = [sys.executable, "-m", "crowdopt"]
     rows = []
-    for extra in ([], ["--json"], None):
+    for workers, extra in ((k, []), (k, ["--json"]), (1000, []), (1000, ["--json"]), (k, None)):
+        db = tmp / f"finished-{workers}.db"
+        if extra is not None and not db.exists():
+            finished_campaign(db, k, workers)
         cmd = ([sys.executable, "-c", "import crowdopt.cli"] if extra is None
                else exe + ["campaign", "status", str(db), *extra])
         cpu, wall = [], []
@@ -488,12 +492,14 @@ def run_finished(tmp: Path, args: argparse.Namespace) -> None:
         what = ("start-up alone (import crowdopt.cli)" if extra is None
                 else "campaign status" + (" --json" if extra else ""))
         rows.append({"command": what, "items": k, "answers": k,
+                     "workers": workers if extra is not None else None,
                      "best cpu s": min(cpu), "median cpu s": float(np.median(cpu)),
                      "median wall s": float(np.median(wall)),
                      "stdout bytes": len(proc.stdout)})
-    emit("campaign_finished", rows, ["command", "items", "answers", "best cpu s",
+    emit("campaign_finished", rows, ["command", "items", "answers", "workers", "best cpu s",
                                      "median cpu s", "median wall s", "stdout bytes"], args,
-         note=f"a finished Opt-KG campaign of {k:,} items and {k:,} answers; CPU (user + "
+         note=f"a finished Opt-KG campaign of {k:,} items and {k:,} answers from {k:,} or "
+              "1,000 workers; CPU (user + "
               "system) of the whole command in a child process, Python start-up and imports "
               f"included (the last row); {max(args.repeat, 3)} runs each")
 
