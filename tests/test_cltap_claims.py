@@ -205,3 +205,63 @@ def test_a_refuted_compact_optimum_is_solved_again_or_never_proven(wrong_claims,
         assert r.status == "feasible" and not r.proven_optimal and r.bound is None
         assert r.objective == pytest.approx(P.evaluate(inst, crowdopt.solve(inst, "cbp")
                                                        .solution).objective)
+
+
+@pytest.mark.parametrize("problem, exact", [("cltap", "milp-compact"), ("labeler-set", "milp"),
+                                            ("worker-select", "milp-a")])
+@pytest.mark.filterwarnings("ignore:the solver reported optimal")
+def test_an_optimum_the_fast_path_beats_is_never_proven(problem, exact):
+    """An exact method that claims "optimal" for a solution its own fast path
+    beats (a solver defect, as HiGHS's 0.162186 above) comes back feasible, no bound, with
+    the refutation in its details. Unchanged claims stay proven."""
+    import dataclasses
+
+    from crowdopt.registry import get_problem
+
+    spec = get_problem(problem)
+    method = spec.method(exact)
+    for seed in range(20):  # an instance whose fast path is strictly better than nothing
+        inst = crowdopt.generate(problem, seed)
+        honest = crowdopt.solve(inst, exact)
+        fast = crowdopt.solve(inst, "fast")
+        worse = _worse_solution(problem, inst, fast.solution, spec)
+        if worse is not None:
+            break
+    assert worse is not None, "no instance with a worse feasible solution"
+    assert honest.status == "optimal" and honest.proven_optimal
+    ev = spec.evaluate(inst, worse)
+
+    from crowdopt.api import run_method
+    from crowdopt.problems.catalogue import Outcome
+
+    def lying(instance, options):
+        return Outcome(Status.OPTIMAL, worse, ev.objective, "a lie", ev.objective)
+
+    assert run_method(spec, inst, dataclasses.replace(method, run=lying)).status == "feasible"
+    with pytest.warns(RuntimeWarning, match="refuted"):
+        r = run_method(spec, inst, dataclasses.replace(method, run=lying))
+    assert r.status == "feasible" and not r.proven_optimal and r.bound is None
+    assert r.details["refuted_by"]["objective"] == pytest.approx(fast.objective)
+    assert dataclasses.asdict(r.certificate)["proven_optimal"] is False
+
+
+def _worse_solution(problem, inst, best, spec):
+    """A feasible solution strictly worse than `best` (None if this instance has none easily)."""
+    import numpy as np
+
+    cand = []
+    if problem == "cltap":
+        cand = [P.empty_solution(inst)]
+    elif problem == "labeler-set":
+        from crowdopt.problems.labeler_set import LabelerSetSolution
+        cand = [LabelerSetSolution(np.array([i], np.int64)) for i in range(inst.n_labelers)]
+    elif problem == "worker-select":
+        from crowdopt.problems import worker_select as W
+        cand = [W.WorkerSelectSolution(np.array([i], np.int64)) for i in range(inst.n_workers)]
+    b = spec.evaluate(inst, best).objective
+    for c in cand:
+        ev = spec.evaluate(inst, c)
+        if ev.feasible and (ev.objective < b - 1e-6 * abs(b) if spec.sense == "max"
+                            else ev.objective > b + 1e-6 * abs(b)):
+            return c
+    return None

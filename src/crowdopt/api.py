@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from typing import Any
 
 from .errors import CrowdoptError, InputError, SolverError
@@ -173,6 +174,17 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                               if options.mip_rel_gap > 0 else
                               f"the solver reports optimal, but its bound is {gap:.3g} from the "
                               "recomputed objective (beyond the relative tolerance): not proven")
+    if status is Status.OPTIMAL and m.kind == "exact" and incumbent is not None:
+        refuted = _refuted_by_fast_path(spec, instance, incumbent, options)
+        if refuted is not None:
+            status = Status.FEASIBLE
+            out = dataclasses.replace(out, bound=None, bound_source=None,
+                                      details={**out.details, "refuted_by": refuted})
+            gap = None
+            message = (f"the solver reported optimal, but the fast path's {refuted['method']} "
+                       f"finds {refuted['objective']:.9g}, better than {incumbent:.9g}: "
+                       "the claim is refuted (a solver defect), not proven")
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
     times = {"total_s": elapsed, **{k: v for k, v in out.details.items() if k.endswith("_s")}}
     details = dict(out.details)
     if forced:
@@ -188,6 +200,33 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                   objective=objective, bound=out.bound, bound_source=out.bound_source, gap=gap,
                   time_s=elapsed, message=message, solution=out.solution, certificate=cert,
                   evaluation=evaluation, details=out.details, instance=instance)
+
+
+REFUTE_REL = 1e-7  # a feasible value this much (relative) better than a claimed optimum refutes it
+
+
+def _refuted_by_fast_path(spec: ProblemSpec, instance: Any, claimed: float,
+                          options: RunOptions) -> dict | None:
+    """The problem's default fast path (the paper's closed form or greedy: milliseconds) run on
+    the instance; its solution, evaluated, refutes a claimed optimum it beats by more than
+    REFUTE_REL (relative): a MILP solver's "optimal" is not a certificate (HiGHS 1.16 has
+    returned one below a plan CBP finds). None when nothing refutes the claim."""
+    fast = next((f for f in spec.methods if f.kind == "fast"), None)
+    if fast is None or fast.refuses(instance, False):
+        return None
+    try:
+        out = fast.run(instance, RunOptions(seed=options.seed, search_s=options.search_s))
+    except CrowdoptError:
+        return None
+    if out.solution is None:
+        return None
+    ev = spec.evaluate(instance, out.solution)
+    if not ev.feasible or ev.objective is None:
+        return None
+    better = ev.objective - claimed if spec.sense == "max" else claimed - ev.objective
+    if better <= REFUTE_REL * max(abs(ev.objective), abs(claimed)):
+        return None
+    return {"method": fast.algorithm, "objective": ev.objective, "claimed": claimed}
 
 
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
