@@ -202,7 +202,9 @@ _INTERRUPTED = """
 import sys
 from crowdopt.experiments.executor import Task, run_tasks
 if __name__ == "__main__":
-    tasks = [Task("crowdopt.experiments.executor:busy_task", {"work": 2_000_000 + s}, seed=s)
+    # ~0.2 s a task: 30 of them on 2 workers leave seconds between the third result and the
+    # end, room for the signal even when the test's poller waits for a core
+    tasks = [Task("crowdopt.experiments.executor:busy_task", {"work": 12_000_000 + s}, seed=s)
              for s in range(30)]
     run_tasks(tasks, jobs=2, results_path=sys.argv[1], resume=True, show_progress=False)
 """
@@ -253,7 +255,7 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     assert workers and not _alive(workers)
     kept = read_results(path)
     assert 3 <= len(kept) < 30 and all(r["error"] is None for r in kept)
-    tasks = [Task(BUSY, {"work": 2_000_000 + s}, seed=s) for s in range(30)]
+    tasks = [Task(BUSY, {"work": 12_000_000 + s}, seed=s) for s in range(30)]
     kept_keys = {r["key"] for r in kept}
     ran = []
     # resume with tiny stand-ins would change keys, so resume the real tasks in this process

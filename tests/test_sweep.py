@@ -180,7 +180,7 @@ def test_cli_progress_on_stderr_only_and_off_with_quiet_or_json(tmp_path, capsys
 def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     cfg = tmp_path / "slow.toml"
     cfg.write_text('function = "crowdopt.experiments.executor:busy_task"\nseeds = 16\n'
-                   "[grid]\nwork = [3000000, 3000001]\n")
+                   "[grid]\nwork = [12000000, 12000001]\n")  # ~0.2 s a task: room to interrupt
     out = tmp_path / "o"
     results = out / "results.jsonl"
     cmd = [CROWDOPT, "sweep", str(cfg), "--jobs", "2", "-o", str(out), "--quiet"]
