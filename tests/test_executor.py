@@ -210,6 +210,13 @@ if __name__ == "__main__":
 """
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT at its default (a process that ignores it, as a test runner's
+    worker may, passes SIG_IGN on to its children, and Python then never raises
+    KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _children(pid: int) -> set[int]:
     out = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -239,7 +246,8 @@ def _alive(pids: set[int]) -> set[int]:
 def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_path, sig):
     script, path = tmp_path / "run.py", tmp_path / "r.jsonl"
     script.write_text(_INTERRUPTED)
-    proc = subprocess.Popen([sys.executable, str(script), str(path)], stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stderr=subprocess.PIPE,
+                            preexec_fn=_default_sigint)
     deadline = time.monotonic() + 60
     while len(read_results(path)) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)

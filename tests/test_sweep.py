@@ -184,7 +184,8 @@ def test_cli_interrupted_sweep_resumes_only_missing_tasks(tmp_path):
     out = tmp_path / "o"
     results = out / "results.jsonl"
     cmd = [CROWDOPT, "sweep", str(cfg), "--jobs", "2", "-o", str(out), "--quiet"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while len(read_results(results)) < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
