@@ -25,6 +25,7 @@ from typing import Any
 
 from .errors import CrowdoptError, InputError, SolverError
 from .instances import load_instance
+from .problems.catalogue import refutes
 from .registry import (
     MILP_DEFAULT_TIME,
     Method,
@@ -202,15 +203,11 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                   evaluation=evaluation, details=out.details, instance=instance)
 
 
-REFUTE_REL = 1e-7  # a feasible value this much (relative) better than a claimed optimum refutes it
-
-
 def _refuted_by_fast_path(spec: ProblemSpec, instance: Any, claimed: float,
                           options: RunOptions) -> dict | None:
     """The problem's default fast path (the paper's closed form or greedy: milliseconds) run on
-    the instance; its solution, evaluated, refutes a claimed optimum it beats by more than
-    REFUTE_REL (relative): a MILP solver's "optimal" is not a certificate (HiGHS 1.16 has
-    returned one below a plan CBP finds). None when nothing refutes the claim."""
+    the instance; its solution, evaluated, refutes a claimed optimum it beats (`refutes`): a
+    MILP solver's "optimal" is not a certificate. None when nothing refutes the claim."""
     fast = next((f for f in spec.methods if f.kind == "fast"), None)
     if fast is None or fast.refuses(instance, False):
         return None
@@ -223,8 +220,7 @@ def _refuted_by_fast_path(spec: ProblemSpec, instance: Any, claimed: float,
     ev = spec.evaluate(instance, out.solution)
     if not ev.feasible or ev.objective is None:
         return None
-    better = ev.objective - claimed if spec.sense == "max" else claimed - ev.objective
-    if better <= REFUTE_REL * max(abs(ev.objective), abs(claimed)):
+    if not refutes(spec.sense, ev.objective, claimed):
         return None
     return {"method": fast.algorithm, "objective": ev.objective, "claimed": claimed}
 

@@ -8,6 +8,8 @@ model is the multiple-choice knapsack of digest 2.4 (one iteration per annotator
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +17,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.util import quicksum
 
-from ..problems.catalogue import Lazy
+from ..problems.catalogue import Lazy, refutes
 from ..problems.cltap import CltapInstance, CltapSolution, Workplan
 from ..problems.cltap import evaluate as evaluate_plan
 from ..problems.cltap import linear_correctness as workplan_cost
@@ -421,7 +423,6 @@ def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: flo
 
 
 _CBP = Lazy("crowdopt.solvers.cltap_cbp:cbp")
-REFUTE_REL = 1e-7  # a plan this much (relative) above a claimed optimum refutes the claim
 
 
 def compact_passes(ctx: Any) -> PassResult:
@@ -438,10 +439,8 @@ def compact_passes(ctx: Any) -> PassResult:
         return out
     plan = _CBP(ctx.inst)
     value = evaluate_plan(ctx.inst, plan).objective
-    if value <= res.objective + REFUTE_REL * max(abs(res.objective), abs(value)):
+    if not refutes("max", value, res.objective):
         return out
-    import warnings
-
     refuted = {"claimed": res.objective, "bound": res.bound, "cbp": value,
                "presolve": ctx.model.options.presolve}
     ctx.details["refuted_claims"] = [refuted]
@@ -451,15 +450,12 @@ def compact_passes(ctx: Any) -> PassResult:
     ctx.model.options = ctx.options = ctx.model.options.replace(presolve=False)
     again = solve_once(ctx)
     res2 = again.res
-    if res2.status is Status.OPTIMAL and \
-            value <= res2.objective + REFUTE_REL * max(abs(res2.objective), abs(value)):
+    if res2.status is Status.OPTIMAL and not refutes("max", value, res2.objective):
         return again
     ctx.details["refuted_claims"].append({"claimed": res2.objective, "bound": res2.bound,
                                           "cbp": value, "presolve": False})
     if again.solution is not None and res2.objective is not None and res2.objective > value:
         plan, value = again.solution, res2.objective
-    import dataclasses
-
     unproven = dataclasses.replace(
         res2, status=Status.FEASIBLE, objective=value, bound=None, abs_gap=None, rel_gap=None,
         message="HiGHS's optimum was refuted by a better plan (with and without presolve)")

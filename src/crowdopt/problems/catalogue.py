@@ -269,3 +269,14 @@ class ProblemSpec:
     def decode(self, instance: Any, model: Any, result: Any) -> Any:
         """The typed solution of a solved Pyomo model of this problem (imports Pyomo)."""
         return Lazy(self.models + ":decode")(instance, model, result)
+
+
+REFUTE_REL = 1e-7  # a feasible value this much (relative) better than a claimed optimum refutes it
+
+
+def refutes(sense: str, value: float, claimed: float) -> bool:
+    """Whether a feasible objective `value` beats a claimed optimum by more than REFUTE_REL
+    (relative): a solver's "optimal" is then false (HiGHS 1.16 has returned one below a plan
+    CBP finds)."""
+    better = value - claimed if sense == "max" else claimed - value
+    return better > REFUTE_REL * max(abs(value), abs(claimed))

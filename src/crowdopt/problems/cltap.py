@@ -151,6 +151,8 @@ def default_search_time() -> float:
     except ValueError:
         raise InputError(SEARCH_TIME_ENV, "seconds > 0", raw) from None
     return real(v, SEARCH_TIME_ENV, lo=0.0, lo_open=True, hi=NO_LIMIT_S)
+
+
 MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends
 
 

@@ -241,7 +241,7 @@ def max_positive_labels(inst: CltapInstance) -> int:
         for n in range(1, len(pos)):
             if n > b:
                 break
-            nxt[n:] = np.maximum(nxt[n:], best[:-n] + pos[n] if n else best)
+            nxt[n:] = np.maximum(nxt[n:], best[:-n] + pos[n])
         best = nxt
     return int(best.max())
 
