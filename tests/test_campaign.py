@@ -809,7 +809,7 @@ def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, argv, needle):
 
 def test_serve_without_the_extra_says_how_to_install(tmp_path, capsys, monkeypatch):
     Campaign.create(tmp_path / "c.db", policy="optkg", items=["a"], budget=1).close()
-    monkeypatch.setitem(__import__("sys").modules, "starlette", None)
+    monkeypatch.setitem(__import__("sys").modules, "uvicorn", None)
     assert main(["campaign", "serve", str(tmp_path / "c.db")]) == 2
     err = capsys.readouterr().err.strip()
     assert "pip install 'crowdopt[serve]'" in err and len(err.splitlines()) == 1

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -1,4 +1,4 @@
-"""The HTTP service of a campaign (optional extra `serve`: Starlette + uvicorn).
+"""The HTTP service of a campaign: a small ASGI app served by uvicorn (optional extra `serve`).
 
 Endpoints (JSON in, JSON out) and who may call them (`Authorization: Bearer TOKEN`, else 401;
 a token without the right 403):
@@ -19,11 +19,16 @@ The scheme of the Authorization header is case-insensitive (RFC 7235): `bearer` 
 Reads answer with a `Server-Timing` header: `app` (wall) and `cpu` (the worker thread's CPU)
 milliseconds of the database work and the computed document (its JSON text is not in them).
 
-The event loop never touches the database: every call runs in a worker thread. Writes
-(next/record) go through one Campaign object under a lock, each waiting at most WRITE_WAIT
-seconds for the lock and for other processes' writers: otherwise 503 with Retry-After, nothing
-changed. Reads (status, export, the page) use a second, read-only Campaign: they never wait for
-a writer (SQLite WAL). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422.
+The event loop never touches the database. Writes (next/record) run on one thread through one
+Campaign object, in arrival order, each waiting at most WRITE_WAIT seconds in the queue and for
+other processes' writers: otherwise 503 with Retry-After, nothing changed. Reads (status,
+export, the page) run on a second thread with a read-only Campaign: they never wait for a
+writer (SQLite WAL). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422; an
+unknown path 404, a wrong method 405 (JSON `{"error": ...}` in every case).
+
+The app is plain ASGI (no web framework: the routing is five paths, and a framework's layers
+cost more per request than the campaign's own work); uvicorn serves it, with its C parser
+(httptools) when installed.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +55,7 @@ MAX_BODY = 8 * 1024 * 1024  # bytes of a request body
 MAX_N = 1000  # queries per /next
 MAX_DEPTH = 8  # JSON nesting of a body ({"answers": [{...}]} is 3)
 WRITE_WAIT = 2.0  # seconds a write waits for the lock
+INLINE_ROWS = 64  # a write of at most this many queries or answers runs on the event loop
 STATUS_LIMIT, EXPORT_LIMIT, PAGE_ROWS = 100, 10_000, 50  # default page sizes
 ROLES = {"/next": ("admin", "worker"), "/record": ("admin", "worker"),
          "/status": ("admin", "read"), "/export": ("admin", "read"), "/": ("admin", "read")}
@@ -62,11 +69,10 @@ class BindError(CrowdoptError):
 
 def _require() -> None:
     try:
-        import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
         raise InputError("campaign serve", f"the serve extra ({INSTALL})",
-                         "starlette/uvicorn not installed") from None
+                         "uvicorn not installed") from None
 
 
 def _fields(body: Any, allowed: set[str]) -> dict:
@@ -147,17 +153,85 @@ def for_role(st: dict, role: str) -> dict:
     return {**st, "campaign": st["name"]}
 
 
+class Request:
+    """What an endpoint reads of an HTTP request: its method, query parameters (the last
+    value of a repeated one) and headers (lower-case names)."""
+
+    __slots__ = ("method", "query_params", "headers")
+
+    def __init__(self, scope: dict):
+        self.method = scope["method"]
+        self.query_params = dict(urllib.parse.parse_qsl(
+            scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        self.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+def _json_bytes(doc: Any) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, allow_nan=False,
+                      separators=(",", ":")).encode("utf-8")
+
+
+async def _respond(send, status: int, body: bytes, ctype: bytes,
+                   headers: dict[str, str] | None = None) -> None:
+    head = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+    if headers:
+        head += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": head})
+    await send({"type": "http.response.body", "body": body})
+
+
+JSON_TYPE, HTML_TYPE = b"application/json", b"text/html; charset=utf-8"
+
+
+class App:
+    """The ASGI application: a route table over the endpoint functions, the campaign's two
+    connections and the worker threads they run on (`state`: campaigns, hooks)."""
+
+    def __init__(self, routes: dict[str, tuple[str, Any]], state: Any):
+        self.routes, self.state = routes, state
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        route = self.routes.get(scope["path"])
+        if route is None:
+            return await _respond(send, 404, _json_bytes(
+                {"error": f"not found: {scope['path']}"}), JSON_TYPE)
+        method, handler = route
+        allowed = (method, "HEAD") if method == "GET" else (method,)
+        if scope["method"] not in allowed:
+            return await _respond(send, 405, _json_bytes(
+                {"error": f"method {scope['method']} not allowed on {scope['path']}; use "
+                 f"{method}"}), JSON_TYPE, {"Allow": ", ".join(allowed)})
+        try:
+            await handler(scope, receive, send)
+        except Exception:  # a defect: logged, and the client gets one JSON line
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            await _respond(send, 500, _json_bytes({"error": "internal error (logged by the "
+                                                   "server)"}), JSON_TYPE)
+
+
 def create_app(db: str, *, webhooks: list[str] | None = None,
                webhook_secret: bytes | None = None, gold: Any = None,
-               horizon: float | None = None):
+               horizon: float | None = None) -> App:
     """The ASGI app serving campaign file `db` (`gold`: the gold file or data set, for the
-    page; `webhooks`: the endpoints events are delivered to, `horizon` seconds at most)."""
+    page; `webhooks`: the endpoints events are delivered to, `horizon` seconds at most).
+
+    Writes run on one thread, in arrival order (they are serialised by the file's write lock
+    anyway); reads run on another, so a long status never holds up a write and the reverse."""
     _require()
-    from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse, JSONResponse
-    from starlette.routing import Route
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
 
     from .webhooks import HORIZON, Delivery, register
 
@@ -171,40 +245,132 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         from .io import read_gold_map
 
         gold = read_gold_map(gold, reader.item_ids, reader.classes)
-    wlock, rlock = threading.Lock(), threading.Lock()
-    tokens = Tokens(reader, rlock)
+    writes = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-write")
+    reads = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-read")
+    tokens = Tokens(reader, threading.Lock())
+    refreshing: list = []  # the token refresh in flight, shared by the requests that wait
     if not writer.readonly:
         register(db, webhooks or [])  # the endpoints new events are written for
     hooks = None
     if webhooks:
         hooks = Delivery(db, webhook_secret or b"", horizon=horizon or HORIZON)
 
-    def error(status: int, msg: str, **headers: str) -> JSONResponse:
-        return JSONResponse({"error": msg}, status_code=status, headers=headers or None)
+    def error(status: int, msg: str, **headers: str) -> tuple:
+        return status, _json_bytes({"error": msg}), JSON_TYPE, headers or None
 
-    def locked(lock: threading.Lock, fn, *a):
-        if not lock.acquire(timeout=WRITE_WAIT):
+    def queued(at: float, fn, *a):
+        """Run a write that was queued at `at` (monotonic), unless it waited over WRITE_WAIT."""
+        if time.monotonic() - at > WRITE_WAIT:
             raise Busy("the campaign is busy with other requests")
+        return fn(*a)
+
+    writer.conn.execute("PRAGMA busy_timeout = 0")  # on the loop: never wait for the lock
+    backlog = [0]  # writes handed to the writer thread and not finished (touched on the loop)
+
+    def waiting(fn, *a):
+        """A write on the writer thread: it may wait WRITE_WAIT for other processes."""
+        writer.conn.execute(f"PRAGMA busy_timeout = {int(WRITE_WAIT * 1000)}")
         try:
             return fn(*a)
         finally:
-            lock.release()
+            writer.conn.execute("PRAGMA busy_timeout = 0")
 
-    def timed(lock: threading.Lock, fn, *a) -> tuple[Any, str]:
-        """`locked`, and a Server-Timing header value: the worker thread's wall and CPU
+    def small(body: Any) -> bool:
+        """Whether a write body asks for little work (<= INLINE_ROWS queries or answers)."""
+        if not isinstance(body, dict):
+            return True
+        n, rows = body.get("n", 1), body.get("answers")
+        return (not isinstance(n, int) or n <= INLINE_ROWS) and (
+            not isinstance(rows, list) or len(rows) <= INLINE_ROWS)
+
+    async def write_(loop, fn, body, role, request):
+        """Run a write: a small one right here on the event loop when no write is queued on
+        the writer thread and no other process holds the file's write lock (a call of a
+        millisecond or two: handing it to a thread would cost more than the call, as the
+        two threads then trade the interpreter lock); otherwise on the writer thread, in
+        order, waiting at most WRITE_WAIT."""
+        if not backlog[0] and small(body):
+            try:
+                return fn(body, role, request)
+            except Busy:  # another process holds the write lock: nothing was changed
+                pass
+        backlog[0] += 1
+        job = writes.submit(queued, time.monotonic(), waiting, fn, body, role, request)
+        # counted down on the loop once the thread is done with it (not when this request
+        # is: a client that goes away leaves its write running)
+        job.add_done_callback(lambda _: after(loop, done_writing))
+        return await asyncio.wrap_future(job)
+
+    def done_writing() -> None:
+        backlog[0] -= 1
+
+    def after(loop, fn) -> None:
+        try:
+            loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # the loop has closed (the server is stopping)
+            pass
+
+    def timed(fn, *a) -> tuple[Any, str]:
+        """Run a read, and a Server-Timing header value: the thread's wall and CPU
         milliseconds (the CPU figure does not depend on the machine's load)."""
         t0, c0 = time.perf_counter(), time.thread_time()
-        out = locked(lock, fn, *a)
+        out = fn(*a)
         return out, (f"app;dur={1000 * (time.perf_counter() - t0):.2f}, "
                      f"cpu;dur={1000 * (time.thread_time() - c0):.2f}")
 
+    async def fresh_tokens(loop) -> None:
+        if not refreshing:
+            refreshing.append(loop.run_in_executor(reads, tokens.refresh))
+        fut = refreshing[0]
+        try:
+            await fut
+        finally:
+            if refreshing and refreshing[0] is fut:
+                refreshing.clear()
+
+    async def body_of(receive, request: Request) -> tuple[Any, tuple | None]:
+        """The parsed JSON body of a POST, or the error response that refuses it."""
+        size = request.headers.get("content-length")
+        if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
+            return None, error(413, f"body: expected at most {MAX_BODY} bytes, found {size}")
+        chunks, n = [], 0
+        while True:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return None, error(400, "body: the client went away")
+            chunk = msg.get("body", b"")
+            n += len(chunk)
+            if n > MAX_BODY:
+                return None, error(413, f"body: expected at most {MAX_BODY} bytes, found more")
+            chunks.append(chunk)
+            if not msg.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        deep = error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, found deeper")
+        try:
+            # a 5,000-digit integer becomes inf: the field's own check refuses it
+            body = json.loads(raw or b"{}", parse_int=json_int)
+        except RecursionError:
+            return None, deep
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError
+            return None, error(422, "body: expected a JSON object, found invalid JSON")
+        if _too_deep(body):
+            return None, deep
+        return body, None
+
     def endpoint(path: str, fn, write: bool, html: bool = False):
-        async def run(request: Request):
+        async def handle(scope, receive, send) -> None:
+            status, out, ctype, headers = await answer(scope, receive)
+            await _respond(send, status, out, ctype, headers)
+
+        async def answer(scope, receive) -> tuple:
+            request = Request(scope)
             tok = bearer(request.headers.get("authorization", ""))
             if tok is None and html:
                 tok = request.query_params.get("token")
+            loop = asyncio.get_running_loop()
             if tokens.stale():
-                await run_in_threadpool(tokens.refresh)
+                await fresh_tokens(loop)
             role = None if tok is None else tokens.role(tok)
             if role is None:
                 return error(401, "unauthorized: send 'Authorization: Bearer TOKEN' (DB.token, "
@@ -214,34 +380,16 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                 return error(403, f"forbidden: a {role[0]} token may not use {path}")
             body = None
             if request.method == "POST":
-                size = request.headers.get("content-length")
-                if size is not None and (not size.isdigit() or int(size) > MAX_BODY):
-                    return error(413, f"body: expected at most {MAX_BODY} bytes, found {size}")
-                chunks, n = [], 0
-                async for chunk in request.stream():
-                    n += len(chunk)
-                    if n > MAX_BODY:
-                        return error(413, f"body: expected at most {MAX_BODY} bytes, found more")
-                    chunks.append(chunk)
-                raw = b"".join(chunks)
-                deep = error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, "
-                             "found deeper")
-                try:
-                    # a 5,000-digit integer becomes inf: the field's own check refuses it
-                    body = json.loads(raw or b"{}", parse_int=json_int)
-                except RecursionError:
-                    return deep
-                except ValueError:  # JSONDecodeError, UnicodeDecodeError
-                    return error(422, "body: expected a JSON object, found invalid JSON")
-                if _too_deep(body):
-                    return deep
+                body, refused = await body_of(receive, request)
+                if refused is not None:
+                    return refused
             try:
                 timing = None
                 if write:
-                    out = await run_in_threadpool(locked, wlock, fn, body, role, request)
+                    out = await write_(loop, fn, body, role, request)
                 else:
-                    out, timing = await run_in_threadpool(timed, rlock, fn, body, role,
-                                                          request)
+                    out, timing = await loop.run_in_executor(reads, timed, fn, body, role,
+                                                             request)
             except InputError as exc:
                 return error(422, str(exc))
             except Busy as exc:
@@ -252,9 +400,9 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                 return error(500, str(exc))
             headers = None if timing is None else {"Server-Timing": timing}
             if html:
-                return HTMLResponse(out, headers=headers)
-            return JSONResponse(out, headers=headers)
-        return run
+                return 200, out.encode("utf-8"), HTML_TYPE, headers
+            return 200, _json_bytes(out), JSON_TYPE, headers
+        return handle
 
     def next_(body: Any, role, request) -> dict:
         b = _fields(body, {"n", "worker", "lease", "late_window"})
@@ -310,16 +458,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         tok = request.query_params.get("token")  # kept in the page's links when given so
         return render_page(st, reader.answer_times(), token=tok)
 
-    app = Starlette(routes=[
-        Route("/next", endpoint("/next", next_, True), methods=["POST"]),
-        Route("/record", endpoint("/record", record, True), methods=["POST"]),
-        Route("/status", endpoint("/status", status, False), methods=["GET"]),
-        Route("/export", endpoint("/export", export, False), methods=["GET"]),
-        Route("/", endpoint("/", page, False, html=True), methods=["GET"]),
-    ])
-    app.state.campaigns = (writer, reader)
-    app.state.hooks = hooks
-    return app
+    routes = {"/next": ("POST", endpoint("/next", next_, True)),
+              "/record": ("POST", endpoint("/record", record, True)),
+              "/status": ("GET", endpoint("/status", status, False)),
+              "/export": ("GET", endpoint("/export", export, False)),
+              "/": ("GET", endpoint("/", page, False, html=True))}
+    return App(routes, SimpleNamespace(campaigns=(writer, reader), hooks=hooks,
+                                       pools=(writes, reads)))
 
 
 def _loopback(host: str) -> bool:
@@ -403,4 +548,6 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
         sock.close()
         if app.state.hooks is not None:
             app.state.hooks.close()
+        for pool in app.state.pools:
+            pool.shutdown(wait=True, cancel_futures=True)
     return 0

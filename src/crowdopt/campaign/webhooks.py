@@ -109,6 +109,8 @@ class Delivery:
         self.cv = threading.Condition()
         self._local = threading.local()  # each thread's kept-alive connections
         self.busy: set[int] = set()  # endpoints a thread is serving
+        self.n_active = 1 << 30  # active endpoints (read at each claim): more threads idle
+        self.woken = False  # events were written since a serving thread last looked
         self.sent: dict[int, int] = {}  # endpoint -> its last event sent (marked or not)
         self.marks: list[tuple] = []  # (attempts, done_at, endpoint, event) not written yet
         self.marked_at = time.monotonic()
@@ -120,9 +122,13 @@ class Delivery:
             t.start()
 
     def wake(self) -> None:
-        """New events were written: look now rather than at the next poll."""
+        """New events were written: look now rather than at the next poll (a thread that
+        serves an endpoint claims again before it waits, so an idle one is woken only when
+        some endpoint has no thread: a wake costs the threads the interpreter lock)."""
         with self.cv:
-            self.cv.notify()
+            self.woken = True
+            if len(self.busy) < self.n_active:
+                self.cv.notify()
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop the threads (pending deliveries stay in the file for the next server)."""
@@ -152,18 +158,20 @@ class Delivery:
         try:
             while True:
                 with self.cv:
+                    self.woken = False  # the claim looks at the file now
                     ep = None if self.stop else self._claim(conn)
-                    if ep is None:
-                        marks = self._take_marks(force=True)
-                    else:
-                        marks = []
-                        self.cv.notify()  # another thread for another endpoint, if any
+                    # the deliveries are marked every `mark_every` s, not at each wake: a
+                    # mark takes the file's write lock from the campaign's writers
+                    marks = self._take_marks()
+                    if ep is not None and len(self.busy) < self.n_active:
+                        self.cv.notify()  # another thread for another endpoint
                 self._mark(conn, marks)
                 if ep is None:
                     with self.cv:
                         if self.stop:
                             return
-                        self.cv.wait(self.poll)
+                        if not self.woken:  # (else events came after the claim looked)
+                            self.cv.wait(self.poll)
                     time.sleep(self.linger)  # let a few events gather: one round for them
                     continue
                 try:
@@ -213,6 +221,8 @@ class Delivery:
     def _claim(self, conn: sqlite3.Connection) -> int | None:
         """An active endpoint no thread serves whose next unsent event is due (under `cv`)."""
         now = time.time()
+        self.n_active = conn.execute("SELECT count(*) FROM endpoints WHERE active = 1"
+                                     ).fetchone()[0]
         for (ep,) in conn.execute("SELECT DISTINCT o.endpoint FROM outbox o JOIN endpoints p "
                                   "ON p.id = o.endpoint WHERE o.state = 'pending' AND "
                                   "p.active = 1").fetchall():
@@ -238,7 +248,7 @@ class Delivery:
                 "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' AND "
                 "o.event > ? ORDER BY o.event LIMIT 200", (ep, after)).fetchall()
             if not rows or rows[0][2] > time.time():
-                return
+                return  # the thread claims again before it waits
             for event, attempts, _, kind, body, created, url in rows:
                 err = self._post(url, body.encode(), kind, json.loads(body)["delivery"])
                 now = time.time()
