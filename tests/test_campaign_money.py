@@ -6,6 +6,7 @@ refused; a held lock is given up after --wait; a read-only file still reports.""
 
 from __future__ import annotations
 
+import heapq
 import json
 import random
 import shutil
@@ -111,6 +112,16 @@ def _same_status(db: Path, writer: Campaign) -> dict:
     replay.use_summary = False  # replays the log
     a, b, c = fresh.status(), replay.status(), writer.status()
     assert a == b == c
+    # the text report's short lists (no whole lists built) are the whole lists' heads
+    labelled = [r for r in a["labels"] if r["label"] is not None]
+    for k in (0, 1, 3, 1000):
+        t = fresh.status(limit=k, top=k)
+        assert t["least_confident"] == heapq.nsmallest(k, labelled, key=lambda r: (
+            r["confidence"] if r["confidence"] is not None else 2.0))
+        assert t["busiest_workers"] == sorted(a["workers"], key=lambda r: -r["answers"])[:k]
+        assert t["labels"] == a["labels"][:k] and t["workers"] == a["workers"][:k]
+        rest = {x for x in a if x not in ("labels", "workers", "expired_leases", "page")}
+        assert {x: t[x] for x in rest} == {x: a[x] for x in rest}
     return a
 
 

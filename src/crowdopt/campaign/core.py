@@ -236,14 +236,11 @@ class Campaign:
             (name,) = conn.execute("SELECT name FROM campaign").fetchone()
             self.name = name or self.name
         self.open_workers = bool(ow)
-        rows = conn.execute("SELECT id, max_labels FROM items ORDER BY idx").fetchall()
-        self.item_ids = [r[0] for r in rows]
-        self.caps = [r[1] for r in rows]
-        self.worker_ids: list[str] = []
-        self.worker_data: list[Any] = []
-        self.worker_index: dict[str, int] = {}
-        self._load_workers()
-        self.n_fixed_workers = len(self.worker_ids)
+        # the item and worker tables are read on first use (a status names a page of them)
+        self._items: tuple[list[str], list[int | None]] | None = None
+        (self.n_items,) = conn.execute("SELECT count(*) FROM items").fetchone()
+        self._workers: tuple[list[str], list[Any], dict[str, int]] | None = None
+        (self.n_fixed_workers,) = conn.execute("SELECT count(*) FROM workers").fetchone()
         self.class_index = {c: i for i, c in enumerate(self.classes)}
         pr = [tuple(r) for r in conn.execute("SELECT item, worker FROM pairs")]
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
@@ -258,6 +255,74 @@ class Campaign:
         self._dirty = False
         self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
         self._buf_q: list[tuple] = []
+
+    # ------------------------------------------------------------------ ids
+    @property
+    def item_ids(self) -> list[str]:
+        """The items' ids, by index (read from the file on first use)."""
+        return (self._items or self._load_items())[0]
+
+    @property
+    def caps(self) -> list[int | None]:
+        """The items' label caps, by index."""
+        return (self._items or self._load_items())[1]
+
+    def _load_items(self) -> tuple[list[str], list[int | None]]:
+        rows = self.conn.execute("SELECT id, max_labels FROM items ORDER BY idx").fetchall()
+        self._items = ([r[0] for r in rows], [r[1] for r in rows])
+        return self._items
+
+    @property
+    def worker_ids(self) -> list[str]:
+        """The workers' ids, by index, as far as this object has read the file."""
+        if self._workers is None:
+            self._load_workers()
+        return self._workers[0]
+
+    @property
+    def worker_data(self) -> list[Any]:
+        """The workers' data (a CL-TAP accuracy curve; None), by index."""
+        if self._workers is None:
+            self._load_workers()
+        return self._workers[1]
+
+    @property
+    def worker_index(self) -> dict[str, int]:
+        """worker id -> index."""
+        if self._workers is None:
+            self._load_workers()
+        return self._workers[2]
+
+    def names(self, table: str, idx: Any) -> list[str]:
+        """The ids of items or workers (`table`) at indices `idx` (a range or a sequence):
+        from memory when read, else a read of those rows alone (a status page of 100 from
+        100k; a whole range reads the id column only)."""
+        have = self._items if table == "items" else self._workers
+        if isinstance(idx, range) and idx.step == 1 and (have is None or idx.stop > len(have[0])):
+            if not idx:
+                return []
+            return [r[0] for r in self.conn.execute(
+                f"SELECT id FROM {table} WHERE idx >= ? AND idx < ? ORDER BY idx",
+                (idx.start, idx.stop))]
+        idx = list(idx)
+        if have is None and len(idx) > 1000:
+            have = self._load_items() if table == "items" else self._load_workers()
+        if have is not None and table == "workers" and idx and max(idx) >= len(have[0]):
+            have = self._load_workers()  # added by another process since this one looked
+        if have is not None:
+            ids = have[0]
+            return [ids[i] for i in idx]
+        found: dict[int, str] = {}
+        for k in range(0, len(idx), 500):
+            part = idx[k:k + 500]
+            found.update(self.conn.execute(
+                f"SELECT idx, id FROM {table} WHERE idx IN ({','.join('?' * len(part))})",
+                part).fetchall())
+        return [found[i] for i in idx]
+
+    def count(self, table: str) -> int:
+        """How many items or workers (`table`) the file holds now."""
+        return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     @functools.cached_property
     def item_index(self) -> dict[str, int]:
@@ -536,7 +601,11 @@ class Campaign:
             # superseded rows dropped past twice the state, and when it is finished
             (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
             n = len(self.item_ids) + len(self.worker_ids)
-            if last > 2 * n + 4096 or (ex and last > n):
+            # a finished campaign keeps one row per item and worker: its status reads no
+            # superseded row (the summary of the first write of a process is whole)
+            if last > 2 * n + 4096 or (ex and last > min(n, self.conn.execute(
+                    "SELECT count(*) FROM (SELECT DISTINCT kind, idx FROM summary)"
+                    ).fetchone()[0])):
                 self._compact_summary()
         self.conn.execute("UPDATE campaign SET seq = ?, summary_seq = ?, summary_applied = ?, "
                           "summary_exhausted = ?, summary_data = ?",
@@ -556,14 +625,24 @@ class Campaign:
         self.conn.execute("INSERT INTO summary (kind, idx, x, y, z) SELECT * FROM summary_keep")
         self.conn.execute("DELETE FROM summary_keep")
 
-    def _load_workers(self) -> None:
-        for idx, wid, data in self.conn.execute(
-                "SELECT idx, id, data FROM workers WHERE idx >= ? ORDER BY idx",
-                (len(self.worker_ids),)):
-            assert idx == len(self.worker_ids)
-            self.worker_ids.append(wid)
-            self.worker_data.append(None if data is None else json.loads(data))
-            self.worker_index[wid] = idx
+    def _load_workers(self) -> tuple[list[str], list[Any], dict[str, int]]:
+        """Read the workers added to the file since this object last looked (all of them the
+        first time; in bulk: a file may hold 100k)."""
+        if self._workers is None:
+            self._workers = ([], [], {})
+        wids, wdata, windex = self._workers
+        n = len(wids)
+        rows = self.conn.execute("SELECT idx, id, data FROM workers WHERE idx >= ? ORDER BY "
+                                 "idx", (n,)).fetchall()
+        if rows:
+            if rows[0][0] != n or rows[-1][0] != n + len(rows) - 1:  # 0, 1, 2, ...
+                raise StoreError(f"campaign file {self.path}: worker indices are not "
+                                 "contiguous")
+            ids = [r[1] for r in rows]
+            wids += ids
+            wdata += [None if d is None else json.loads(d) for _, _, d in rows]
+            windex.update(zip(ids, range(n, n + len(ids))))
+        return self._workers
 
     def _new_driver(self) -> dv.Driver:
         acc = None
@@ -1152,15 +1231,16 @@ class Campaign:
         return [(self.item_ids[i], self.worker_ids[w], self.classes[y]) for i, w, y in rows]
 
     def status(self, *, gold: Mapping[str, Any] | str | os.PathLike | None = None,
-               offset: int = 0, limit: int | None = None) -> dict:
+               offset: int = 0, limit: int | None = None, top: int | None = None) -> dict:
         """Budget spent / left, current labels with their posterior confidence (an item
         without any answer has no label), worker reliabilities, leases (open, expired), the
         answer rate and ETA, a confidence histogram. `gold` (a mapping item -> label, a gold
         CSV or a data set name such as 'dataset:rte') adds `accuracy`. `offset`/`limit` page
-        the per-item, per-worker and expired-lease lists."""
+        the per-item, per-worker and expired-lease lists; `top` adds the `top` least
+        confident labels and busiest workers (`least_confident`, `busiest_workers`)."""
         from . import report
 
-        for name, v in (("offset", offset), ("limit", limit)):
+        for name, v in (("offset", offset), ("limit", limit), ("top", top)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
                                   or v < 0):
                 raise InputError(name, "an integer >= 0", v)
@@ -1168,7 +1248,8 @@ class Campaign:
             from .io import read_gold_map
 
             gold = read_gold_map(gold, self.item_ids, self.classes)
-        page = {"offset": int(offset), "limit": None if limit is None else int(limit)}
+        page = {"offset": int(offset), "limit": None if limit is None else int(limit),
+                "top": None if top is None else int(top)}
         if self._mem is None and self.has_summary and self.use_summary:
             # a fresh object: the summary, when it is current, spares the replay of the log
             try:
@@ -1178,7 +1259,6 @@ class Campaign:
                     "SELECT summary_seq, summary_applied, summary_exhausted, summary_data "
                     "FROM campaign").fetchone()
                 if seq == cur:
-                    self._load_workers()
                     ps = report.from_summary(self, self.conn, applied, exhausted, data)
                     return report.status(self, ps, gold, _now(), **page)
             except sqlite3.Error as exc:

@@ -71,7 +71,7 @@ def from_memory(camp, mem) -> PolicyState:
 
     item, worker, label, late, at = mem.log.columns()
     A = mem.A
-    n = len(camp.item_ids)
+    n = camp.n_items
     lsol = None
     rel = None
     if isinstance(A, LsolDriver):
@@ -86,7 +86,7 @@ def from_memory(camp, mem) -> PolicyState:
         # pi(S) search again: seconds on a finished campaign)
         last = next((w for kind, _, w, _ in reversed(mem.decs.props) if kind == "exploit"), ())
         lsol = {"testers": int(L.n), "steps": dict(L.steps),
-                "selected": [camp.worker_ids[j] for j in last]}
+                "selected": camp.names("workers", last)}
     else:
         lab, conf = A.labels()
         if isinstance(A, PairDriver):
@@ -113,7 +113,7 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
     (n_d,) = conn.execute("SELECT count(*) FROM decisions").fetchone()
     (applied_q,) = conn.execute("SELECT count(*) FROM queries WHERE k <= ?", (applied,)
                                 ).fetchone() if camp.batching == "exact" else (0,)
-    n = len(camp.item_ids)
+    n = camp.n_items
     # NULL as infinity (9e999): every value read is a float (the view turns it into nan)
     rows = conn.execute("SELECT kind, idx, ifnull(x, 9e999), ifnull(y, 9e999), "
                         "ifnull(z, 9e999) FROM summary ORDER BY id").fetchall()
@@ -128,8 +128,8 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
                                  label)
         rel = view.wx
         row = conn.execute("SELECT max(k) FROM decisions WHERE kind = 'exploit'").fetchone()
-        sel = [] if row[0] is None else [camp.worker_ids[w] for (w,) in conn.execute(
-            "SELECT worker FROM queries WHERE k = ? ORDER BY pos", (row[0],))]
+        sel = [] if row[0] is None else camp.names("workers", [w for (w,) in conn.execute(
+            "SELECT worker FROM queries WHERE k = ? ORDER BY pos", (row[0],))])
         lsol = {"testers": d["testers"], "steps": d["steps"], "selected": sel}
     else:
         lab, conf = view.labels()
@@ -161,10 +161,12 @@ def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
 
 
 def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
-           offset: int = 0, limit: int | None = None) -> dict:
+           offset: int = 0, limit: int | None = None, top: int | None = None) -> dict:
     """The campaign's status document at time `now` (the clock of leases). `offset`/`limit`
     page the per-item labels, the workers and the expired leases (the totals and summaries
-    always cover everything)."""
+    always cover everything); `top` adds the `top` least confident labels and the `top`
+    workers with the most answers (`least_confident`, `busiest_workers`: what the text report
+    shows, without building the whole lists)."""
     conn = camp.conn
     a_item, a_worker, a_label, a_late = ps.item, ps.worker, ps.label, ps.late
     n_ans = len(a_item)
@@ -176,15 +178,21 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
         if not handed:
             waiting += 1
         elif until < now:
-            expired.append({"query": qid, "item": camp.item_ids[item],
-                            "worker": None if w is None else camp.worker_ids[w],
-                            "leased_to": to, "lease_until": until})
+            expired.append((qid, item, w, to, until))
         else:
             n_leased += 1
+    n_expired = len(expired)
+    expired = expired[offset:None if limit is None else offset + limit]  # the page's
+    e_items = camp.names("items", [e[1] for e in expired])
+    e_workers = dict(zip(ws := sorted({e[2] for e in expired if e[2] is not None}),
+                         camp.names("workers", ws)))
+    expired = [{"query": qid, "item": i, "worker": None if w is None else e_workers[w],
+                "leased_to": to, "lease_until": until}
+               for (qid, _, w, to, until), i in zip(expired, e_items)]
     n_open = len(rows)
     extra = camp._reservations(now)[1]
     issued = ps.n_queries
-    n_items = len(camp.item_ids)
+    n_items = camp.n_items
     lab = np.asarray(ps.lab, dtype=np.int64).copy()
     conf = np.asarray(ps.conf, dtype=float).copy()
     per_item = np.bincount(a_item, minlength=n_items) if n_ans else np.zeros(n_items, np.int64)
@@ -193,23 +201,44 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
     conf[unanswered | (lab < 0)] = np.nan
     labelled = lab >= 0
     sl = slice(offset, None if limit is None else offset + limit)
-    names = np.array([*camp.classes, None], dtype=object)[lab[sl]].tolist()  # -1: None
-    c_sl = conf[sl]
-    confs = np.where(np.isfinite(c_sl), c_sl, None).tolist()  # floats, None where none
-    items = [{"item": i, "label": y, "confidence": c, "answers": k}
-             for i, y, c, k in zip(camp.item_ids[sl], names, confs, per_item[sl].tolist())]
+    class_of = np.array([*camp.classes, None], dtype=object)  # -1: None
+
+    def floats(x: np.ndarray) -> list:
+        """Python floats, None where not finite (JSON has no nan)."""
+        return np.where(np.isfinite(x), x, None).tolist()
+
+    def label_rows(idx) -> list[dict]:
+        """The rows of items `idx` (a slice or an index array)."""
+        confs = floats(conf[idx])
+        ids = camp.names("items", range(n_items)[idx] if isinstance(idx, slice)
+                         else idx.tolist())
+        return [{"item": i, "label": y, "confidence": c, "answers": k} for i, y, c, k in
+                zip(ids, class_of[lab[idx]].tolist(), confs, per_item[idx].tolist())]
+
+    items = label_rows(sl)
     rel = ps.rel
-    nw = len(camp.worker_ids)
+    nw = camp.count("workers")  # (in the caller's read transaction: as the answers)
     n_by = np.bincount(a_worker, minlength=nw) if n_ans else np.zeros(nw, np.int64)
     hit = (lab[a_item] == a_label) if n_ans else np.zeros(0, bool)
     agree = np.bincount(a_worker, weights=hit, minlength=nw) if n_ans else np.zeros(nw)
-    workers = []
-    for j in range(nw)[sl]:
-        row = {"worker": camp.worker_ids[j], "answers": int(n_by[j]),
-               "agreement": float(agree[j] / n_by[j]) if n_by[j] else None}
-        if rel is not None:
-            row["reliability"] = float(rel[j]) if j < len(rel) and np.isfinite(rel[j]) else None
-        workers.append(row)
+
+    def worker_rows(idx) -> list[dict]:
+        """The rows of workers `idx` (a range or an index list)."""
+        ix = np.asarray(idx, dtype=np.int64)
+        n = n_by[ix]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ag = floats(agree[ix] / n)  # None where no answer
+        names = camp.names("workers", idx)
+        if rel is None:
+            return [{"worker": w, "answers": k, "agreement": a}
+                    for w, k, a in zip(names, n.tolist(), ag)]
+        r = np.full(ix.size, np.nan)
+        inside = ix < len(rel)
+        r[inside] = np.asarray(rel, dtype=float)[ix[inside]]
+        return [{"worker": w, "answers": k, "agreement": a, "reliability": x}
+                for w, k, a, x in zip(names, n.tolist(), ag, floats(r))]
+
+    workers = worker_rows(range(nw)[sl])
     spent = n_ans
     reserved = n_open + extra
     left = camp.budget - spent - reserved
@@ -228,20 +257,27 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
         "applied": ps.applied,
         "answers_waiting": n_ans - n_late - ps.applied_queries
         if camp.batching == "exact" else 0,
-        "open": {"leased": n_leased, "expired": len(expired), "not_handed_out": waiting},
-        "expired_leases": expired[sl], "done": bool(done),
+        "open": {"leased": n_leased, "expired": n_expired, "not_handed_out": waiting},
+        "expired_leases": expired, "done": bool(done),
         "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
         "answers_per_minute": rate, "last_answer_at": last, "eta_seconds": eta,
         "confidence_histogram": _histogram(conf[labelled]),
         "mean_confidence": float(np.nanmean(conf[labelled])) if labelled.any() else None,
         "answer_agreement": float(hit.mean()) if n_ans else None,
         "page": {"offset": offset, "limit": limit, "labels_total": n_items,
-                 "workers_total": nw, "expired_total": len(expired)},
+                 "workers_total": nw, "expired_total": n_expired},
         "labels": items, "workers": workers,
         "reliability_source": SOURCES.get(camp.policy) or "agreement with the current labels "
                                                           "only; the homogeneous model has no "
                                                           "worker parameter",
     }
+    if top is not None:
+        # labelled items by confidence (none: last), workers by answers, ties in order
+        key = np.where(np.isfinite(conf), conf, 2.0)
+        least = np.flatnonzero(labelled)
+        least = least[np.argsort(key[least], kind="stable")[:top]]
+        out["least_confident"] = label_rows(least)
+        out["busiest_workers"] = worker_rows(np.argsort(-n_by, kind="stable")[:top].tolist())
     if ps.lsol is not None:
         out["lsol"] = ps.lsol
     if gold is not None:

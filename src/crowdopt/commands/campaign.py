@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import heapq
 import os
 import sys
 import time
@@ -176,10 +175,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ..cli import emit_json, format_table
 
     with _open(args.db, readonly=True) as camp:  # a reader never waits for a writer
-        st = camp.status(gold=args.gold)
-    if args.json:
-        emit_json(st)
-        return 0
+        if args.json:
+            emit_json(camp.status(gold=args.gold))
+            return 0
+        # the text shows the first `top` rows of each list: no need to build the whole lists
+        st = camp.status(gold=args.gold, limit=args.top, top=args.top)
     o = st["open"]
     print(f"campaign {st['campaign']}: {st['policy']} (batching {st['batching']}, seed "
           f"{st['seed']}){'  DONE' if st['done'] else ''}")
@@ -200,13 +200,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         acc = st["accuracy"]
         print(f"accuracy against gold: {'-' if acc is None else f'{acc:.4f}'} "
               f"({st['gold_items']} items)")
-    labeled = [r for r in st["labels"] if r["label"] is not None]
-    least = heapq.nsmallest(args.top, labeled, key=lambda r: (
-        r["confidence"] if r["confidence"] is not None else 2.0))
-    print(f"\nleast confident labels ({len(labeled)} items labeled; all with --json):")
-    if labeled:
+    least = st["least_confident"]
+    print(f"\nleast confident labels ({st['labelled']} items labeled; all with --json):")
+    if least:
         print(format_table(least, ["item", "label", "confidence", "answers"]))
-    ws = sorted(st["workers"], key=lambda r: -r["answers"])[:args.top]
+    ws = st["busiest_workers"]
     if ws:
         print(f"\nworkers; reliability: {st['reliability_source']}")
         cols = ["worker", "answers", "agreement"] + (["reliability"] if "reliability" in ws[0]
@@ -215,7 +213,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if st["expired_leases"]:
         print("\nexpired leases (handed out again by `next`):")
         print(format_table([{**e, "lease_until": _iso(e["lease_until"])}
-                            for e in st["expired_leases"][:args.top]],
+                            for e in st["expired_leases"]],
                            ["query", "item", "worker", "leased_to", "lease_until"]))
     return 0
 
@@ -327,7 +325,7 @@ def register(cli) -> None:
     """Add `crowdopt campaign` and its subcommands to the CLI."""
     from ..cli import _Parser
     from ..cliargs import new_file, nonneg_seconds, port, seconds
-    from ..policies.lsol import ESTIMATORS
+    from ..policies.lsol_options import ESTIMATORS
 
     top = cli.top.add_parser(
         "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP) in a SQLite file",

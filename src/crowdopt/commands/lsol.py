@@ -313,7 +313,7 @@ EM_LABELS_HELP = ("labels the em estimator fits: testers (the tester labels, def
 
 def register(cli: Any) -> None:
     """Add the LS_OL simulate, replay and reproduce commands to the CLI."""
-    from ..policies.lsol import DEFAULT_ESTIMATOR, EM_LABELS, ESTIMATORS
+    from ..policies.lsol_options import DEFAULT_ESTIMATOR, EM_LABELS, ESTIMATORS
     from ..sim.lsol_replay import EXPLOITS, REPLAY_DEFAULTS, REPLAY_ESTIMATORS
     from ..sim.lsol_sim import POPULATIONS
 

@@ -38,11 +38,8 @@ from ..problems.vote_accuracy import TIE_TOL, log_odds
 from ..solvers.labeler_set import prefix_values, quality_rank
 from ..validate import choice, integer, real
 from . import lsol_em
+from .lsol_options import CONTEXTS, DEFAULT_ESTIMATOR, EM_LABELS, ESTIMATORS  # noqa: F401
 
-ESTIMATORS = ("first", "pooled", "em")
-EM_LABELS = ("testers", "all")  # what the em estimator fits: tester labels, or every label
-DEFAULT_ESTIMATOR = "em"  # by measurement (reproduce lsol, Table 2); LSOL() itself is the paper's
-CONTEXTS = ("none", "finite", "continuous")
 # WMV with a price, budget or size limit searches the top-k among the WMV_SEARCH labelers of
 # largest |p_hat - 1/2|: the exact pi_wmv of an m-prefix costs 2^(m/2) (vote_accuracy), so the
 # search over all of a large crowd (weather: 110 workers) would fail beyond WMV_MAX or take
