@@ -265,7 +265,23 @@ def _first_failure(seeds, methods, with_certify=False, cells=SAMPLE_CELLS) -> st
     return None
 
 
-def test_mutation_refutations_not_rechecked_is_caught(monkeypatch):
+@pytest.fixture
+def pinned_search(monkeypatch):
+    """head-cover's incumbent search bounded by steps, not by its 0.2 s clock: the thresholds
+    the search probes, and so which false refutation a mutation turns into a bound, are then
+    the same under any load (on a busy machine the clock cut the search shorter and the
+    seeds below probed other thresholds)."""
+    from crowdopt.solvers import cltap_exact
+
+    real = cltap_exact.local_search
+
+    def by_steps(inst, start, *, time_limit, **kw):
+        return real(inst, start, time_limit=float("inf"), max_steps=30, **kw)
+
+    monkeypatch.setattr(cltap_exact, "local_search", by_steps)
+
+
+def test_mutation_refutations_not_rechecked_is_caught(monkeypatch, pinned_search):
     """With the presolve re-check of a refutation turned off, HiGHS presolve's false
     "infeasible" becomes a bound below OPT on instances of the soak set (three of its first 240
     seeds: ties and zero rows where optima leave annotators unused)."""
@@ -276,7 +292,7 @@ def test_mutation_refutations_not_rechecked_is_caught(monkeypatch):
     assert found is not None and "below OPT" in found
 
 
-def test_mutation_dropped_row_is_caught(monkeypatch):
+def test_mutation_dropped_row_is_caught(monkeypatch, pinned_search):
     """A row of the head-cover model dropped (one label per later annotator and head, eq. 14)
     makes head-cover's answers disagree with the enumeration on the sample."""
     from crowdopt.models import cltap as M
@@ -292,7 +308,7 @@ def test_mutation_dropped_row_is_caught(monkeypatch):
     assert _first_failure(range(SAMPLE), ("head-cover",)) is not None
 
 
-def test_mutation_short_reach_is_caught(monkeypatch):
+def test_mutation_short_reach_is_caught(monkeypatch, pinned_search):
     """Heads fixed to 0 by their own weight alone (the later annotators' labels left out of
     their reach) refute values the optimum reaches: the sample catches it."""
     from crowdopt.solvers import cltap_exact

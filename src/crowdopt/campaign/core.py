@@ -297,6 +297,8 @@ class Campaign:
         """The ids of items or workers (`table`) at indices `idx` (a range or a sequence):
         from memory when read, else a read of those rows alone (a status page of 100 from
         100k; a whole range reads the id column only)."""
+        if table not in ("items", "workers"):
+            raise ValueError(f"table: expected items or workers, found {table!r}")
         have = self._items if table == "items" else self._workers
         if isinstance(idx, range) and idx.step == 1 and (have is None or idx.stop > len(have[0])):
             if not idx:
@@ -322,6 +324,8 @@ class Campaign:
 
     def count(self, table: str) -> int:
         """How many items or workers (`table`) the file holds now."""
+        if table not in ("items", "workers"):
+            raise ValueError(f"table: expected items or workers, found {table!r}")
         return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
     @functools.cached_property
