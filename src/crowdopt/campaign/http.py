@@ -227,8 +227,9 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     """The ASGI app serving campaign file `db` (`gold`: the gold file or data set, for the
     page; `webhooks`: the endpoints events are delivered to, `horizon` seconds at most).
 
-    Writes run on one thread, in arrival order (they are serialised by the file's write lock
-    anyway); reads run on another, so a long status never holds up a write and the reverse."""
+    Writes are applied one at a time, in arrival order: a small one on the event loop itself,
+    the others (and any while one waits for another process's lock) on one writer thread.
+    Reads run on another thread, so a long status never holds up a write and the reverse."""
     _require()
     from concurrent.futures import ThreadPoolExecutor
     from types import SimpleNamespace
