@@ -19,9 +19,11 @@ The scheme of the Authorization header is case-insensitive (RFC 7235): `bearer` 
 Reads answer with a `Server-Timing` header: `app` (wall) and `cpu` (the worker thread's CPU)
 milliseconds of the database work and the computed document (its JSON text is not in them).
 
-The event loop never touches the database. Writes (next/record) run on one thread through one
-Campaign object, in arrival order, each waiting at most WRITE_WAIT seconds in the queue and for
-other processes' writers: otherwise 503 with Retry-After, nothing changed. Reads (status,
+Writes (next/record) go through one Campaign object, one at a time in arrival order: a small
+one (at most INLINE_ROWS rows or queries) on the event loop when nothing is queued and no other
+process holds the file's write lock (it never waits there), the others on one writer thread,
+each waiting at most WRITE_WAIT seconds in the queue and for other processes' writers:
+otherwise 503 with Retry-After, nothing changed. Reads (status,
 export, the page) run on a second thread with a read-only Campaign: they never wait for a
 writer (SQLite WAL). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422; an
 unknown path 404, a wrong method 405 (JSON `{"error": ...}` in every case).
