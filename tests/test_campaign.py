@@ -817,3 +817,27 @@ def test_serve_without_the_extra_says_how_to_install(tmp_path, capsys, monkeypat
 
 def test_errors_are_crowdopt_errors():
     assert issubclass(Diverged, CrowdoptError)
+
+
+def test_cli_status_json_pages_as_the_api_and_refuses_paging_the_text(tmp_path, capsys):
+    db = tmp_path / "p.db"
+    camp = Campaign.create(db, policy="optkg", items=[f"i{k}" for k in range(12)], budget=12,
+                           seed=1, batching="fill")
+    qs = camp.next(12)
+    camp.record([(q.item, f"w{k % 5}", k % 2) for k, q in enumerate(qs)])
+    camp.close()
+    reader = Campaign.open(db, readonly=True)
+    for argv, kw in (([], {}), (["--limit", "3"], {"limit": 3}),
+                     (["--offset", "10", "--limit", "4"], {"offset": 10, "limit": 4}),
+                     (["--offset", "99"], {"offset": 99})):
+        assert main(["campaign", "status", str(db), "--json", *argv]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        want = reader.status(**kw)
+        for x in ("answers_per_minute", "eta_seconds"):  # the clock moved on
+            doc.pop(x), want.pop(x)
+        assert doc == want
+    assert len(doc["labels"]) == 0 and doc["page"]["labels_total"] == 12
+    for argv in (["--limit", "3"], ["--offset", "1"]):
+        assert main(["campaign", "status", str(db), *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "only with --json" in err and len(err.splitlines()) == 1

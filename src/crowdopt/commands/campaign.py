@@ -174,9 +174,12 @@ def cmd_status(args: argparse.Namespace) -> int:
     """`crowdopt campaign status`: budget, labels with confidence, reliabilities."""
     from ..cli import emit_json, format_table
 
+    for name, v in (("--offset", args.offset), ("--limit", args.limit)):
+        if v is not None and not args.json:  # the text report pages nothing: never ignored
+            raise InputError(name, "only with --json (the text shows --top rows)", v)
     with _open(args.db, readonly=True) as camp:  # a reader never waits for a writer
-        if args.json:
-            emit_json(camp.status(gold=args.gold))
+        if args.json:  # the whole lists unless paged (as GET /status?offset=&limit=)
+            emit_json(camp.status(gold=args.gold, offset=args.offset or 0, limit=args.limit))
             return 0
         # the text shows the first `top` rows of each list: no need to build the whole lists
         st = camp.status(gold=args.gold, limit=args.top, top=args.top)
@@ -324,7 +327,7 @@ def _positive_int(text: str) -> int:
 def register(cli) -> None:
     """Add `crowdopt campaign` and its subcommands to the CLI."""
     from ..cli import _Parser
-    from ..cliargs import new_file, nonneg_seconds, port, seconds
+    from ..cliargs import new_file, nonneg_int, nonneg_seconds, port, seconds
     from ..policies.lsol_options import ESTIMATORS
 
     top = cli.top.add_parser(
@@ -429,6 +432,11 @@ def register(cli) -> None:
                    help="gold CSV (item,label) or a data set name: adds accuracy")
     p.add_argument("--top", type=_positive_int, default=10, help="rows per table (text)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.add_argument("--offset", type=nonneg_int, default=None,
+                   help="--json: the first row of the labels, workers and expired leases (0)")
+    p.add_argument("--limit", type=nonneg_int, default=None,
+                   help="--json: at most this many rows of each list (default: all; the "
+                   "totals always cover everything)")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("export", help="write the answers (task,worker,label) or the labels",
