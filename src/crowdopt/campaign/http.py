@@ -41,7 +41,6 @@ import ipaddress
 import json
 import socket
 import sys
-import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -119,8 +118,8 @@ class Tokens:
     """The live token hashes, re-read from the file at most once a second (rotation by
     `campaign token` takes effect within a second)."""
 
-    def __init__(self, camp: Campaign, lock: threading.Lock):
-        self.camp, self.lock = camp, lock
+    def __init__(self, camp: Campaign):
+        self.camp = camp
         self.roles: dict[str, tuple[str, str | None]] = {}
         self.at = -1.0
 
@@ -129,9 +128,9 @@ class Tokens:
         return time.monotonic() - self.at > 1.0
 
     def refresh(self) -> None:
-        """Re-read the hashes (a database read: call it off the event loop)."""
-        with self.lock:
-            self.roles = self.camp.token_roles()
+        """Re-read the hashes (a database read: call it on the reads' thread, the one user
+        of `camp`'s connection)."""
+        self.roles = self.camp.token_roles()
         self.at = time.monotonic()
 
     def role(self, token: str) -> tuple[str, str | None] | None:
@@ -250,7 +249,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         gold = read_gold_map(gold, reader.item_ids, reader.classes)
     writes = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-write")
     reads = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-read")
-    tokens = Tokens(reader, threading.Lock())
+    tokens = Tokens(reader)
     refreshing: list = []  # the token refresh in flight, shared by the requests that wait
     if not writer.readonly:
         register(db, webhooks or [])  # the endpoints new events are written for
