@@ -24,7 +24,9 @@ all)
    with the server's own time per request from its Server-Timing header (wall, and the CPU
    time of the thread that computed the document); --repeat runs, each with the load average.
 4. `crowdopt campaign status` (text and --json) of a finished campaign of 100k items and 100k
-   answers: CPU of the whole command in a child process, and of Python start-up alone.
+   answers: CPU of the whole command in a child process, and of Python start-up alone; and,
+   in this process, its phases: opening the file, the whole document, the text report's
+   document, the JSON encoding.
 Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json,
 campaign_finished.json.
 """
@@ -467,6 +469,35 @@ def finished_campaign(db: Path, k: int, workers: int | None = None) -> Path:
     return db
 
 
+def status_phases(db: Path, repeat: int) -> list[dict]:
+    """Where the status of finished campaign `db` spends its CPU, in this process (imports
+    done): opening the file, the whole document (every label and worker: `--json`), the text
+    report's document (10 rows and the top-10 lists), and encoding the whole one as JSON."""
+    from crowdopt.cli import json_text
+
+    def best(fn) -> tuple[float, object]:
+        runs = []
+        for _ in range(repeat):
+            gc.collect()
+            c0 = time.process_time()
+            out = fn()
+            runs.append(time.process_time() - c0)
+        return min(runs), out
+
+    t_open, camp = best(lambda: Campaign.open(db, readonly=True))
+    t_whole, doc = best(lambda: Campaign.open(db, readonly=True).status())
+    t_text, _ = best(lambda: Campaign.open(db, readonly=True).status(limit=10, top=10))
+    t_json, text = best(lambda: json_text(doc))
+    camp.close()
+    return [{"command": f"  in-process: {what}", "items": doc["items"],
+             "answers": doc["answers"], "workers": doc["workers_known"], "best cpu s": t,
+             "stdout bytes": size}
+            for what, t, size in (("Campaign.open", t_open, None),
+                                  ("open + status() (whole document)", t_whole, None),
+                                  ("open + status(limit=10, top=10) (text)", t_text, None),
+                                  ("JSON encoding of the whole document", t_json, len(text)))]
+
+
 def run_finished(tmp: Path, args: argparse.Namespace) -> None:
     """Part 4: `crowdopt campaign status` (text and --json) of a finished campaign: the CPU of
     the whole command (start-up and imports included), best and median of --repeat runs."""
@@ -496,12 +527,15 @@ def run_finished(tmp: Path, args: argparse.Namespace) -> None:
                      "best cpu s": min(cpu), "median cpu s": float(np.median(cpu)),
                      "median wall s": float(np.median(wall)),
                      "stdout bytes": len(proc.stdout)})
+    rows += status_phases(tmp / f"finished-{k}.db", max(args.repeat, 3))
     emit("campaign_finished", rows, ["command", "items", "answers", "workers", "best cpu s",
                                      "median cpu s", "median wall s", "stdout bytes"], args,
          note=f"a finished Opt-KG campaign of {k:,} items and {k:,} answers from {k:,} or "
               "1,000 workers; CPU (user + "
               "system) of the whole command in a child process, Python start-up and imports "
-              f"included (the last row); {max(args.repeat, 3)} runs each")
+              "included (start-up alone: its own row); the in-process rows split the "
+              "one with a worker per answer into its phases (best CPU); "
+              f"{max(args.repeat, 3)} runs each")
 
 
 if __name__ == "__main__":
