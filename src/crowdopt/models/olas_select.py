@@ -219,6 +219,24 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
     return _assign_selection(inst, chosen)
 
 
+def encode(inst: OlasSelectInstance, m: pyo.ConcreteModel, sol: OlasSelectSolution) -> list:
+    """The answer's decision variables in a (possibly extended) model: s[point] (1 if
+    selected) and y[labeler, point] (1 on its pairs), whichever the model has (the
+    verification step fixes them to re-check the answer as a point: `solvers.verify`)."""
+    L, P = labeler_keys(inst), point_keys(inst)
+    out: list = []
+    if m.component("s") is not None:
+        chosen = {P[int(j)] for j in sol.selected}
+        out += [(v, 1.0 if k in chosen else 0.0) for k, v in m.s.items()]
+    if m.component("y") is not None:
+        on = {(L[int(a)], P[int(j)]) for j, a in zip(sol.selected, sol.assignment, strict=True)}
+        known = set(m.y)
+        if not on <= known:  # a pair the model has no variable for
+            raise KeyError(f"y{sorted(on - known, key=str)[0]}")
+        out += [(v, 1.0 if k in on else 0.0) for k, v in m.y.items()]
+    return out
+
+
 def _assign_selection(inst: OlasSelectInstance, chosen: np.ndarray) -> OlasSelectSolution:
     """The Theorem 1 assignment of a selection. A selection past the pool's capacity (a model
     whose Hall rows a user deactivated) keeps its lowest-entropy excess on the most accurate
@@ -411,15 +429,17 @@ LITERAL_SETTINGS = Settings(presolve=False, known_feasible=True)
 FORMULATIONS = {
     "lp-prefix": Formulation("olas-select", "lp-prefix", build_model10_prefix_lp, decode,
                              lambda inst: TU_SETTINGS, _prefix_passes, emit_prefix_lp,
-                             route=TU_ROUTE, reads=("s",)),
+                             route=TU_ROUTE, reads=("s",), encode=encode),
     "milp-compact": Formulation("olas-select", "milp-compact", build_model10_compact, decode,
-                                lambda inst: MILP_SETTINGS, _milp_passes, reads=("y",)),
+                                lambda inst: MILP_SETTINGS, _milp_passes, reads=("y",),
+                                encode=encode),
     "milp-literal": Formulation("olas-select", "milp-literal", build_model10_literal, decode,
-                                lambda inst: LITERAL_SETTINGS, _milp_passes, reads=("y",)),
+                                lambda inst: LITERAL_SETTINGS, _milp_passes, reads=("y",),
+                                encode=encode),
     "lp-bmatching": Formulation("olas-select", "lp-bmatching", build_model10_bmatching_lp,
                                 decode, lambda inst: TU_SETTINGS, _bmatching_passes,
                                 emit_bmatching_lp, _bmatching_extras,
                                 route=TU_ROUTE + "; the Theorem 1 assignment of its selection "
-                                "where the model admits it", reads=("y",)),
+                                "where the model admits it", reads=("y",), encode=encode),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -119,12 +119,17 @@ def record(model: Any) -> Snapshot:
 @dataclass(frozen=True)
 class Change:
     """How a model differs from its snapshot: `kind` (UNCHANGED, ADDED_ROWS or CHANGED),
-    `what`, a sentence naming the (first) change found, and the names of the recorded
-    variables the model no longer holds (`deleted`)."""
+    `what`, a sentence naming the (first) change found, the names of the recorded variables
+    the model no longer holds (`deleted`), the rows added (`added`: ConstraintData, for
+    ADDED_ROWS; the conditions of `Formulation.exact_under` read them) and whether the model's
+    objective is still the one built (`same_objective`: the same objective object, terms and
+    sense, so a point's value is the problem's objective)."""
 
     kind: str
     what: str
     deleted: tuple[str, ...] = ()
+    added: tuple = ()
+    same_objective: bool = True
 
 
 def _names(comps: list, most: int = 3) -> str:
@@ -163,43 +168,47 @@ def _variable_change(then: list, now: list) -> str | None:
     return None
 
 
-def _row_change(then: list, now: list) -> tuple[str | None, list]:
-    """(what changed in the recorded rows, the components holding new rows)."""
+def _row_change(then: list, now: list) -> tuple[str | None, list, list]:
+    """(what changed in the recorded rows, the components holding new rows, the new rows)."""
     current = {id(comp): (data, exprs) for comp, data, exprs in now}
-    added = []
+    added, rows = [], []
     for comp, data, exprs in then:
         cur = current.pop(id(comp), None)
         if cur is None:
-            return f"the rows {comp.name} were deactivated or deleted", []
+            return f"the rows {comp.name} were deactivated or deleted", [], []
         if same_objects(cur[0], data):
             if not same_objects(cur[1], exprs):
                 k = next(i for i, (a, b) in enumerate(zip(cur[1], exprs)) if a is not b)
-                return f"the row {data[k].name} changed", []
+                return f"the row {data[k].name} changed", [], []
             continue
         expr_of = {id(c): x for c, x in zip(*cur, strict=True)}
         for c, x in zip(data, exprs, strict=True):
             if id(c) not in expr_of:
-                return f"the row {c.name} was deactivated or deleted", []
+                return f"the row {c.name} was deactivated or deleted", [], []
             if expr_of[id(c)] is not x:
-                return f"the row {c.name} changed", []
+                return f"the row {c.name} changed", [], []
         added.append(comp)  # every recorded row kept as it was, and more
-    added += [comp for comp, data, _ in now if id(comp) in current and data]
-    return None, added
+        kept = {id(c) for c in data}
+        rows += [c for c in cur[0] if id(c) not in kept]
+    for comp, data, _ in now:
+        if id(comp) in current and data:
+            added.append(comp)
+            rows += data
+    return None, added, rows
 
 
 def compare(snap: Snapshot, model: Any) -> Change:
     """The kind of change from `snap` (taken of this model) to `model` now."""
-    changed = _objective_change(snap.objectives, _objectives(model))
-    changed = changed or _variable_change(snap.variables, _vars(model))
-    row_change, added = _row_change(snap.rows, _rows(model))
-    changed = changed or row_change
-    if changed is None:
-        now = {id(e): x for e, x in _expressions(model)}
-        changed = next((f"the Expression {e.name} changed" for e, x in snap.expressions
-                        if now.get(id(e)) is not x), None)
-    if changed is None:
-        changed = next((f"the Param {p.name} changed" for p, v in snap.params
-                        if p.value != v), None)
+    objective = _objective_change(snap.objectives, _objectives(model))
+    now = {id(e): x for e, x in _expressions(model)}
+    # what the objective's value depends on besides the variables: its terms, the named
+    # Expressions it may hold, the mutable Params
+    terms = objective or next((f"the Expression {e.name} changed" for e, x in snap.expressions
+                               if now.get(id(e)) is not x), None) or next(
+        (f"the Param {p.name} changed" for p, v in snap.params if p.value != v), None)
+    changed = objective or _variable_change(snap.variables, _vars(model))
+    row_change, added, new_rows = _row_change(snap.rows, _rows(model))
+    changed = changed or row_change or terms
     if changed is None:
         now_attrs = _attributes(model)
         changed = next((f"the model's attribute {k!r} changed" for k, v in
@@ -207,9 +216,9 @@ def compare(snap: Snapshot, model: Any) -> Change:
     if changed is not None:
         gone = tuple(comp.name for comp, *_ in snap.variables
                      if model.component(comp.local_name) is not comp)
-        return Change(CHANGED, changed, gone)
+        return Change(CHANGED, changed, gone, same_objective=terms is None)
     if added:
-        return Change(ADDED_ROWS, f"rows added ({_names(added)})")
+        return Change(ADDED_ROWS, f"rows added ({_names(added)})", added=tuple(new_rows))
     return Change(UNCHANGED, "the model as build_model returned it")
 
 

@@ -152,6 +152,24 @@ def decode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, res: Any) -> Worker
     return WorkerSelectSolution(np.array(sorted(picked), dtype=np.int64))
 
 
+def encode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, sol: WorkerSelectSolution) -> list:
+    """The answer's decision variables in a (possibly extended) model of either formulation:
+    y[k] = 1 at k = |S|, and z[worker] (compact) or z[worker, k] (formulation A) 1 for the
+    selected workers (at k = |S|); the compact model's v and r are completed by a solve
+    (`solvers.verify`)."""
+    W = worker_keys(inst)
+    chosen = {W[int(i)] for i in sol.selected}
+    k_sel = len(chosen)
+    out = [(v, 1.0 if k == k_sel else 0.0) for k, v in m.y.items()]
+    for idx, v in m.z.items():
+        if isinstance(idx, tuple):
+            w, k = idx
+            out.append((v, 1.0 if w in chosen and k == k_sel else 0.0))
+        else:
+            out.append((v, 1.0 if idx in chosen else 0.0))
+    return out
+
+
 # ---------------------------------------------------------------------------- array emitter
 def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
     """`build_formulation_a` as arrays, in Pyomo's column order: y_k (k = 1..B), then z[i, k]
@@ -395,10 +413,11 @@ LEXICOGRAPHIC_VALID = (UNCHANGED, ADDED_ROWS)  # see `lexicographic`
 FORMULATIONS = {
     "milp-a": Formulation("worker-select", "milp-a", build_formulation_a, decode, _settings_a,
                           lexicographic, emit_formulation_a, _model_extras,
-                          route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID, reads=("y", "z")),
+                          route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID, reads=("y", "z"),
+                          encode=encode),
     "milp-compact": Formulation("worker-select", "milp-compact", build_compact, decode,
                                 _settings_compact, lexicographic, None, _model_extras,
                                 route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID,
-                                reads=("y", "z")),
+                                reads=("y", "z"), encode=encode),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

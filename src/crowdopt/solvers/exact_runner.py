@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 
 from ..models.formulation import Formulation, PassResult, Settings
+from ..models.snapshot import UNCHANGED
 from ..problems.catalogue import Outcome
 from ..status import Status
 from .highs import WATCHDOG_MAX_S, HighsModel, HighsOptions, compile_pyomo, highs_options
+from .verify import PointCheck
 
 MIN_SOLVE_S = 0.5  # HiGHS's share of a time limit the matrix build has used up
 
@@ -100,6 +102,10 @@ class Context:
     options: HighsOptions
     details: dict = field(default_factory=dict)
     t0: float = field(default_factory=time.perf_counter)
+    # answers re-checked as points of a user's changed model (`verify.PointCheck`); None on a
+    # model as built, where every plan the evaluator calls feasible is a point
+    point: Any = None
+    compiled: Any = None  # the compiled Pyomo model (route "pyomo" or "model")
 
     def time_left(self) -> float | None:
         """Seconds left of the time limit (at least 1 s: a later pass always gets a try)."""
@@ -110,12 +116,14 @@ class Context:
 
 @dataclass
 class ExactRun:
-    """A finished run: the pass result, the live model and the details of both stages."""
+    """A finished run: the pass result, the live model, the details of both stages and the
+    point check of a changed model (None on a model as built)."""
 
     result: PassResult
     model: HighsModel
     route: str
     details: dict
+    point: Any = None
 
 
 def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
@@ -147,15 +155,18 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
     hm = HighsModel.from_compiled(compiled, hopts, relax_integrality=integral_lp)
     extras = form.extras(inst, model, hm._columns) if form.extras is not None else {}
     ctx = Context(inst, hm, lambda res: form.decode(inst, model, res), compiled.c,
-                  np.flatnonzero(compiled.integrality).astype(np.int32), extras, hopts)
+                  np.flatnonzero(compiled.integrality).astype(np.int32), extras, hopts,
+                  compiled=compiled)
     ctx.details.update(route=route, build_s=build_s, compile_s=compiled.compile_s)
     return ctx
 
 
 def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
-        route: str = "arrays", stop_in_load: bool = False) -> ExactRun:
+        route: str = "arrays", stop_in_load: bool = False, change: Any = None) -> ExactRun:
     """Load (see `load`; route "pyomo" forces the Pyomo builder) and run the passes.
-    `stop_in_load`: with a time limit, raise `OutOfTime` if the load alone used it up."""
+    `stop_in_load`: with a time limit, raise `OutOfTime` if the load alone used it up.
+    `change` (a `snapshot.Change` of the user's `model`): on a changed model the passes and
+    the verification re-check answers as points of it (`Context.point`)."""
     settings = form.settings(inst)
     hopts = formulation_options(settings, opts)
     if model is not None:  # a user's rows may contradict: feasibility is no longer by
@@ -170,9 +181,23 @@ def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
         left = max(hopts.time_limit - (time.perf_counter() - t0), MIN_SOLVE_S)
         ctx.options = ctx.model.options = ctx.model.options.replace(time_limit=left)
     ctx.details["presolve"] = hopts.presolve
+    if model is not None and (change is None or change.kind != UNCHANGED):
+        ctx.point = point_check(form, inst, model, ctx, change, hopts.time_limit)
     result = form.passes(ctx)
     ctx.details["time_s"] = time.perf_counter() - ctx.t0
-    return ExactRun(result, ctx.model, ctx.details["route"], ctx.details)
+    return ExactRun(result, ctx.model, ctx.details["route"], ctx.details, ctx.point)
+
+
+def point_check(form: Formulation, inst: Any, model: Any, ctx: Context, change: Any,
+                time_limit: float | None) -> PointCheck | None:
+    """The point check of a changed (or unknown) model: its formulation's encoder on a fresh
+    copy of the loaded arrays; None where the formulation has no encoder (its answers are
+    then checked by the evaluator and the adapter's point violation only)."""
+    if form.encode is None or ctx.compiled is None:
+        return None
+    same = change is not None and change.same_objective
+    return PointCheck(ctx.compiled, ctx.model._columns, form.encode, inst, model, same,
+                      time_limit)
 
 
 def outcome(done: ExactRun) -> Outcome:

@@ -1,0 +1,405 @@
+"""The one verification step of every route [ours]: `crowdopt.solve`, `solve_model`, `compare`
+and `certify` (and the CLI, sweeps and reproductions, which call them) end here, so that a
+proof means one thing whichever route made it.
+
+- `PointCheck` re-checks an answer as a point of the model that was solved, a user's rows and
+  variables included: the answer's decision variables are fixed at its values
+  (`Formulation.encode`) on a fresh copy of the loaded arrays, the other columns completed by one
+  HiGHS solve, and the completed point's violation measured. On a model as built, every plan the
+  problem's evaluator calls feasible is a point of it (each formulation is exact: the fast ==
+  exact tests), so there the evaluator is the check and no solve runs.
+- `fast_net` runs every fast method of the problem; a plan is kept where it is a point of the
+  model solved, valued by the evaluator (or by the model's objective where a user changed it).
+- `settle` treats every bound that a feasible value found anywhere in the run crosses as
+  refuted: dropped, with every proof made from it; the best bound comes from the rest, and the
+  answer is the best feasible one seen (a refuted run's answer is not kept over a better plan).
+
+"Proven optimal" is then `solvers.certify.make_certificate`'s one rule on what this step
+leaves: a feasible answer meets the best surviving bound within the relative tolerance, from a
+run that no limit stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import CrowdoptError, InputError
+from ..problems.catalogue import Evaluation, ProblemSpec, RunOptions
+from ..status import Status
+from .certify import gap_ratio, lower_upper
+
+# a completed point may violate the loaded model (as HiGHS sees it, rows and columns scaled to
+# order 1) by this much: HiGHS solves at feasibility tolerance 1e-9, and a user's row
+# `1e8 s <= 1e8 - 1` at s = 1 is violated by 7.5e-9 there
+POINT_TOL = 1e-8
+# the net's local searches: this many seconds at most (a refutation needs a better plan, not
+# the best one; the exact run's own start already searched)
+NET_SEARCH_S = 0.05
+POINT_TIME_S = 30.0  # the time limit of one completion solve
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A feasible answer seen in a run: its source (an algorithm, or 'given'), the typed
+    solution, the evaluator's verdict, and its value in the objective being verified (the
+    problem's, or a user's model objective)."""
+
+    source: str
+    solution: Any
+    evaluation: Evaluation
+    value: float
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A bound a run claims: its value, its source as results name it, the run that claimed it
+    (`owner`) and the solver's absolute noise in our units (`floor`, 0 for closed forms)."""
+
+    value: float
+    source: str
+    owner: str
+    floor: float = 0.0
+
+
+@dataclass
+class Settled:
+    """What `settle` leaves: the best answer, the best surviving bound, the refuted bounds."""
+
+    best: Candidate | None
+    bound: Claim | None
+    refuted: list[dict] = field(default_factory=list)
+
+    def refuted_owners(self) -> set[str]:
+        """The runs whose bound was refuted."""
+        return {r["owner"] for r in self.refuted}
+
+
+def better(sense: str, a: float, b: float) -> bool:
+    """Whether value a is strictly better than b for the sense."""
+    return a > b if sense == "max" else a < b
+
+
+def crosses(sense: str, value: float, claim: Claim) -> bool:
+    """Whether a feasible `value` lies beyond the bound `claim` by more than the certificates'
+    tolerance (relative, plus the claim's noise floor): the bound is then false."""
+    gap = gap_ratio(*lower_upper(sense, value, claim.value), claim.floor)[0]
+    return gap is not None and gap < 0
+
+
+def tighter(sense: str, a: float, b: float) -> bool:
+    """Whether bound a is tighter than bound b (lower for max, higher for min)."""
+    return a < b if sense == "max" else a > b
+
+
+def settle(sense: str, candidates: Sequence[Candidate], claims: Sequence[Claim]) -> Settled:
+    """The best candidate (the first among equals), every claim it crosses refuted (any
+    candidate that crosses a bound makes the best one cross it too), and the tightest claim
+    left."""
+    best: Candidate | None = None
+    for c in candidates:
+        if math.isfinite(c.value) and (best is None or better(sense, c.value, best.value)):
+            best = c
+    out = Settled(best, None)
+    for cl in claims:
+        if not math.isfinite(cl.value):
+            continue
+        if best is not None and crosses(sense, best.value, cl):
+            out.refuted.append({"bound": cl.value, "source": cl.source, "owner": cl.owner,
+                                "crossed_by": best.value, "by": best.source})
+        elif out.bound is None or tighter(sense, cl.value, out.bound.value):
+            out.bound = cl
+    return out
+
+
+def refutation_message(settled: Settled, owner: str) -> str:
+    """One line: which feasible value refuted `owner`'s bound."""
+    r = next(x for x in settled.refuted if x["owner"] == owner)
+    return (f"the bound {r['bound']:.9g} ({r['source']}) is crossed by the feasible value "
+            f"{r['crossed_by']:.9g} ({r['by']}): refuted (a solver or method defect), "
+            "not proven")
+
+
+# ----------------------------------------------------------------------------- points
+@dataclass(frozen=True)
+class PointVerdict:
+    """Whether an answer is a point of the model solved, the model's objective at its best
+    completion (None where it is not a point), and why not."""
+
+    point: bool
+    value: float | None = None
+    why: str = ""
+
+
+class PointCheck:
+    """Answers re-checked as points of one loaded model (see the module docstring).
+
+    arrays: the model's matrix as loaded (a `MatrixForm`); column_of: id(Pyomo variable) ->
+    its column; encode(inst, model, solution) -> [(variable, value)] of the answer's decision
+    variables; same_objective: the model's objective is the problem's (a point is then valued
+    by the evaluator, else by the model's objective at its completion)."""
+
+    def __init__(self, arrays: Any, column_of: dict[int, int],
+                 encode: Callable[[Any, Any, Any], list], inst: Any, model: Any,
+                 same_objective: bool, time_limit: float | None = None) -> None:
+        self.arrays, self.column_of, self.encode = arrays, column_of, encode
+        self.inst, self.model, self.same_objective = inst, model, same_objective
+        self.time_limit = POINT_TIME_S if time_limit is None else min(time_limit, POINT_TIME_S)
+        self._hm: Any = None
+        self.solves = 0
+        self.seconds = 0.0
+
+    def _loaded(self) -> Any:
+        from .highs import HighsModel, HighsOptions
+
+        if self._hm is None:
+            a = self.arrays
+            self._hm = HighsModel.from_arrays(
+                a.c, a.A, a.row_lo, a.row_hi, a.col_lo, a.col_hi, a.integrality, sense=a.sense,
+                offset=a.offset, options=HighsOptions(time_limit=self.time_limit))
+        return self._hm
+
+    def __call__(self, solution: Any) -> PointVerdict:
+        t0 = time.perf_counter()
+        try:
+            return self._check(solution)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def _check(self, solution: Any) -> PointVerdict:
+        try:
+            pairs = self.encode(self.inst, self.model, solution)
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+            return PointVerdict(False, None, f"not expressible in the model's variables "
+                                f"({type(exc).__name__}: {exc})")
+        cols: list[int] = []
+        vals: list[float] = []
+        for var, val in pairs:
+            k = self.column_of.get(id(var))
+            if k is not None:
+                cols.append(k)
+                vals.append(float(val))
+                continue
+            lo = var.value if var.fixed else var.lb
+            hi = var.value if var.fixed else var.ub
+            if (lo is not None and val < lo - 1e-9 * max(1.0, abs(lo))) or (
+                    hi is not None and val > hi + 1e-9 * max(1.0, abs(hi))):
+                return PointVerdict(False, None, f"{var.name} = {val:g} is outside "
+                                    f"[{lo}, {hi}] in the model")
+        return self._complete(np.asarray(cols, dtype=np.int32), np.asarray(vals, dtype=float))
+
+    def at(self, x: Any) -> PointVerdict:
+        """The solver's own answer `x` (the loaded model's columns, the caller's units) as a
+        point: its integer columns rounded (what the decoders read), the others completed."""
+        t0 = time.perf_counter()
+        try:
+            x = np.asarray(x, dtype=float)
+            ints = np.flatnonzero(np.asarray(self.arrays.integrality) != 0).astype(np.int32)
+            if x.shape != (len(self.arrays.col_lo),):
+                return PointVerdict(False, None, "the solver's point has another shape")
+            return self._complete(ints, np.round(x[ints]))
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+    def _complete(self, idx: np.ndarray, v: np.ndarray) -> PointVerdict:
+        """Columns `idx` fixed at `v`, the others completed by one solve of the model's own
+        objective; the completed point's violation measured."""
+        hm = self._loaded()
+        lo, hi = hm._col_lo[idx] * hm._cs[idx], hm._col_hi[idx] * hm._cs[idx]
+        off = np.flatnonzero((v < lo - 1e-9 * np.maximum(1.0, np.abs(lo)))
+                             | (v > hi + 1e-9 * np.maximum(1.0, np.abs(hi))))
+        if off.size:
+            return PointVerdict(False, None, f"column {int(idx[off[0]])} = {v[off[0]]:g} is "
+                                f"outside its bounds [{lo[off[0]]:g}, {hi[off[0]]:g}]")
+        hm.set_col_bounds(idx, v, v)
+        try:
+            res = hm.solve()
+        finally:
+            hm.set_col_bounds(idx, lo, hi)
+        self.solves += 1
+        if res.status is not Status.OPTIMAL or res.x is None:
+            return PointVerdict(False, None, f"no completion of it is a point of the model "
+                                f"(HiGHS: {res.status}{': ' + res.message if res.message else ''})")
+        viol = hm.violation(res.x)
+        if viol > POINT_TOL:
+            return PointVerdict(False, None, f"its completion violates the model by {viol:.3g}")
+        return PointVerdict(True, float(res.objective), "")
+
+
+def candidate(spec: ProblemSpec, inst: Any, solution: Any, source: str,
+              point: PointCheck | None = None, evaluation: Evaluation | None = None,
+              same_objective: bool = True) -> tuple[Candidate | None, str]:
+    """The candidate of an answer (None with the reason where it is not one). On the model as
+    built (`point` None) an answer is a point iff the evaluator calls it feasible, and is valued
+    by it. On a changed model the answer must be a point of it (`point`), valued by the model's
+    objective at its completion (where the user left the problem's objective, a plan's
+    completion has the plan's value; a user's relaxed model: a point of it may be infeasible
+    for the problem)."""
+    ev = evaluation if evaluation is not None else spec.evaluate(inst, solution)
+    usable = (ev.feasible and ev.objective is not None and math.isfinite(ev.objective))
+    if point is None:
+        if not usable:
+            return None, "infeasible for the problem's evaluator"
+        return Candidate(source, solution, ev, float(ev.objective)), ""
+    verdict = point(solution)
+    if not verdict.point:
+        return None, "not a point of the model solved: " + verdict.why
+    return Candidate(source, solution, ev, float(verdict.value)), ""
+
+
+def fast_net(spec: ProblemSpec, inst: Any, options: RunOptions, *,
+             skip: Sequence[str] = (), point: PointCheck | None = None
+             ) -> tuple[list[Candidate], list[dict]]:
+    """Every fast method of the problem that applies (but those in `skip`), each plan a
+    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S. Returns
+    the candidates and a record per method."""
+    own = options.search_s if options.search_s is not None else NET_SEARCH_S
+    opts = RunOptions(seed=options.seed, search_s=min(own, NET_SEARCH_S),
+                      max_steps=options.max_steps)
+    cands: list[Candidate] = []
+    record: list[dict] = []
+    for m in spec.methods:
+        if m.kind != "fast" or m.algorithm in skip or m.refuses(inst, False):
+            continue
+        try:
+            out = m.run(inst, opts)
+        except InputError:
+            raise
+        except CrowdoptError as exc:
+            record.append({"algorithm": m.algorithm, "kept": False, "why": str(exc)})
+            continue
+        if out.solution is None:
+            record.append({"algorithm": m.algorithm, "kept": False, "why": "no solution"})
+            continue
+        cand, why = candidate(spec, inst, out.solution, m.algorithm, point,
+                              same_objective=point.same_objective if point else True)
+        if cand is None:
+            record.append({"algorithm": m.algorithm, "kept": False, "why": why})
+            continue
+        cands.append(cand)
+        record.append({"algorithm": m.algorithm, "kept": True, "value": cand.value})
+    return cands, record
+
+
+def _own_candidate(point: PointCheck, source: str, solution: Any, evaluation: Evaluation,
+                   x: Any) -> tuple[Candidate | None, str]:
+    """A run's own answer on a changed model: a point if the solver's point is one (rounded as
+    the decoders read it; valued there: the model's objective at the solver's answer) or if the
+    decoded answer written back is one (`Formulation.encode`; a decoder may normalize, e.g.
+    head-cover places the prefix's unused labels on tasks, and a plan has several
+    encodings)."""
+    at = point.at(x)
+    if at.point:
+        return Candidate(source, solution, evaluation, float(at.value)), ""
+    back = point(solution)
+    if back.point:
+        return Candidate(source, solution, evaluation, float(back.value)), ""
+    return None, f"not a point of the model solved: {at.why}; written back: {back.why}"
+
+
+# ----------------------------------------------------------------------------- one run
+@dataclass
+class Verified:
+    """A run after the verification step: its status (a refuted proof is `feasible`), the
+    answer kept (the best feasible one seen), the surviving bound, a message where the step
+    changed something, and the record for the run's details (`verification`)."""
+
+    status: Status
+    solution: Any
+    evaluation: Evaluation | None
+    primal_source: str
+    value: float | None
+    bound: float | None
+    bound_source: str | None
+    message: str
+    record: dict
+
+
+def verify_run(spec: ProblemSpec, inst: Any, algorithm: str, status: Status, solution: Any,
+               evaluation: Evaluation | None, bound: float | None, bound_source: str | None,
+               floor: float, options: RunOptions, *, point: PointCheck | None = None,
+               same_objective: bool = True, own_value: float | None = None,
+               net: bool = True, skip: Sequence[str] = (), sense: str | None = None,
+               own_x: Any = None) -> Verified:
+    """The verification step of one run (see the module docstring).
+
+    (a) the run's answer is a candidate only where it is feasible for the evaluator and a point
+    of the model solved (`point`; None: the model as built); valued by the evaluator where the
+    model's objective is the problem's, else by the model's objective (`own_value` where no
+    point check can complete it). (b) where the run claims a proof (status optimal), every
+    fast method of the problem but those in `skip` (`fast_net`). (c) the run's bound is refuted
+    where a candidate crosses it. (d) the answer is the best candidate. `sense`: the sense of
+    the objective verified (a user's model may flip the problem's); `own_x`: the solver's
+    point behind the answer (`_own_candidate`)."""
+    status = Status(status)
+    sense = sense or spec.sense
+    record: dict[str, Any] = {}
+    cands: list[Candidate] = []
+    own: Candidate | None = None
+    not_a_point = False
+    if solution is not None and evaluation is not None:
+        if point is None and not same_objective:  # a model with no encoder: its own value
+            ok = own_value is not None and math.isfinite(own_value)
+            own = Candidate(algorithm, solution, evaluation, float(own_value)) if ok else None
+            why = "" if ok else "no value of the model's objective at the answer"
+        elif point is not None and own_x is not None:
+            own, why = _own_candidate(point, algorithm, solution, evaluation, own_x)
+            not_a_point = own is None
+        else:
+            own, why = candidate(spec, inst, solution, algorithm, point, evaluation,
+                                 same_objective)
+            not_a_point = own is None and point is not None
+        if own is None:
+            record["answer_rejected"] = why
+        else:
+            cands.append(own)
+    if net and status is Status.OPTIMAL:
+        if point is None and not same_objective:  # plans cannot be valued in the model's terms
+            record["net"] = "none: the model's objective is not the problem's and its plans " \
+                            "cannot be completed as points"
+        else:
+            found, record["net"] = fast_net(spec, inst, options, skip=(algorithm, *skip),
+                                            point=point)
+            cands += found
+    if point is not None:
+        record["point_checks"] = {"solves": point.solves, "time_s": point.seconds}
+    claims = []
+    if bound is not None and math.isfinite(bound):
+        claims.append(Claim(float(bound), bound_source or "bound", algorithm, floor))
+    settled = settle(sense, cands, claims)
+    message = ""
+    if settled.refuted:
+        record["refuted"] = settled.refuted
+        message = refutation_message(settled, algorithm)
+        bound, bound_source = None, None
+        if status is Status.OPTIMAL:
+            status = Status.FEASIBLE
+    best = settled.best
+    if best is None or (own is None and not not_a_point):
+        # an answer the evaluator refuses is reported as it is (its certificate fails: a
+        # defect to see, not to hide behind another plan), unless it is not even a point of
+        # the model solved
+        if not_a_point and best is None:
+            message = message or ("the answer is not a point of the model solved ("
+                                  + record["answer_rejected"] + "): no answer")
+            if status in (Status.OPTIMAL, Status.FEASIBLE):
+                status = Status.NO_SOLUTION
+            return Verified(status, None, None, algorithm, None, bound, bound_source, message,
+                            record)
+        if not not_a_point:
+            return Verified(status, solution, evaluation, algorithm, None, bound, bound_source,
+                            message, record)
+    if best is not own:
+        record["answer"] = best.source
+        if own is None and status is Status.OPTIMAL:
+            status = Status.FEASIBLE
+            message = message or ("the run's answer is not a point of the model solved ("
+                                  + record.get("answer_rejected", "") + "); the best plan "
+                                  f"that is: {best.source}")
+    return Verified(status, best.solution, best.evaluation, best.source, best.value, bound,
+                    bound_source, message, record)
