@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..files import read_input
 from ..problems.olas_noise import LogisticNoise, NoiseFunction, entropy
-from ..validate import choice, csv_rows, integer, real, real_text
+from ..validate import choice, csv_rows, integer, real, real_text, utf8_text
 from .olas_loop import class_probabilities, f1_score_of, make_classifier, stratified_take
 
 ALIASES = {"sample_id": "sample", "labeler_id": "labeler", "accuracy": "labeler_accuracy"}
@@ -72,10 +73,8 @@ class GoldenTable:
 
 def _read_csv(path: str | Path, what: str) -> tuple[list[str], list[list[str]]]:
     p = Path(path)
-    if not p.is_file():
-        raise InputError(what, "an existing CSV/TSV file", str(p))
-    with open(p, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the header
-        text = fh.read()
+    # a BOM is not part of the header; missing, a folder, unreadable: one line naming it
+    text = utf8_text(read_input(p, what), what, p.name)
     delim = "\t" if p.suffix.lower() in (".tsv", ".tab") or ("\t" in text.split("\n", 1)[0]) else ","
     rows = [r for r in csv_rows(text.splitlines(), f"{what} {p.name}", delimiter=delim)
             if any(c.strip() for c in r)]
@@ -144,11 +143,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
 
 
 def _number(v: Any, field: str, lo: float | None, hi: float | None) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise InputError(field, "a number", v) from None
-    return real(x, field, lo=lo, hi=hi)
+    """A number cell by the number grammar (`validate.real_text`), in [lo, hi]."""
+    return real_text(v, field, lo=lo, hi=hi)
 
 
 def read_golden(path: str | Path) -> GoldenTable:
