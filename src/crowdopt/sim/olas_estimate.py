@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..files import read_input
 from ..problems.olas_noise import LogisticNoise, NoiseFunction, entropy
-from ..validate import choice, csv_rows, integer, real, real_text, utf8_text
+from ..validate import choice, clean_text, csv_rows, integer, real, real_text, utf8_text
 from .olas_loop import class_probabilities, f1_score_of, make_classifier, stratified_take
 
 ALIASES = {"sample_id": "sample", "labeler_id": "labeler", "accuracy": "labeler_accuracy"}
@@ -112,6 +112,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
         s, lab = str(r["sample"]).strip(), str(r["labeler"]).strip()
         if not s or not lab:
             raise InputError(f"{where}: sample/labeler", "non-empty ids", (s, lab))
+        clean_text(s, f"{where}: sample", "an id")  # the text rule of every id and label
+        clean_text(lab, f"{where}: labeler", "an id")
         if (s, lab) in pairs:
             raise InputError(f"{where}", "one row per (sample, labeler)", f"a repeat of {(s, lab)}")
         pairs.add((s, lab))
@@ -122,6 +124,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
         t, g = str(r["true_label"]).strip(), str(r["given_label"]).strip()
         if t == "" or g == "":
             raise InputError(f"{where}: labels", "non-empty given_label and true_label", (g, t))
+        clean_text(t, f"{where}: true_label", "a label")
+        clean_text(g, f"{where}: given_label", "a label")
         if seen_true.setdefault(s, t) != t:
             raise InputError(f"{where}: true_label", f"one true label for sample {s!r}", t)
         if ent is not None:
@@ -159,7 +163,8 @@ def read_features(path: str | Path) -> tuple[list[str], np.ndarray]:
     if "sample" not in header:
         raise InputError("--features", "a 'sample' column", header)
     k = header.index("sample")
-    ids = [row[k] for row in body]
+    ids = [clean_text(row[k], f"--features row {r + 2}: sample", "an id")
+           for r, row in enumerate(body)]
     if len(set(ids)) != len(ids):
         raise InputError("--features", "one row per sample", "repeated sample ids")
     X = np.empty((len(body), len(header) - 1))

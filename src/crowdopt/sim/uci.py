@@ -23,7 +23,7 @@ import numpy as np
 from ..datapath import data_file
 from ..errors import InputError
 from ..files import read_input
-from ..validate import choice, csv_rows, real_text, text_number, utf8_text
+from ..validate import choice, clean_text, csv_rows, real_text, text_number, utf8_text
 
 
 @dataclass(frozen=True)
@@ -149,9 +149,7 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     Binary: F1 of `pos_label` (default: the minority class). More classes: macro F1.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError("--data", "an existing CSV file", str(p))
-    with _text(p, "--data") as fh:
+    with _text(p, "--data") as fh:  # missing, a folder, unreadable: one line naming it
         rows = [r for r in csv_rows(fh, "--data") if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise InputError(str(p), "a header row and at least one data row", f"{len(rows)} row(s)")
@@ -168,6 +166,8 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     X = _features([[c for j, c in enumerate(row) if j != k] for row in body], str(p),
                   first_line=2, names=[h for j, h in enumerate(header) if j != k])
     classes = sorted(set(labels))
+    for c in classes:  # the text rule of every label
+        clean_text(c, f"{p} column {target}", "a label")
     if len(classes) < 2:
         raise InputError("--target", "a column with at least two classes", classes)
     index = {c: i for i, c in enumerate(classes)}
