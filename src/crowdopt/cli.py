@@ -58,7 +58,8 @@ _GIVEN: contextvars.ContextVar[dict | None] = contextvars.ContextVar("crowdopt_g
 
 class _Once:
     """Mixin of every option action that is not documented as repeatable (argparse's store,
-    store_const, store_true and store_false; `append` options say "repeatable" in their help):
+    store_const, store_true, store_false and BooleanOptionalAction, whose `--x` and `--no-x`
+    are one option; `append` options say "repeatable" in their help):
     given a second time in one command line, under any of its spellings (`-o`/`--output`, an
     old alias, the same global option before and after the command), it is refused in one
     line naming it, never "the last one wins"."""
@@ -81,7 +82,9 @@ _ONCE_ACTIONS = {name: type(f"Once{cls.__name__}", (_Once, cls), {})
                                    ("store", argparse._StoreAction),
                                    ("store_const", argparse._StoreConstAction),
                                    ("store_true", argparse._StoreTrueAction),
-                                   ("store_false", argparse._StoreFalseAction))}
+                                   ("store_false", argparse._StoreFalseAction),
+                                   (argparse.BooleanOptionalAction,
+                                    argparse.BooleanOptionalAction))}
 
 
 class _Parser(argparse.ArgumentParser):
