@@ -4,10 +4,17 @@ Each helper either returns a clean Python/numpy value or raises `InputError(fiel
 found)`. They accept JSON-ish input (lists, numbers, array-likes such as numpy arrays and pandas
 Series) and reject NaN, infinities, booleans posing as numbers, and wrong shapes.
 
-One rule for every number, wherever it comes from (a JSON value, a number written inside a
-string such as `'logistic:0.5,-1,1'`, a CSV cell, a command-line word, a Python argument):
-finite where a number is meant, integers of magnitude <= 2^53 (exact as JSON numbers and
-floats; a 400-digit or 5,000-digit integer is refused, never an OverflowError), in range.
+One reader per kind of value, used by the command line, the Python API and the HTTP service
+alike (docs/inputs.md states the rules):
+
+- numbers (`real`, `real_text`, `json_loads`): finite where a number is meant, within the
+  float range (an overflow and an underflow are refused alike), written as text by one
+  grammar (sign, ASCII digits, point, exponent: `1_0` and `nan` are no numbers), in range;
+- integers (`integer`, `integer_text`): magnitude <= 2^53 (exact as JSON numbers and floats;
+  a 400-digit or 5,000-digit integer is refused, never an OverflowError), a boolean never one;
+- text (`clean_text`, `id_text`, `opaque_id`): no Cc, Cf, Zl, Zp character, lone surrogate or
+  variation selector, and NFC;
+- flags (`flag`, `env_flag`): true/false, 1/0, yes/no.
 """
 
 from __future__ import annotations
