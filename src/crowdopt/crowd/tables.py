@@ -314,7 +314,7 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
         raise InputError("labels", "at least one (task, worker, label) row", "no rows")
     pd = _pandas()
     for role in ("task", "worker", "label"):
-        _check_kinds(df[cols[role]], role)
+        _check_kinds(df[cols[role]], role, pd)
     (t, t_ids), (w, w_ids) = (_factorize(df[cols[r]], r, pd) for r in ("task", "worker"))
     _check_ids(t_ids, t, "task")
     _check_ids(w_ids, w, "worker")
@@ -538,10 +538,12 @@ def _check_values(seq: list, name: str) -> None:
             raise InputError(f"{name}[{i}]", "a text or a number label", v)
 
 
-def _check_kinds(col, role: str) -> None:
+def _check_kinds(col, role: str, pd) -> None:
     """`_check_values` on a DataFrame column of Python objects (a typed column holds one kind
-    of value, which the check of its distinct values covers)."""
-    if isinstance(col.dtype, np.dtype) and col.dtype.kind == "O":
+    of value, which the check of its distinct values covers); pandas' compiled scan first,
+    so an object column of texts or of integers alone costs no Python loop."""
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind == "O" and \
+            pd.api.types.infer_dtype(col, skipna=False) not in ("string", "integer", "empty"):
         _check_values(col.to_numpy(dtype=object).tolist(), role)
 
 
