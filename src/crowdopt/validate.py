@@ -160,8 +160,8 @@ def float_hook(text: str) -> float:
 
 # a literal that may be out of range: a 3-digit exponent, or a run of 300 digits; a text
 # without one is parsed at the json module's full speed (no Python hook per number)
-_SUSPECT = re.compile(r"[eE][+-]?0*[0-9]{3}|[0-9]{300}")
-_SUSPECT_B = re.compile(rb"[eE][+-]?0*[0-9]{3}|[0-9]{300}")
+_SUSPECT = re.compile(r"[0-9.][eE][+-]?0*[0-9]{3}|[0-9]{300}")
+_SUSPECT_B = re.compile(rb"[0-9.][eE][+-]?0*[0-9]{3}|[0-9]{300}")
 _LONG_INT = re.compile(r"[0-9]{16}")
 _LONG_INT_B = re.compile(rb"[0-9]{16}")
 
