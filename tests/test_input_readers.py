@@ -9,7 +9,7 @@ SAMPLE examples of each, `make soak` SOAK >= 250):
 - integer texts (command-line words, HTTP query parameters): sign and ASCII digits, <= 2^53;
 - number texts (command line, table cells, JSON): sign, ASCII digits, point, exponent, neither
   overflowing nor underflowing;
-- flags (arguments and environment variables): true/false, 1/0, yes/no, nothing else;
+- flags: a Python argument True or False, an environment variable true/false, 1/0, yes/no;
 - label and id columns: every row checked, not the first of a group of equal values.
 
 Then one named test per case that used to change meaning, crash or be refused: a repeated
@@ -287,12 +287,11 @@ def flag_values(draw):
                           st.none()))
 
 
-def flag_oracle(x):
+def flag_oracle(x, text: bool):
+    """A boolean; written as text (an environment variable), one of the six words."""
     if isinstance(x, bool):
         return x
-    if isinstance(x, int):
-        return bool(x) if x in (0, 1) else None
-    if isinstance(x, str):
+    if text and isinstance(x, str):
         return FLAG_WORDS.get(x.strip().lower())
     return None
 
@@ -301,7 +300,7 @@ def _flag_rule(data, monkeypatch) -> None:
     from crowdopt.progress import progress_enabled
 
     x = data.draw(flag_values())
-    want = flag_oracle(x)
+    want = flag_oracle(x, text=False)  # a Python argument: True or False
     if want is None:
         assert _refused(validate.flag, x, "f") is not None, repr(x)
         if x is not None:  # None is the offline argument's "not given"
@@ -310,9 +309,9 @@ def _flag_rule(data, monkeypatch) -> None:
         assert validate.flag(x, "f") is want and datapath.offline(x) is want
     if not isinstance(x, str):
         return
-    for name in validate.ENV_FLAGS:  # the environment: empty is unset, else the same words
+    for name in validate.ENV_FLAGS:  # the environment: empty is unset, else the six words
         monkeypatch.setenv(name, x)
-    env = None if not x.strip() else want
+    env = None if not x.strip() else flag_oracle(x, text=True)
     if x.strip() and env is None:
         assert _refused(validate.env_flag, "CROWDOPT_OFFLINE") is not None
         assert _refused(datapath.offline) is not None
@@ -502,18 +501,19 @@ def test_wrong_typed_python_arguments_name_the_argument(tmp_path, monkeypatch, d
     pytest.importorskip("pandas")
     for fn in (load_dataset, load_table):
         for kw, name in (({"data_dir": b"/x"}, "data_dir"), ({"data_dir": 123}, "data_dir"),
-                         ({"mirror": 123}, "mirror"), ({"offline": "maybe"}, "offline"),
-                         ({"offline": 2}, "offline")):
+                         ({"mirror": 123}, "mirror"), ({"offline": "no"}, "offline"),
+                         ({"offline": "maybe"}, "offline"), ({"offline": 2}, "offline")):
             err = _refused(fn, "gal_toy", **kw)
             assert err is not None and str(err).startswith(f"{name}:"), (fn, kw, err)
-    # offline="no" means online (it read as offline); CROWDOPT_OFFLINE=maybe was online
+    # offline="no" read as offline (refused now, above); False is online, True offline;
+    # CROWDOPT_OFFLINE=maybe was online
     monkeypatch.setattr(datapath, "_shared_candidates", lambda: [])
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("CROWDOPT_DATA", raising=False)
     mirror = Path(data_dir).as_uri()
     with pytest.raises(InputError, match="downloads are off"):
-        load_table("gal_toy", data_dir=tmp_path / "d", mirror=mirror, offline="yes")
-    table, _ = load_table("gal_toy", data_dir=tmp_path / "d", mirror=mirror, offline="no")
+        load_table("gal_toy", data_dir=tmp_path / "d", mirror=mirror, offline=True)
+    table, _ = load_table("gal_toy", data_dir=tmp_path / "d", mirror=mirror, offline=False)
     assert table.n_labels > 0 and (tmp_path / "d").is_dir()
     monkeypatch.setenv("CROWDOPT_OFFLINE", "maybe")
     err = _refused(load_table, "gal_toy", data_dir=tmp_path / "d")

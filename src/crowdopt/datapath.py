@@ -105,9 +105,9 @@ def search_dirs(data_dir: str | Path | None = None) -> list[Path]:
 
 
 def offline(flag: Any = None) -> bool:
-    """True when downloads are refused: the `offline` argument when given, else
-    CROWDOPT_OFFLINE; either is a flag (`validate.flag`: true/false, 1/0, yes/no), anything
-    else ('maybe', offline="on") a one-line InputError naming it."""
+    """True when downloads are refused: the `offline` argument when given (True or False),
+    else CROWDOPT_OFFLINE (true/false, 1/0, yes/no); anything else (offline="no",
+    CROWDOPT_OFFLINE=maybe) is a one-line InputError naming it (`validate.flag`)."""
     if flag is not None:
         return _flag(flag, "offline")
     return env_flag("CROWDOPT_OFFLINE")

@@ -291,17 +291,17 @@ def _short_text(text: str) -> str:
 FLAG_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
-def flag(x: Any, field: str) -> bool:
-    """A yes/no setting: a boolean, or one of the words true/false, 1/0, yes/no (any case,
-    trimmed; as a Python argument also the integers 1 and 0). Anything else ('maybe', 'on',
-    2, 'no ' in a wrong place) is refused naming the value, never read as either."""
+def flag(x: Any, field: str, *, text: bool = False) -> bool:
+    """A yes/no setting: a boolean (a numpy one too); where the setting is written as text (an
+    environment variable: `text`), one of the words true/false, 1/0, yes/no (any case,
+    trimmed). Anything else ('no' or 0 as a Python argument, 'maybe' or 'on' in the
+    environment) is refused naming the value, never read as either."""
     if isinstance(x, bool | np.bool_):
         return bool(x)
-    if isinstance(x, int | np.integer) and int(x) in (0, 1):
-        return bool(int(x))
-    if isinstance(x, str) and x.strip().lower() in FLAG_WORDS:
+    if text and isinstance(x, str) and x.strip().lower() in FLAG_WORDS:
         return FLAG_WORDS[x.strip().lower()]
-    raise InputError(field, "a yes/no flag: true/false, 1/0 or yes/no", x)
+    raise InputError(field, "a yes/no flag: true/false, 1/0 or yes/no" if text
+                     else "True or False", x)
 
 
 ENV_FLAGS = ("CROWDOPT_OFFLINE", "CROWDOPT_PROGRESS", "CROWDOPT_VERBOSE")  # read by `env_flag`
@@ -312,7 +312,7 @@ def env_flag(name: str, default: bool = False) -> bool:
     import os
 
     raw = os.environ.get(name, "")
-    return default if not raw.strip() else flag(raw, name)
+    return default if not raw.strip() else flag(raw, name, text=True)
 
 
 NO_LIMIT_S = 31_536_000.0  # a year: a time limit this long or longer is no limit

@@ -55,6 +55,7 @@ from ..validate import (
     as_list,
     clean_text,
     csv_rows,
+    flag,
     separator,
     spells_number,
     text_number,
@@ -370,6 +371,7 @@ def read_labels(path: str | Path, *, columns: Mapping[str, str | int] | None = N
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
+    header, int_labels = flag(header, "header"), flag(int_labels, "int_labels")
     rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="labels")
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "worker": WORKER_ALIASES,
                                            "label": LABEL_ALIASES}, path)
@@ -389,6 +391,7 @@ def read_gold(path: str | Path, table: LabelTable, *,
     table lacks (unless `unknown_tasks='drop'`), is an InputError; repeated rows must agree
     (files that repeat gold on every label row are fine).
     """
+    header = flag(header, "header")
     rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="gold")
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "label": GOLD_LABEL_ALIASES},
                            path)
