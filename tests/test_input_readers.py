@@ -574,7 +574,7 @@ def test_another_users_file_is_one_line_naming_it():
     """Tests run as root, who may read a mode-000 file: the command runs as user `nobody`
     (setpriv --reuid 65534) on files that root owns with mode 600, in a folder nobody may
     enter (755); it used to be a PermissionError traceback in solve, certify --solution and
-    aggregate."""
+    aggregate (and campaign init, whose reader the command line's own net catches)."""
     d = Path(tempfile.mkdtemp(prefix="crowdopt-perm-"))
     try:
         d.chmod(0o755)
@@ -587,11 +587,18 @@ def test_another_users_file_is_one_line_naming_it():
         secret = d / "i600.json"
         secret.write_text(INSTANCE)
         secret.chmod(0o600)
+        (d / "items.csv").write_text("item\na\nb\n")
+        (d / "items.csv").chmod(0o600)
+        (d / "out").mkdir(mode=0o777)
+        (d / "out").chmod(0o777)  # nobody may create the campaign file there
         code = ("import sys; from crowdopt.cli import main; sys.exit(main(sys.argv[1:]))")
         for argv, name in ((["solve", str(secret)], str(secret)),
                            (["certify", str(d / "i.json"), "--solution", str(d / "s.json")],
                             str(d / "s.json")),
-                           (["aggregate", str(d / "l.csv")], str(d / "l.csv"))):
+                           (["aggregate", str(d / "l.csv")], str(d / "l.csv")),
+                           (["campaign", "init", str(d / "out" / "c.db"), "--policy", "optkg",
+                             "--items", str(d / "items.csv"), "--budget", "2"],
+                            str(d / "items.csv"))):
             r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                 sys.executable, "-c", code, *argv], capture_output=True,
                                text=True, timeout=120, cwd=d,
