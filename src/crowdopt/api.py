@@ -120,9 +120,10 @@ def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
 
 
 def _flag(value: Any, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise InputError(field, "True or False", value)
-    return value
+    """A yes/no argument by the one flag rule (`validate.flag`)."""
+    from .validate import flag
+
+    return flag(value, field)
 
 
 def _method_name(method: Any, field: str = "method") -> str:

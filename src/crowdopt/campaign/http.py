@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CrowdoptError, InputError
-from ..validate import json_int
+from ..validate import MAX_INT, Shown, id_text, integer_text, json_int, json_loads
 from . import store
 from .core import Busy, Campaign, StoreError
 
@@ -102,16 +102,41 @@ def _too_deep(doc: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def _int_param(request, name: str, default: int | None, hi: int | None = None) -> int | None:
+    """Query parameter `name` by the integer rule of the command line (`validate.integer_text`:
+    digits, at most 2^53; '1_0' and 2^64 are refused), in [0, hi]."""
     v = request.query_params.get(name)
     if v is None:
         return default
-    try:
-        x = int(v)
-    except ValueError:
-        x = -1
-    if x < 0 or (hi is not None and x > hi):
-        raise InputError(name, f"an integer in [0, {hi}]" if hi else "an integer >= 0", v)
-    return x
+    return integer_text(v, name, lo=0, hi=MAX_INT if hi is None else hi)
+
+
+# the query parameters each path reads: any other, or one given twice, is refused (422) like
+# an unknown key of a body
+QUERY_PARAMS = {"/next": (), "/record": (), "/status": ("offset", "limit"),
+                "/export": ("what", "offset", "limit"), "/": ("offset", "token")}
+
+
+def _check_query(request, path: str) -> None:
+    """Refuse a query parameter `path` does not read, or one given twice (never "the last one
+    wins"), in one line naming it."""
+    allowed = QUERY_PARAMS[path]
+    unknown = next((k for k in request.query_names if k not in allowed), None)
+    if unknown is not None:
+        raise InputError("query", "parameters among " + (", ".join(allowed) or "none")
+                         + f" on {path}", unknown)
+    if request.repeated is not None:
+        raise InputError(request.repeated, "one value (the parameter once)",
+                         Shown(f"{request.repeated} given twice"))
+
+
+def _worker_param(worker: Any) -> Any:
+    """The worker of a /next body by the id rule: a text by the text rule (a lone surrogate,
+    NUL or U+200B is refused, 422), an integer within 2^53, never a boolean; None stays None."""
+    if worker is None or isinstance(worker, int) and not isinstance(worker, bool):
+        return worker
+    if not isinstance(worker, str):
+        raise InputError("worker", "a text or integer worker id", worker)
+    return id_text(worker.strip(), "worker")
 
 
 class Tokens:
@@ -155,15 +180,20 @@ def for_role(st: dict, role: str) -> dict:
 
 
 class Request:
-    """What an endpoint reads of an HTTP request: its method, query parameters (the last
-    value of a repeated one) and headers (lower-case names)."""
+    """What an endpoint reads of an HTTP request: its method, query parameters (their names in
+    order, and the first name given twice, which `_check_query` refuses) and headers
+    (lower-case names)."""
 
-    __slots__ = ("method", "query_params", "headers")
+    __slots__ = ("method", "query_params", "query_names", "repeated", "headers")
 
     def __init__(self, scope: dict):
         self.method = scope["method"]
-        self.query_params = dict(urllib.parse.parse_qsl(
-            scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        pairs = urllib.parse.parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                                       keep_blank_values=True)
+        self.query_params = dict(pairs)
+        self.query_names = [k for k, _ in pairs]
+        self.repeated = next((k for i, k in enumerate(self.query_names)
+                              if k in self.query_names[:i]), None)
         self.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
 
 
@@ -350,10 +380,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         raw = b"".join(chunks)
         deep = error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, found deeper")
         try:
-            # a 5,000-digit integer becomes inf: the field's own check refuses it
-            body = json.loads(raw or b"{}", parse_int=json_int)
+            # numbers by the number rule: 1e-400 like 1e400, integers within 2^53 (a 5,000-digit
+            # one included), each refused by its place in the body
+            body = json_loads(raw or b"{}", "body", max_int=True, parse_int=json_int)
         except RecursionError:
             return None, deep
+        except InputError as exc:
+            return None, error(422, str(exc))
         except ValueError:  # JSONDecodeError, UnicodeDecodeError
             return None, error(422, "body: expected a JSON object, found invalid JSON")
         if _too_deep(body):
@@ -380,6 +413,10 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                              **{"WWW-Authenticate": "Bearer"})
             if role[0] not in ROLES[path]:
                 return error(403, f"forbidden: a {role[0]} token may not use {path}")
+            try:
+                _check_query(request, path)
+            except InputError as exc:
+                return error(422, str(exc))
             body = None
             if request.method == "POST":
                 body, refused = await body_of(receive, request)
@@ -411,7 +448,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         n = b.get("n", 1)
         if isinstance(n, int) and not isinstance(n, bool) and n > MAX_N:
             raise InputError("n", f"an integer in [1, {MAX_N}] per request", n)
-        worker = b.get("worker")
+        worker = _worker_param(b.get("worker"))
         if role[0] == "worker":
             if worker is not None and str(worker) != role[1]:
                 raise InputError("worker", f"{role[1]!r} (this token's worker)", worker)

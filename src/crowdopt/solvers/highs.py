@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from ..models.formulation import MatrixForm
 from ..status import Status
+from ..validate import env_flag
 
 INF = highspy.kHighsInf
 
@@ -116,7 +117,7 @@ class HighsOptions:
         """Whether HiGHS writes its log (always to stderr, never to stdout)."""
         if self.verbose is not None:
             return bool(self.verbose)
-        return os.environ.get("CROWDOPT_VERBOSE", "") not in ("", "0")
+        return env_flag("CROWDOPT_VERBOSE")
 
     def replace(self, **kw: Any) -> HighsOptions:
         """A copy with some settings changed."""
