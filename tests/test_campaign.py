@@ -8,7 +8,6 @@ import gc
 import json
 import random
 import sqlite3
-import time
 import weakref
 
 import numpy as np
@@ -583,11 +582,11 @@ def test_a_reader_never_waits_for_a_writer_and_a_busy_write_exits_6(tmp_path, ca
     other = sqlite3.connect(db, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # a writer holds the lock
     other.execute("UPDATE campaign SET seq = seq")
-    t0 = time.monotonic()
+    # a reader that waited for the writer would give up with 'locked' (exit 6) after its
+    # busy timeout: exit 0 with the answers means it did not wait (no clock needed)
     assert main(["campaign", "status", str(db), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["answers"] == 1
     assert main(["campaign", "export", str(db)]) == 0
-    assert time.monotonic() - t0 < 30  # the writer was not waited for (60 s)
     assert len(capsys.readouterr().out.splitlines()) == 2
     busy = Campaign.open(db, busy_timeout=0.05)
     with pytest.raises(core.Busy, match="locked"):

@@ -442,26 +442,26 @@ def test_a_held_write_lock_gives_503_with_retry_after_and_reads_go_on(server):
     got: list = []
 
     def write(body):
-        t0 = time.monotonic()
         req = urllib.request.Request(base + "/next", data=json.dumps(body).encode(),
                                      method="POST", headers={"Authorization": f"Bearer {tok}"})
         try:
             urllib.request.urlopen(req, timeout=60)
-            got.append((200, None, 0.0))
+            got.append((200, None))
         except urllib.error.HTTPError as e:
-            got.append((e.code, e.headers["Retry-After"], time.monotonic() - t0))
+            got.append((e.code, e.headers["Retry-After"]))
 
     ts = [threading.Thread(target=write, args=({"n": n},)) for n in (1, 2, 500, 1)]
     for t in ts:
         t.start()
         time.sleep(0.05)
-    t1 = time.monotonic()
-    assert call(base, "/status?limit=1", token=tok)[0] == 200  # readers never wait
-    assert time.monotonic() - t1 < 1.0
+    # readers never wait: the read is answered while the lock is held and before any queued
+    # write has given up (a loop that waited for the lock would answer a write's 503 first)
+    assert call(base, "/status?limit=1", token=tok)[0] == 200 and got == []
     for t in ts:
-        t.join(60)
+        t.join(120)
+    # bounded waits: every write answered 503 with Retry-After (SQLite's own 60 s wait would
+    # outlast the client's 60 s timeout, and that write would have no answer here)
     assert [g[0] for g in got] == [503] * 4 and all(g[1] for g in got), got
-    assert max(g[2] for g in got) < 30  # bounded waits, not SQLite's 60 s
     other.execute("ROLLBACK")
     other.close()
     # then both routes write again, in order, and the server's state is the file's

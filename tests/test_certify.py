@@ -115,3 +115,36 @@ def test_fast_path_imports_no_solver_and_records_no_highs_version(tmp_path, prob
     assert probe == {"rc": 0, "heavy": []}, run.stderr
     cert = json.loads(run.stdout)["certificate"]
     assert "highs" not in cert["versions"] and cert["versions"]["highspy"]
+
+
+def test_a_poor_plan_under_a_proven_optimum_is_not_called_a_loose_bound():
+    """CL-TAP: certifying a poor plan (the random baseline, objective 0) against an optimum
+    that head-cover proves: the low ratio is the plan's, so the verdict names the proven
+    optimum and never says the bound is probably loose; the JSON form reads the same."""
+    import crowdopt
+    from crowdopt.results import verdict_of, verdict_text
+
+    inst = crowdopt.generate("cltap", 0, t=8, a=4)
+    best = crowdopt.solve(inst, "exact")
+    assert best.certificate.proven_optimal and best.objective > 0
+    poor = crowdopt.solve(inst, "rnd")
+    c = crowdopt.certify(inst, poor.solution, max_steps=20)
+    assert c.ratio < 0.5 and not c.proven_optimal
+    assert "loose" not in c.verdict and "proven by" in c.verdict
+    assert c.upper == pytest.approx(best.objective, rel=1e-6)
+    assert verdict_of(c.to_dict()) == c.verdict
+    # where no run proved the optimum, a low ratio still warns about the bound
+    assert "probably loose" in verdict_text(True, (), False, 0.3, 1.0)
+    assert "probably loose" not in verdict_text(True, (), False, 0.3, 1.0,
+                                                optimum=(0.3, "exact"))
+
+
+def test_a_zero_is_never_printed_minus_zero():
+    """-0.0 (a negated zero bound) prints '0' and is written 0.0 in JSON."""
+    from crowdopt.results import fmt, jsonable
+
+    assert fmt(-0.0) == "0" and fmt(np.float64(-0.0)) == "0" and fmt(0.0) == "0"
+    assert json.dumps(jsonable({"bound": -0.0, "x": [np.float64(-0.0)]})) == \
+        '{"bound": 0.0, "x": [0.0]}'
+    c = cert(bound=-0.0, evaluation=Evaluation(0.0, True))
+    assert "-0" not in str(c) and c.to_dict()["bound"] == 0.0

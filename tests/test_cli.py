@@ -136,3 +136,13 @@ def test_help_on_every_command():
     for args in (["--help"], ["solve", "--help"], ["compare", "--help"], ["certify", "--help"],
                  ["generate", "--help"], ["demo", "--help"]):
         assert run(*args).returncode == 0
+
+
+def test_version_is_printed_on_stdout():
+    """`crowdopt --version` answers on stdout (as `--help` does), stderr stays empty, exit 0;
+    the version is the installed package's."""
+    from crowdopt.version import __version__
+
+    r = run("--version")
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.stdout == f"crowdopt {__version__}\n"

@@ -65,6 +65,22 @@ def test_estimate_writes_reliability_table(files, capsys):
     assert em["source"] == "dawid-skene" and len(em["workers"]) == 3
 
 
+@pytest.mark.parametrize("method", ["dawid-skene", "mv", "glad"])
+def test_estimate_without_gold_has_no_correct_count(files, capsys, method):
+    """A model fit counts no correct gold answers: `correct` is null in JSON, '-' in the text
+    and empty in the CSV, never a count such as -1."""
+    tmp, lab, _ = files
+    out_csv = tmp / "em.csv"
+    em = run_json(capsys, ["estimate", lab, "--method", method, "--json", "-o", str(out_csv)])
+    assert [r["correct"] for r in em["workers"]] == [None] * 3
+    assert all(r["n"] == 3 and 0 <= r["accuracy"] <= 1 for r in em["workers"])
+    rows = out_csv.read_text().splitlines()
+    assert all(row.split(",")[2] == "" for row in rows[1:]) and len(rows) == 4
+    assert main(["estimate", lab, "--method", method]) == 0
+    text = capsys.readouterr().out
+    assert "-1" not in text and all(line.split()[2] == "-" for line in text.splitlines()[3:])
+
+
 @pytest.mark.parametrize("cmd,method", [
     ("aggregate", m) for m in ["mv", "wmv", "wawa", "zbs", "one-coin", "dawid-skene", "glad",
                                "mace", "kos", "mmsr", "ebcc", "auto"]] + [

@@ -97,7 +97,7 @@ def test_cli_force_runs_a_method_past_its_time_guard(tmp_path, monkeypatch, caps
 LEFT_BEHIND = """
 import sys, threading, time
 from crowdopt.solvers import highs
-run = threading.Thread(target=time.sleep, args=(60,), name="highs-run")  # a run still going
+run = threading.Thread(target=time.sleep, args=(3600,), name="highs-run")  # a run still going
 run.start()
 highs._LEFT_BEHIND.append(run)
 sys.argv = ["crowdopt", *sys.argv[1:]]
@@ -111,15 +111,15 @@ def test_cli_exits_after_its_output_without_waiting_for_a_left_behind_run(tmp_pa
     path = tmp_path / "ls.json"
     path.write_text(json.dumps(LabelerSetInstance.from_arrays([0.6, 0.7, 0.8]).to_dict()))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    t0 = time.perf_counter()
+    # the left-behind run sleeps an hour: a CLI that waited for it would not end before the
+    # subprocess timeout (a hang guard, not a measured duration)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(LEFT_BEHIND), "solve", str(path),
-                        "--json"], capture_output=True, text=True, timeout=50, env=env)
-    assert time.perf_counter() - t0 < 50  # not the 60 s the left-behind run takes
+                        "--json"], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0 and json.loads(r.stdout)["algorithm"] == "top-k"
     assert "without waiting" in r.stderr
     bad = subprocess.run([sys.executable, "-c", textwrap.dedent(LEFT_BEHIND), "solve",
                           str(tmp_path / "none.json")], capture_output=True, text=True,
-                         timeout=50, env=env)
+                         timeout=300, env=env)
     assert bad.returncode == 2 and bad.stdout == ""  # the code is kept
 
 
@@ -145,9 +145,8 @@ def test_a_build_is_stopped_at_the_limit_not_after_it(monkeypatch):
     """On the main thread a 30 s build stops at the 0.2 s limit, before HiGHS starts."""
     _slow_milp_build(monkeypatch, 30.0)
     inst = LabelerSetInstance.from_arrays([0.6, 0.7, 0.8])
-    t0 = time.perf_counter()
     r = crowdopt.solve(inst, "milp", time_limit=0.2)
-    assert time.perf_counter() - t0 < 10  # not the 30 s of the build
+    # stopped inside the build (a build that ran its 30 s would say 'after building')
     assert r.status == "time_limit" and r.solution is None
     assert "while building the Pyomo model" in r.message and "HiGHS not started" in r.message
     import signal
@@ -170,7 +169,8 @@ def test_off_the_main_thread_a_build_that_uses_up_the_limit_stops_before_highs(m
     r = out["r"]
     assert r.status == "time_limit" and r.solution is None
     assert "after building the Pyomo model" in r.message and "HiGHS not started" in r.message
-    assert crowdopt.solve(inst, "milp", time_limit=5).proven_optimal  # in time: solved
+    # a limit the 0.3 s build leaves nearly whole: solved (600 s: no machine load reaches it)
+    assert crowdopt.solve(inst, "milp", time_limit=600).proven_optimal
 
 
 def test_a_time_limit_too_long_for_a_thread_wait_solves_instead_of_overflowing():

@@ -473,7 +473,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- parser
 class _Version(argparse.Action):
-    """`--version`: the package metadata is read when asked for, not for every command."""
+    """`--version`: the package metadata is read when asked for, not for every command; the
+    line goes to stdout, as argparse's own version action and every other answer do."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
                  help="show program's version number and exit"):
@@ -482,7 +483,8 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         from .version import __version__
 
-        parser.exit(message=f"crowdopt {__version__}\n")
+        sys.stdout.write(f"crowdopt {__version__}\n")
+        parser.exit()
 
 
 def _command_of(argv: list[str]) -> str | None:

@@ -30,7 +30,7 @@ def jsonable(obj: Any, strict: bool = False) -> Any:
 
     numpy scalars and arrays become Python values (numpy booleans true/false, never the
     string "False"), enums their value, dataclasses dicts of their fields, paths their text,
-    non-finite floats None (strict JSON has no Infinity/NaN); anything else its `str`, or a
+    -0.0 0.0, non-finite floats None (strict JSON has no Infinity/NaN); anything else its `str`, or a
     TypeError when `strict` (what the CLI uses: an unknown type in a document is a bug to
     fix at its source, not text to guess from). `json.dumps(jsonable(x), allow_nan=False)`
     always works.
@@ -44,7 +44,7 @@ def jsonable(obj: Any, strict: bool = False) -> Any:
     if isinstance(obj, int | np.integer):
         return int(obj)
     if isinstance(obj, float | np.floating):
-        v = float(obj)
+        v = float(obj) + 0.0  # -0.0 + 0.0 is 0.0: a zero is never written '-0.0'
         return v if math.isfinite(v) else None
     if isinstance(obj, dict):
         return {(k if isinstance(k, str) else str(jsonable(k, strict))): jsonable(v, strict)
@@ -66,7 +66,7 @@ def jsonable(obj: Any, strict: bool = False) -> Any:
 
 
 def fmt(v: Any, digits: int = 6) -> str:
-    """A number for people: 6 significant digits, '-' for None."""
+    """A number for people: 6 significant digits, '-' for None; a zero is '0', never '-0'."""
     if v is None:
         return "-"
     if isinstance(v, bool | np.bool_):
@@ -77,7 +77,9 @@ def fmt(v: Any, digits: int = 6) -> str:
             return "nan"
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
-        if v != 0 and (abs(v) < 1e-4 or abs(v) >= 1e7):
+        if v == 0:
+            return "0"
+        if abs(v) < 1e-4 or abs(v) >= 1e7:
             return f"{v:.{digits - 2}e}"
         return f"{v:.{digits}g}"
     return str(v)
@@ -183,10 +185,12 @@ class Certificate(_ByKey):
     @property
     def verdict(self) -> str:
         """One line for people: NOT certified / proven optimal / the ratio (n/a over a near-zero
-        bound), with a warning when the ratio is below `LOOSE_RATIO`."""
+        bound); below `LOOSE_RATIO`, the proven optimum where a run proved it, else a warning
+        that the bound is probably loose."""
         return verdict_text(self.certified, self.failures, self.proven_optimal, self.ratio,
                             self.upper if self.sense != "min" else self.lower, self.status,
-                            _uncertified_why(self.certified, self.feasible, self.notes))
+                            _uncertified_why(self.certified, self.feasible, self.notes),
+                            proven_optimum(self.details))
 
     def __str__(self) -> str:
         head = f"{self.problem} certificate ({self.primal_source or self.algorithm})"
@@ -202,12 +206,29 @@ NEAR_ZERO = 1e-9  # a bound this close to 0 gives no meaningful ratio
 
 
 def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: float | None,
-                 bound_side: float | None, status: Any = None, why: str | None = None) -> str:
+                 bound_side: float | None, status: Any = None, why: str | None = None,
+                 optimum: tuple[float, str] | None = None) -> str:
     """The verdict line of a certificate (also from its JSON dict: `verdict_of`).
 
     lower == upper (within 1e-7, also 0 == 0) reads 'proven optimal'; a ratio over a bound
-    within NEAR_ZERO of 0 reads 'n/a', never a percentage; a ratio below LOOSE_RATIO carries a
-    one-line warning that the bound, not the solution, is probably what is weak."""
+    within NEAR_ZERO of 0 reads 'n/a', never a percentage. A ratio below LOOSE_RATIO says what
+    is weak: where a run proved the optimum (`optimum`: its value and the method, see
+    `proven_optimum`), the solution; only where nothing proved it, a one-line warning that the
+    bound is probably loose.
+
+    Args:
+        certified: the certificate's `certified`.
+        failures: the checks that failed (the first two are named).
+        proven_optimal: the certificate's `proven_optimal`.
+        ratio: lower / upper, or None.
+        bound_side: the bound's side of the pair (upper for max, lower for min).
+        status: the run's status (named when nothing was found).
+        why: why a feasible solution carries no certificate, if it does not.
+        optimum: (value, method) of a run that proved the optimum, if one did.
+
+    Returns:
+        One line for people.
+    """
     if failures:
         return "NOT certified: " + "; ".join(list(failures)[:2])
     if not certified:
@@ -223,10 +244,28 @@ def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: fl
     if bound_side is not None and abs(bound_side) <= NEAR_ZERO:
         return "certified, ratio n/a (bound near zero)"
     out = f"certified, ratio {ratio:.4g}"
-    if ratio < LOOSE_RATIO:
+    if optimum is not None:
+        value, method = optimum
+        out += (f" (the optimum {fmt(float(value))} is proven by {method}: the solution, not "
+                "the bound, is what is far from it)" if ratio < LOOSE_RATIO else
+                f" (the optimum {fmt(float(value))} is proven by {method})")
+    elif ratio < LOOSE_RATIO:
         out += (f" -- warning: ratio below {LOOSE_RATIO}: the bound is probably loose "
                 "(the optimum may be much nearer the solution)")
     return out
+
+
+def proven_optimum(details: Any) -> tuple[float, str] | None:
+    """(optimum, method) of the first run in `details["runs"]` (a certify's record) whose own
+    certificate is a proof of optimality, else None: the optimum is then known, and a low ratio
+    is the solution's, not the bound's."""
+    runs = details.get("runs") if isinstance(details, dict) else None
+    for r in runs or ():
+        cert = r.get("certificate") if isinstance(r, dict) else None
+        if (isinstance(cert, dict) and cert.get("proven_optimal")
+                and isinstance(cert.get("objective"), int | float)):
+            return float(cert["objective"]), str(r.get("algorithm"))
+    return None
 
 
 def verdict_of(cert: dict) -> str:
@@ -235,7 +274,8 @@ def verdict_of(cert: dict) -> str:
     return verdict_text(cert["certified"], cert.get("failures", ()), cert["proven_optimal"],
                         cert.get("ratio"), side, cert.get("status"),
                         _uncertified_why(cert["certified"], cert.get("feasible"),
-                                         cert.get("notes", ())))
+                                         cert.get("notes", ())),
+                        proven_optimum(cert.get("details")))
 
 
 def _uncertified_why(certified: bool, feasible: Any, notes: Any) -> str | None:

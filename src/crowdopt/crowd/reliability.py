@@ -36,8 +36,17 @@ COLUMNS = ["worker", "n", "correct", "accuracy", "variance", "score", "source"]
 class WorkerReliability:
     """Per-worker reliability estimates, aligned with `worker_ids`.
 
-    n: gold answers (or labels, for EM); correct: correct gold answers (-1 for EM);
-    accuracy: NaN when n == 0; variance and score: NaN when n < 2 or not from gold.
+    Attributes:
+        worker_ids: the workers' ids, in the label table's order.
+        n_classes: the number of classes L of the labels.
+        n: gold answers per worker (from EM: labels per worker).
+        correct: correct gold answers per worker; -1 where there is no gold count (EM), which
+            `to_rows` and every output write as empty (None, "-"), never as a count.
+        accuracy: estimated accuracy; NaN when n == 0.
+        variance: the unbiased variance of the accuracy (eq. 10); NaN when n < 2 or not from
+            gold.
+        score: Theorem 3's score G (eq. 25); NaN when n < 2 or not from gold.
+        source: "gold", or the aggregation method whose fit gave the accuracies.
     """
 
     worker_ids: np.ndarray
@@ -50,10 +59,16 @@ class WorkerReliability:
     source: str
 
     def to_rows(self) -> list[dict]:
-        """One dict per worker with the export columns (NaN -> None)."""
+        """One dict per worker with the export columns (NaN, and a count that does not exist,
+        -> None).
+
+        Returns:
+            `{"worker", "n", "correct", "accuracy", "variance", "score", "source"}` per worker.
+        """
         def num(x: float) -> float | None:
             return None if not np.isfinite(x) else float(x)
-        return [{"worker": wid, "n": int(n), "correct": int(c), "accuracy": num(a),
+        return [{"worker": wid, "n": int(n), "correct": int(c) if c >= 0 else None,
+                 "accuracy": num(a),
                  "variance": num(v), "score": num(s), "source": self.source}
                 for wid, n, c, a, v, s in zip(self.worker_ids.tolist(), self.n, self.correct,
                                               self.accuracy, self.variance, self.score,

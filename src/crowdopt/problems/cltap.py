@@ -460,8 +460,7 @@ SPEC = ProblemSpec.from_module(
                "correctness-based policy (Algorithm 1, digest 3.1)"),
         Method("cbp+ls", "fast", Lazy(_SOLVERS + "_cbp_ls"),
                "CBP then the Sec. 4.3 local search (its own budget: --search-time, default "
-               "2 s; a time limit only cuts it)",
-               time_limit=LS_DEFAULT_TIME),
+               "2 s; a time limit only cuts it)"),
         Method("cbp-phi", "fast", Lazy(_SOLVERS + "_cbp_phi"),
                "CBP ranking runs by average weight phi (digest B2)"),
         Method("alloc-lpt", "fast", Lazy(_SOLVERS + "_alloc_lpt"),
@@ -469,8 +468,7 @@ SPEC = ProblemSpec.from_module(
                "the neediest task (LPT)"),
         Method("best-of", "fast", Lazy(_SOLVERS + "_fast"),
                "best of all constructions, then local search until its budget (--search-time, "
-               "default 2 s; a time limit only cuts it) or a bound proves it optimal",
-               time_limit=LS_DEFAULT_TIME),
+               "default 2 s; a time limit only cuts it) or a bound proves it optimal"),
         Method("ta", "fast", Lazy(_SOLVERS + "_baseline", ("ta",)),
                "top annotators baseline (digest 3.7)"),
         Method("pa", "fast", Lazy(_SOLVERS + "_baseline", ("pa",)),

@@ -206,7 +206,7 @@ def _fast(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     limit = search_budget(opts)
     stats: dict = {}
     sol = fast_best_of(inst, time_limit=limit, seed=opts.seed, stats=stats, **_steps(opts))
-    return Outcome("feasible", sol, details=stats)
+    return Outcome("feasible", sol, details={**stats, "time_budget_s": limit})
 
 
 def _bound_outcome(res: CB.BoundResult) -> Outcome:
