@@ -148,7 +148,27 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     if options.time_limit is None and not options.no_time_limit and (
             m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
-    t0 = time.perf_counter()
+    # the limit's clock runs from the caller's start (the command line's: reading the instance
+    # counts) and the solver modules' imports count against it too
+    t0 = options.started if options.started is not None else time.perf_counter()
+    limit = options.time_limit
+    if m.kind != "fast":
+        _import_solvers(spec, m)
+    if limit is not None:
+        used = time.perf_counter() - t0
+        if limit - used < MIN_LEFT_S:
+            why = (f"the time limit ({limit:g} s) was used up before {m.algorithm} started "
+                   f"({used:.3g} s: reading, imports): no solution")
+            cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm,
+                                    status=Status.TIME_LIMIT, evaluation=None, bound=None,
+                                    bound_source=None, times={"total_s": used},
+                                    seed=options.seed, details={"message": why,
+                                                                "time_limit_s": limit},
+                                    problem_size=spec.size(instance))
+            return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                          status=Status.TIME_LIMIT, time_s=used, instance=instance,
+                          message=why, certificate=cert, details={"time_limit_s": limit})
+        options = dataclasses.replace(options, time_limit=limit - used)
     try:
         out = m.run(instance, options)
     except InputError:
@@ -182,7 +202,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     # a feasible value crosses is dropped with its proof, the best answer seen is kept
     t1 = time.perf_counter()
     v = verify_run(spec, instance, m.algorithm, status, out.solution, evaluation, out.bound,
-                   _source_of(m.algorithm, out.bound_source), floor, options)
+                   _source_of(m.algorithm, out.bound_source), floor,
+                   dataclasses.replace(options, time_limit=limit, started=t0))
     verify_s = time.perf_counter() - t1
     details = dict(out.details)
     if v.record:
@@ -221,6 +242,23 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                   evaluation=evaluation, details=details, instance=instance)
 
 
+MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
+
+
+def _import_solvers(spec: ProblemSpec, m: Method) -> None:
+    """Import what an exact or bound method runs on (its solver module, the problem's models,
+    Pyomo and HiGHS through them): done here, the imports count against its time limit."""
+    import importlib
+
+    from .problems.catalogue import Lazy
+
+    if isinstance(m.run, Lazy):
+        m.run.resolve()
+    if spec.models:
+        importlib.import_module(spec.models)
+    importlib.import_module("crowdopt.solvers.exact_runner")
+
+
 def _source_of(algorithm: str, bound_source: str | None) -> str:
     """A bound's name as comparisons print it: 'algorithm:source'."""
     return f"{algorithm}:{bound_source}" if bound_source else algorithm
@@ -237,7 +275,7 @@ def solver_floor(details: Any) -> float:
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
           presolve: bool | None = None, force: bool = False,
-          search_time: float | None = None) -> Result:
+          search_time: float | None = None, started: float | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
@@ -257,13 +295,17 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     presolve: force HiGHS presolve on/off (None = each model's own setting).
     search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and best-of;
         None = its default, 2 s); a time limit only cuts it.
+    started: the `time.perf_counter()` reading at which the limit's clock started (the
+        command line passes its own start: reading and imports count); None = this call.
 
     Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
     bound, gap, solution (typed, indices into the instance's arrays), certificate;
     `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve, search_time)
+    opts = dataclasses.replace(_options(time_limit, threads, seed, mip_rel_gap, presolve,
+                                        search_time), started=t0)
     force = _flag(force, "force")
     return run_method(spec, inst, spec.resolve(_method_name(method), inst, force), opts, force)
 
@@ -381,8 +423,10 @@ class _Clock:
     MIN_S = 0.05  # less than this left: the next method is skipped, not started
 
     def __init__(self, total: float | None, per_method: float | None,
-                 force: bool = False, no_method_limit: bool = False) -> None:
-        self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
+                 force: bool = False, no_method_limit: bool = False,
+                 t0: float | None = None) -> None:
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.total, self.per_method = total, per_method
         self.force = force  # run methods past their time guards
         self.no_method_limit = no_method_limit  # a per-method limit of a year or more
 
@@ -433,7 +477,8 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
             warmup: bool = True, total_time_limit: float | None = None,
-            force: bool = False, search_time: float | None = None) -> Comparison:
+            force: bool = False, search_time: float | None = None,
+            started: float | None = None) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -453,13 +498,16 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     force: run exact methods past their time guards too (under the time limits).
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve, search_time)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple) or not algorithms):
@@ -517,7 +565,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
             max_rounds: int | None = None, colgen_rounds: int | None = None,
-            search_time: float | None = None) -> Certificate:
+            search_time: float | None = None, started: float | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -543,6 +591,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         pricing rounds cost far more than the configuration LP's.
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -558,8 +608,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
                                                                  lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else real(started, "started")
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None
     provers = proof_order([m for m in spec.methods if m.kind in ("exact", "bound")])

@@ -256,15 +256,23 @@ def fast_net(spec: ProblemSpec, inst: Any, options: RunOptions, *,
              skip: Sequence[str] = (), point: PointCheck | None = None
              ) -> tuple[list[Candidate], list[dict]]:
     """Every fast method of the problem that applies (but those in `skip`), each plan a
-    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S. Returns
-    the candidates and a record per method."""
+    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S and what
+    is left of the run's limit (`options.started`, `time_limit`), none past it. Returns the
+    candidates and a record per method."""
     own = options.search_s if options.search_s is not None else NET_SEARCH_S
-    opts = RunOptions(seed=options.seed, search_s=min(own, NET_SEARCH_S),
+    left = math.inf
+    if options.time_limit is not None and options.started is not None:
+        left = options.time_limit - (time.perf_counter() - options.started)
+    opts = RunOptions(seed=options.seed, search_s=max(min(own, NET_SEARCH_S, left), 1e-3),
                       max_steps=options.max_steps)
     cands: list[Candidate] = []
     record: list[dict] = []
     for m in spec.methods:
         if m.kind != "fast" or m.algorithm in skip or m.refuses(inst, False):
+            continue
+        if left <= 0 and m.time_limit is not None:  # a search with no time left: the
+            record.append({"algorithm": m.algorithm, "kept": False,  # quick ones still run
+                           "why": "not run: the time limit was used up"})
             continue
         try:
             out = m.run(inst, opts)
