@@ -75,6 +75,8 @@ class CampaignMachine(RuleBasedStateMachine):
             kw["workers"] = WORKERS
         if policy == "lsol":
             kw["params"] = {"G1": 1.0}
+            budget = max(budget, len(WORKERS))  # the first decision asks every worker
+            self.budget = budget
         if policy == "cltap":
             kw["workers"] = {"u": [0.9, 0.7], "v": 0.8, "x": [0.6, 0.85]}
             budget = min(budget, 2 * len(WORKERS))  # at most one label per iteration
@@ -242,7 +244,7 @@ def test_the_machine_catches_a_store_that_pays_wrongly(monkeypatch, mutation):
             "any worker": lambda hs, worker: hs.pop(0) if hs else None}[mutation]
     monkeypatch.setattr(Campaign, "_pick", staticmethod(pick))
     with pytest.raises((AssertionError, BaseExceptionGroup)):
-        _run(examples=30, steps=20, derandomize=True, shrink=False)  # the first failure
+        _run(examples=100, steps=20, derandomize=True, shrink=False)  # the first failure
 
 
 def test_invalid_inputs_to_the_machine_rules_are_refused_not_crashes(tmp_path):

@@ -251,8 +251,8 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     reads = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-read")
     tokens = Tokens(reader)
     refreshing: list = []  # the token refresh in flight, shared by the requests that wait
-    if not writer.readonly:
-        register(db, webhooks or [])  # the endpoints new events are written for
+    if webhooks and not writer.readonly:
+        register(db, webhooks)  # added to the endpoints events are written for
     hooks = None
     if webhooks:
         hooks = Delivery(db, webhook_secret or b"", horizon=horizon or HORIZON)
@@ -266,16 +266,16 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
             raise Busy("the campaign is busy with other requests")
         return fn(*a)
 
-    writer.conn.execute("PRAGMA busy_timeout = 0")  # on the loop: never wait for the lock
+    writer.store.set_wait(0)  # on the loop: never wait for the lock
     backlog = [0]  # writes handed to the writer thread and not finished (touched on the loop)
 
     def waiting(fn, *a):
         """A write on the writer thread: it may wait WRITE_WAIT for other processes."""
-        writer.conn.execute(f"PRAGMA busy_timeout = {int(WRITE_WAIT * 1000)}")
+        writer.store.set_wait(WRITE_WAIT)
         try:
             return fn(*a)
         finally:
-            writer.conn.execute("PRAGMA busy_timeout = 0")
+            writer.store.set_wait(0)
 
     def small(body: Any) -> bool:
         """Whether a write body asks for little work (<= INLINE_ROWS queries or answers)."""
@@ -445,7 +445,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         lim = _int_param(request, "limit", EXPORT_LIMIT, 1_000_000)
         if what == "answers":
             rows = reader.answers(offset=off, limit=lim)
-            total = reader.conn.execute("SELECT count(*) FROM answers").fetchone()[0]
+            total = reader.answer_count()
             return {"what": what, "offset": off, "limit": lim, "total": total,
                     "answers": [{"item": i, "worker": w, "label": y} for i, w, y in rows]}
         header, rows = export_rows(reader, what)

@@ -269,7 +269,6 @@ def cmd_token(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- events
 def cmd_events(args: argparse.Namespace) -> int:
     """`crowdopt campaign events`: the webhook outbox: pending, delivered, failed."""
-    from ..campaign.core import StoreError
     from ..campaign.events import listing
     from ..cli import emit_json, format_table
 
@@ -278,9 +277,12 @@ def cmd_events(args: argparse.Namespace) -> int:
             raise InputError("DB", "a campaign file of schema 3 (open it once with a writing "
                              "command)", str(args.db))
         try:
-            doc = listing(camp.conn, args.state, args.limit)
-        except Exception as exc:  # sqlite3.Error: a damaged file
-            raise StoreError(f"campaign file {args.db}: {exc}") from None
+            doc = listing(camp.store, args.state, args.limit)
+        except Exception as exc:  # a damaged file, a store gone
+            err = camp.store.failure(exc)
+            if err is None:
+                raise
+            raise err from None
     t = doc["totals"]
     if args.json:
         emit_json(doc)
