@@ -113,6 +113,8 @@ CASES: list[tuple[tuple[str, ...], list[str]]] = [
     (("datasets", "verify"), ["bluebirds"]),
     (("campaign", "token"), ["{live}", "--role", "read", "-o", "{dir}/live.read"]),
     (("campaign", "events"), ["{live}"]),
+    (("campaign", "release"), ["{live}", "--worker", "w1"]),
+    (("campaign", "webhook"), ["add", "{live}", "http://127.0.0.1:9/hook"]),
     (("reproduce", "selection"), ["--sources", "fig2a", "--runs", "1", "--quiet",
                                   "-o", "{dir}/rep-selection"]),
     (("reproduce", "optkg"), ["--only", "dp", "--quiet", "-o", "{dir}/rep-optkg"]),

@@ -132,16 +132,21 @@ def from_summary(camp, applied: int, exhausted: bool, data: str | None) -> Polic
                        rel, lambda left: bool(exhausted), lsol)
 
 
-def _rates(times: np.ndarray, now: float, window: float = 600.0
-           ) -> tuple[float | None, float | None]:
-    """Answers per minute over the last `window` seconds (or since the first answer when
-    sooner), and the time of the last answer."""
+RATE_WINDOW = 600.0  # seconds the answer rate is counted over
+
+
+def _rates(times: np.ndarray, now: float, window: float = RATE_WINDOW
+           ) -> tuple[float | None, float | None, float | None, int]:
+    """Answers per minute over the last `window` seconds (or over the time since the first
+    answer when that is shorter), the time of the last answer, the window the rate is over
+    (seconds, at least 1) and the answers in it: nothing happening makes the rate fall, and
+    the window says over what."""
     if not times.size:
-        return None, None
+        return None, None, None, 0
     since = max(float(times.min()), now - window)
     n = int(np.count_nonzero(times >= since))
     span = max(now - since, 1.0)
-    return 60.0 * n / span, float(times.max())
+    return 60.0 * n / span, float(times.max()), span, n
 
 
 def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
@@ -236,7 +241,7 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
     left = camp.budget - spent - reserved
     done = (not n_open and not extra and n_ans - n_late == issued
             and ps.exhausted(camp.budget - spent))
-    rate, last = _rates(ps.time, now)
+    rate, last, span, in_window = _rates(ps.time, now)
     eta = None
     if not done and rate:
         eta = 60.0 * (max(left, 0) + n_open) / rate
@@ -252,7 +257,8 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
         "open": {"leased": n_leased, "expired": n_expired, "not_handed_out": waiting},
         "expired_leases": expired, "done": bool(done),
         "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
-        "answers_per_minute": rate, "last_answer_at": last, "eta_seconds": eta,
+        "answers_per_minute": rate, "rate_window_seconds": span,
+        "answers_in_window": in_window, "last_answer_at": last, "eta_seconds": eta,
         "confidence_histogram": _histogram(conf[labelled]),
         "mean_confidence": float(np.nanmean(conf[labelled])) if labelled.any() else None,
         "answer_agreement": float(hit.mean()) if n_ans else None,

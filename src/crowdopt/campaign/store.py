@@ -265,8 +265,9 @@ class CampaignStore:
         self._many("INSERT INTO workers (idx, id) VALUES (?, ?)", rows)
 
     def pairs(self) -> list[tuple[int, int]]:
-        """The allowed (item, worker) pairs (empty: all)."""
-        return [tuple(r) for r in self._x("SELECT item, worker FROM pairs")]
+        """The allowed (item, worker) pairs (empty: all), in order."""
+        return [tuple(r) for r in self._x("SELECT item, worker FROM pairs ORDER BY item, "
+                                          "worker")]
 
     # ---------------------------------------------------------------- the log
     def decisions_after(self, seq: int) -> list[tuple]:
@@ -382,6 +383,16 @@ class CampaignStore:
         """(item, worker, label, late, recorded_at) of every answer in event order."""
         return self._all("SELECT item, worker, label, CASE WHEN query IS NULL THEN 1 ELSE 0 "
                          "END, recorded_at FROM answers ORDER BY seq")
+
+    def paid_answers(self) -> list[tuple]:
+        """The audit of the money: (seq, item id, worker id, label index, late, hand-out id,
+        hand-out worker, handed_at, late_until, recorded_at) of every answer, in event order
+        (hand-out columns None for an answer that names none: there must be none)."""
+        return self._all("SELECT a.seq, i.id, w.id, a.label, CASE WHEN a.query IS NULL THEN 1 "
+                         "ELSE 0 END, a.handout, h.worker, h.handed_at, h.late_until, "
+                         "a.recorded_at FROM answers a LEFT JOIN handouts h ON h.id = a.handout "
+                         "JOIN workers w ON w.idx = a.worker JOIN items i ON i.idx = a.item "
+                         "ORDER BY a.seq")
 
     # ---------------------------------------------------------------- status summary
     def log_counts(self, applied: int | None) -> tuple[int, int, int]:
@@ -520,7 +531,7 @@ class CampaignStore:
         """Registered endpoints with pending deliveries."""
         return [r[0] for r in self._x(
             "SELECT DISTINCT o.endpoint FROM outbox o JOIN endpoints p ON p.id = o.endpoint "
-            "WHERE o.state = 'pending' AND p.active = 1")]
+            "WHERE o.state = 'pending' AND p.active = 1 ORDER BY o.endpoint")]
 
     def next_due(self, endpoint: int, after: int) -> float | None:
         """When the first pending delivery of `endpoint` after event `after` is due."""
@@ -1059,6 +1070,15 @@ def default_name(target: str | os.PathLike) -> str:
 
         return parse_url(str(target))[1]
     return Path(target).name
+
+
+def sidecar(target: str | os.PathLike, suffix: str) -> Path:
+    """Where the files that go with a campaign live (its token files `.token` and
+    `.read-token`, the webhook key `.webhook-secret`): beside a campaign file (`DB.token`);
+    for a PostgreSQL campaign NAME, in the current folder (`NAME.token`)."""
+    if is_url(target):
+        return Path(default_name(target) + suffix)
+    return Path(str(target) + suffix)
 
 
 def describe(target: str | os.PathLike) -> str:

@@ -45,6 +45,8 @@ COMMAND_SCHEMAS: dict[tuple[str, ...], str] = {
     ("datasets", "verify"): "datasets",
     ("campaign", "token"): "campaign-token",
     ("campaign", "events"): "campaign-events",
+    ("campaign", "release"): "campaign-release",
+    ("campaign", "webhook"): "campaign-webhook",
     ("reproduce", "lsol"): "reproduction",
     ("reproduce", "optkg"): "reproduction",
     ("reproduce", "selection"): "reproduction",
