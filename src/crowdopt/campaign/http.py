@@ -246,14 +246,19 @@ class App:
 
 class Checkpoints:
     """The SQLite file's WAL checkpoints on a thread of their own, every `every` seconds (and
-    at `close`): the server's writer connection never checkpoints, so no fsync ever runs on
-    the event loop, where the small writes are committed. `count`: checkpoints made."""
+    at `close`): the server's writer connection never checkpoints, and the WAL is started
+    over by this thread (`SqliteStore.checkpoint`), so no fsync ever runs on the event loop,
+    where the small writes are committed. The loop writes only while it holds `lock`, which a
+    checkpoint holds from its start to the WAL's restart (else the loop may write the first
+    frame of the restarted WAL, and sync it). `count`: checkpoints made."""
 
     def __init__(self, db: str, every: float = CHECKPOINT_EVERY):
         import threading
 
-        self.st = store.open_store(db)
+        self.st = store.open_store(db, busy_timeout=WRITE_WAIT)
         self.every, self.count = every, 0
+        self.lock = threading.Lock()
+        self._checkpoint()  # a WAL started here, before the loop's first write
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="crowdopt-checkpoint",
                                        daemon=True)
@@ -265,7 +270,8 @@ class Checkpoints:
 
     def _checkpoint(self) -> None:
         try:
-            self.st.checkpoint()
+            with self.lock:
+                self.st.checkpoint()
             self.count += 1
         except Exception as exc:  # noqa: BLE001 - a busy file: the next round does it
             print(f"checkpoint: {self.st.failure(exc) or exc}", file=sys.stderr, flush=True)
@@ -364,11 +370,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         millisecond or two: handing it to a thread would cost more than the call, as the
         two threads then trade the interpreter lock); otherwise on the writer thread, in
         order, waiting at most WRITE_WAIT."""
-        if inline and not backlog[0] and small(body):
+        if inline and not backlog[0] and small(body) and checkpoints.lock.acquire(False):
             try:
                 return fn(body, role, request)
             except Busy:  # another process holds the write lock: nothing was changed
                 pass
+            finally:
+                checkpoints.lock.release()
         backlog[0] += 1
         job = writes.submit(queued, time.monotonic(), waiting, fn, body, role, request)
         # counted down on the loop once the thread is done with it (not when this request

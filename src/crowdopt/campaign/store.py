@@ -962,8 +962,23 @@ class SqliteStore(CampaignStore):
         self.conn.execute("PRAGMA wal_autocheckpoint = 0")
 
     def checkpoint(self) -> None:
-        """A passive WAL checkpoint (it never waits for readers or writers)."""
-        self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        """A passive WAL checkpoint (it never waits for readers or writers); when it copied
+        every frame, the WAL is started over by a write of this connection: the first
+        frame after a complete checkpoint syncs the WAL's header, and that sync is then
+        made here, not by whichever writer comes next (a server's event loop)."""
+        busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or done != log:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            # a write that changes a page (the header's user_version, unused otherwise:
+            # SQLite skips an UPDATE that rewrites a value unchanged, and writes no frame)
+            (v,) = self.conn.execute("PRAGMA user_version").fetchone()
+            self.conn.execute(f"PRAGMA user_version = {(int(v) + 1) % 1_000_000}")
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.rollback()
+            raise
 
 
 def open_sqlite(path: str | os.PathLike, *, readonly: bool | None,
