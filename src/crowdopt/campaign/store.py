@@ -111,7 +111,8 @@ class CampaignStore:
         self.conn = conn  # the DB-API connection (tests and tools only)
         self.location = location  # a Path (SQLite) or the URL without its password
         self.readonly = readonly
-        self.trace: Callable[[str], None] | None = None  # called before every statement
+        # called before every statement run (each row of a batch): tests kill a process there
+        self.trace: Callable[[str], None] | None = None
 
     # ---------------------------------------------------------------- plumbing
     def _sql(self, sql: str) -> str:
@@ -126,7 +127,8 @@ class CampaignStore:
         rows = list(rows)
         if rows:
             if self.trace is not None:
-                self.trace(sql)
+                for _ in rows:  # one call per statement run, as SQLite's trace callback
+                    self.trace(sql)
             self._executemany(self._sql(sql), rows)
 
     def _executemany(self, sql: str, rows: list) -> None:
