@@ -503,6 +503,10 @@ class CampaignStore:
                    [(eid, e, now) for e in endpoints])
         return eid
 
+    def event_bodies(self) -> list[str]:
+        """The JSON body of every event, in order (what the receivers must have got)."""
+        return [r[0] for r in self._x("SELECT body FROM events ORDER BY id")]
+
     def has_event(self, kind: str) -> bool:
         """Whether an event of `kind` was written."""
         return self._one("SELECT 1 FROM events WHERE kind = ? LIMIT 1", (kind,)) is not None
