@@ -563,6 +563,7 @@ class Campaign:
             self._buf_dec, self._buf_q = [], []
             if self._dirty:  # memory may be ahead of the store: rebuild on the next call
                 self._mem = None
+                self._workers = None  # (workers registered by the rolled-back write too)
             err = st.failure(exc)
             if err is not None:  # locked too long, read-only, disk full, damaged, gone
                 raise err from None
