@@ -1104,7 +1104,8 @@ class Campaign:
                 if qid is not None:
                     upd.append(qid)
             self.store.store_answers(ins, upd, void, used)
-            self._load_workers()
+            if new_workers:  # (others' workers came with their answers, in the catch-up)
+                self._load_workers()
             spent0 = mem.log.n
             for t, s_ in zip(todo, seqs):
                 qid, item, w, label, _, _ = t

@@ -186,6 +186,7 @@ class PostgresStore(CampaignStore):
         self._version: int | None = None
         self._pipe: Any = None
         self._head: tuple | None = None
+        self._summary_last: int | None = None  # the last summary id, under the lock
         self._connect()
 
     # ---------------------------------------------------------------- plumbing
@@ -252,7 +253,7 @@ class PostgresStore(CampaignStore):
         REPEATABLE READ, READ ONLY snapshot."""
         if self.conn.closed or self.conn.broken:
             self._connect()  # the server restarted, the network broke: a new session
-        self._head = None
+        self._head, self._summary_last = None, None
         if not write:
             self._x("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return
@@ -262,12 +263,13 @@ class PostgresStore(CampaignStore):
             self._x("BEGIN")
             return
         self._x("BEGIN")
-        self._head = tuple(self._one("SELECT seq, summary_seq, endpoints_rev FROM campaign "
-                                     "FOR UPDATE"))
+        *head, last = self._one("SELECT seq, summary_seq, endpoints_rev, (SELECT "
+                                "coalesce(max(id), 0) FROM summary) FROM campaign FOR UPDATE")
+        self._head, self._summary_last = tuple(head), last
 
     def commit(self) -> None:
         """`COMMIT` (the pipeline's writes are sent with it)."""
-        self._head = None
+        self._head, self._summary_last = None, None
         self._x("COMMIT")
         pipe, self._pipe = self._pipe, None
         if pipe is not None:
@@ -275,7 +277,7 @@ class PostgresStore(CampaignStore):
 
     def rollback(self) -> None:
         """`ROLLBACK` of the open transaction (nothing when the connection is gone)."""
-        self._head = None
+        self._head, self._summary_last = None, None
         pipe, self._pipe = self._pipe, None
         psycopg = _psycopg()
         try:
@@ -325,13 +327,22 @@ class PostgresStore(CampaignStore):
         return tuple(self._one("SELECT seq, summary_seq, endpoints_rev FROM campaign"))
 
     def append_summary(self, rows: list[tuple]) -> None:
-        """Append summary rows, numbered after the last (under the campaign's lock)."""
-        last = self.summary_last_id()
+        """Append summary rows, numbered after the last (read with the campaign's lock, and
+        counted on from there: this writer alone appends until its commit)."""
+        last = self._summary_last if self._summary_last is not None else \
+            self.summary_last_id()
         self._many("INSERT INTO summary (id, kind, idx, x, y, z) VALUES (?, ?, ?, ?, ?, ?)",
                    [(last + n, *r) for n, r in enumerate(rows, 1)])
+        self._summary_last = last + len(rows)
+
+    def clear_summary(self) -> None:
+        """Drop every summary row (a whole summary follows, numbered from 1)."""
+        super().clear_summary()
+        self._summary_last = 0 if self._pipe is not None else None
 
     def compact_summary(self) -> None:
         """Keep the last summary row of each item and worker, renumbered from 1."""
+        self._summary_last = None
         self._x("CREATE TEMP TABLE summary_keep ON COMMIT DROP AS SELECT s.* FROM summary s "
                 "JOIN (SELECT max(id) AS id FROM summary GROUP BY kind, idx) m ON m.id = s.id")
         self._x("DELETE FROM summary")
@@ -383,7 +394,7 @@ def create_postgres(url: str, fill: Callable[[CampaignStore], None]) -> None:
         st = PostgresStore.__new__(PostgresStore)
         CampaignStore.__init__(st, conn, label, False)
         st.conninfo, st.campaign, st.schema = conninfo, name, schema
-        st._version, st._pipe, st._head = FIRST_VERSION, None, None
+        st._version, st._pipe, st._head, st._summary_last = FIRST_VERSION, None, None, None
         fill(st)
         conn.execute("COMMIT")
     except BaseException as exc:
