@@ -22,7 +22,7 @@ pytest.importorskip("uvicorn")
 from crowdopt.campaign import Campaign, TableOracle  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
-from campaign_db import STORES, is_pg, sidecar  # noqa: E402
+from campaign_db import STORES, STORES_SOAK, is_pg, sidecar  # noqa: E402
 from test_campaign import binary_table, caps_of  # noqa: E402
 
 
@@ -176,7 +176,7 @@ def cli(*argv: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+@pytest.mark.parametrize("campaign_at", STORES_SOAK, indirect=True)
 def test_tokens_roles_worker_tokens_and_rotation(server, tmp_path):
     base, tok, _, db = server
     read_file = sidecar(db, ".read-token", tmp_path)

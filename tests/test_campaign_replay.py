@@ -20,7 +20,7 @@ from crowdopt.campaign import Campaign
 from crowdopt.crowd.datasets import load_table
 
 sys.path.insert(0, str(Path(__file__).parent))
-from campaign_db import STORES  # noqa: E402
+from campaign_db import STORES_SOAK  # noqa: E402
 from test_campaign import gold_dict, lsol_trace, replay_accuracy, replay_trace  # noqa: E402
 
 DRIVER = r"""
@@ -104,7 +104,7 @@ def test_rte_optkg_campaign_equals_replay_through_kills(tmp_path, monkeypatch, d
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+@pytest.mark.parametrize("campaign_at", STORES_SOAK, indirect=True)
 def test_rte_heterogeneous_campaign_equals_replay_through_a_kill(tmp_path, monkeypatch,
                                                                  data_dir, campaign_at):
     table, gold = load_table("rte")

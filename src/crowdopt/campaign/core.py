@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CrowdoptError, InputError
-from . import store
+from . import store, stores
 from .store import Busy, StoreError
 
 
@@ -342,8 +342,8 @@ class Campaign:
         from . import caps as ccaps
         from . import io as cio
 
-        target: Any = path if store.is_url(path) else Path(path)
-        if not store.is_url(path) and os.path.lexists(target):  # a dangling symlink too
+        target: Any = path if stores.is_url(path) else Path(path)
+        if not stores.is_url(path) and os.path.lexists(target):  # a dangling symlink too
             raise InputError("DB", "a new file (init never overwrites)", str(target))
         if policy not in dv.POLICIES:
             raise InputError("--policy", f"one of {', '.join(dv.POLICIES)}", policy)
@@ -355,7 +355,7 @@ class Campaign:
             raise InputError("--seed", "an integer >= 0", seed)
         from ..version import __version__  # package metadata: read only here
 
-        name = store.default_name(path) if name is None else cio.text_id(name, "--name")
+        name = stores.default_name(path) if name is None else cio.text_id(name, "--name")
         limits = ccaps.merge(ccaps.DEFAULT, caps or {})
 
         item_rows = cio.read_items(items)
@@ -405,7 +405,7 @@ class Campaign:
                  for j, r in enumerate(worker_rows)],
                 None if pair_idx is None else [tuple(map(int, p)) for p in pair_idx])
 
-        store.create_store(target, fill)
+        stores.create_store(target, fill)
         camp = cls.open(target)
         camp.new_tokens = tokens
         # cltap: the whole plan is decided offline: log it now; every policy: the summary
@@ -420,7 +420,7 @@ class Campaign:
         a PostgreSQL URL (`readonly`: a read-only session). Status, queries, answers and
         exports work read-only; next/record refuse. A write waits at most `busy_timeout`
         seconds for another writer (then `Busy`, nothing changed)."""
-        st = store.open_store(path, readonly=readonly, busy_timeout=busy_timeout)
+        st = stores.open_store(path, readonly=readonly, busy_timeout=busy_timeout)
         try:
             return cls(st)
         except BaseException as exc:

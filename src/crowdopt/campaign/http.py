@@ -58,7 +58,7 @@ from typing import Any
 from ..errors import CrowdoptError, InputError
 from ..validate import json_int
 from . import caps as ccaps
-from . import store
+from . import store, stores
 from .core import Busy, Campaign, StoreError
 from .page import CSP
 
@@ -255,7 +255,7 @@ class Checkpoints:
     def __init__(self, db: str, every: float = CHECKPOINT_EVERY):
         import threading
 
-        self.st = store.open_store(db, busy_timeout=WRITE_WAIT)
+        self.st = stores.open_store(db, busy_timeout=WRITE_WAIT)
         self.every, self.count = every, 0
         self.lock = threading.Lock()
         self._checkpoint()  # a WAL started here, before the loop's first write
@@ -613,7 +613,7 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
         from .webhooks import check_urls, load_secret
 
         check_urls(webhooks)
-        secret = load_secret(webhook_secret_file or store.sidecar(db, ".webhook-secret"))
+        secret = load_secret(webhook_secret_file or stores.sidecar(db, ".webhook-secret"))
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
     try:
@@ -632,14 +632,14 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
     # not sit behind several write requests' time slices
     sys.setswitchinterval(0.001)
     scheme = "https" if certfile else "http"
-    where = store.describe(db)
+    where = stores.describe(db)
     if not certfile and not _loopback(host):
         print(f"warning: serving {where} on {host} over plain HTTP: bearer tokens and answers "
               "travel unencrypted; use --certfile/--keyfile or a TLS proxy", file=sys.stderr,
               flush=True)
     print(f"serving {where} on {scheme}://{host}:{real_port} (status page at /, POST /next "
           f"/record /release, GET /status /export; tokens in "
-          f"{store.sidecar(db, '.token')} and {store.sidecar(db, '.read-token')})", flush=True)
+          f"{stores.sidecar(db, '.token')} and {stores.sidecar(db, '.read-token')})", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False,
                             ssl_certfile=certfile, ssl_keyfile=keyfile)
     server = uvicorn.Server(config)

@@ -3,9 +3,9 @@ campaign is one of its methods) and its default, the SQLite file.
 
 A campaign target names the store: a file path (`SqliteStore`: one file, nothing to start) or
 `postgresql://[user[:password]@]host[:port]/db?campaign=NAME` (`store_postgres.PostgresStore`:
-many campaigns per database, several servers on one campaign). `open_store` and `create_store`
-take either; `Campaign`, the HTTP service, the report, the events and the webhooks use only the
-methods below, never a connection.
+many campaigns per database, several servers on one campaign); `stores.open_store` and
+`stores.create_store` take either. `Campaign`, the HTTP service, the report, the events and the
+webhooks use only the methods below, never a connection.
 
 The tables (the same in both stores; the SQLite file reached them through the migrations):
 
@@ -1056,56 +1056,3 @@ def create_sqlite(path: Path, fill: Callable[[CampaignStore], None]) -> None:
         for suffix in ("", "-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
         raise
-
-
-# ----------------------------------------------------------------------------- either
-def open_store(target: str | os.PathLike, *, readonly: bool | None = None,
-               busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> CampaignStore:
-    """The store of an existing campaign: a SQLite file (migrated in place; `readonly`,
-    default: when the file or its folder may not be written, opens it `mode=ro`) or a
-    PostgreSQL URL (`postgresql://host/db?campaign=NAME`). A write waits at most
-    `busy_timeout` seconds for another writer (then `Busy`, nothing changed)."""
-    if is_url(target):
-        from .store_postgres import open_postgres
-
-        return open_postgres(str(target), readonly=bool(readonly), busy_timeout=busy_timeout)
-    return open_sqlite(target, readonly=readonly, busy_timeout=busy_timeout)
-
-
-def create_store(target: str | os.PathLike, fill: Callable[[CampaignStore], None]) -> None:
-    """Create a new campaign at `target` (refused when one is there), filled by `fill` in
-    the creating transaction: the campaign appears complete or not at all."""
-    if is_url(target):
-        from .store_postgres import create_postgres
-
-        create_postgres(str(target), fill)
-    else:
-        create_sqlite(Path(target), fill)
-
-
-def default_name(target: str | os.PathLike) -> str:
-    """The name a campaign gets when init gives none: the file's name (never its folder),
-    the URL's campaign."""
-    if is_url(target):
-        from .store_postgres import parse_url
-
-        return parse_url(str(target))[1]
-    return Path(target).name
-
-
-def sidecar(target: str | os.PathLike, suffix: str) -> Path:
-    """Where the files that go with a campaign live (its token files `.token` and
-    `.read-token`, the webhook key `.webhook-secret`): beside a campaign file (`DB.token`);
-    for a PostgreSQL campaign NAME, in the current folder (`NAME.token`)."""
-    if is_url(target):
-        return Path(default_name(target) + suffix)
-    return Path(str(target) + suffix)
-
-
-def describe(target: str | os.PathLike) -> str:
-    """A campaign target as shown to its admin (a URL without its password)."""
-    if is_url(target):
-        from .store_postgres import redact
-
-        return redact(str(target))
-    return str(target)

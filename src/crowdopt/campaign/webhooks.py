@@ -35,7 +35,7 @@ import urllib.parse
 from pathlib import Path
 
 from ..errors import InputError
-from . import store
+from . import store, stores
 
 BACKOFF, BACKOFF_MAX = 0.5, 30.0  # seconds: the first retry, the longest wait
 HORIZON = 86400.0  # seconds an event is retried (24 h)
@@ -77,7 +77,7 @@ def sign(secret: bytes, body: bytes) -> str:
 
 
 def _change_endpoints(db: str | os.PathLike, fn) -> list[str]:
-    st = store.open_store(db)
+    st = stores.open_store(db)
     try:
         st.begin(True)
         out = fn(st)
@@ -158,7 +158,7 @@ class Delivery:
 
     def pending(self) -> int:
         """Deliveries still pending for the registered endpoints (tests)."""
-        st = store.open_store(self.db, readonly=True)
+        st = stores.open_store(self.db, readonly=True)
         try:
             return st.pending_deliveries()
         finally:
@@ -166,7 +166,7 @@ class Delivery:
 
     # ---------------------------------------------------------------- threads
     def _run(self) -> None:
-        conn = store.open_store(self.db, busy_timeout=5.0)
+        conn = stores.open_store(self.db, busy_timeout=5.0)
         try:
             while True:
                 with self.cv:

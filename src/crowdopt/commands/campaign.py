@@ -87,7 +87,7 @@ def cmd_init(args: argparse.Namespace) -> int:
                          f"an option of policy {args.policy} ({', '.join(keys) or 'none'})",
                          given[wrong[0]])
     from ..campaign import caps as ccaps
-    from ..campaign.store import describe, sidecar
+    from ..campaign.stores import describe, sidecar
 
     token_file = sidecar(args.db, ".token")
     read_file = sidecar(args.db, ".read-token")
@@ -253,7 +253,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- token
 def cmd_token(args: argparse.Namespace) -> int:
     """`crowdopt campaign token`: make or rotate a bearer token."""
-    from ..campaign.store import sidecar
+    from ..campaign.stores import sidecar
     from ..cli import emit_json
     from ..files import check_target
 
@@ -303,18 +303,20 @@ def cmd_webhook(args: argparse.Namespace) -> int:
     from ..cli import emit_json
 
     if args.change == "add":
-        register(args.db, args.urls)
-        changed = list(args.urls)
+        register(args.db, [args.url])
+        changed = [args.url]
     else:
-        changed = unregister(args.db, args.urls)
+        changed = unregister(args.db, [args.url])
     doc = {"action": args.change, "urls": changed}
     if args.json:
         emit_json(doc)
     elif args.change == "add":
-        print(f"registered {len(changed)} endpoints: every event from now on is delivered to "
-              "them by the servers started with --webhook")
+        print(f"registered {args.url}: every event from now on is delivered to it by the "
+              "servers started with --webhook")
+    elif changed:
+        print(f"removed {args.url} (no event is written for it any more)")
     else:
-        print(f"removed {len(changed)} endpoints (no event is written for them any more)")
+        print(f"{args.url} was not registered: nothing to remove")
     return 0
 
 
@@ -607,15 +609,24 @@ def register(cli) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(func=cmd_release)
 
-    p = sub.add_parser("webhook", help="register or remove webhook endpoints",
-                       description="add URL...: every event written from now on (answers, "
-                       "budget thresholds, done) gets a delivery to each URL, made by the "
-                       "servers started with --webhook (one server per endpoint at a time). "
-                       "remove URL...: no event is written for it any more (pending ones stay "
-                       "listed by `campaign events`). A server started without --webhook "
-                       "changes no endpoint.")
-    p.add_argument("change", choices=("add", "remove"), help="add or remove")
-    p.add_argument("db", metavar="DB", help=DB_HELP)
-    p.add_argument("urls", nargs="+", metavar="URL", help="http(s)://host/path")
-    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    p.set_defaults(func=cmd_webhook)
+    p = sub.add_parser("webhook", help="register or remove a webhook endpoint",
+                       description="Webhook endpoints are registered and removed explicitly; "
+                       "a server started without --webhook changes none.")
+    wsub = p.add_subparsers(dest="change", metavar="ACTION", parser_class=_Parser)
+
+    def webhook_help(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+    p.set_defaults(func=webhook_help)
+    for change, what in (
+            ("add", "every event written from now on (answers, budget thresholds, done) gets a "
+                    "delivery to URL, made by the servers started with --webhook (one server "
+                    "per endpoint at a time)"),
+            ("remove", "no event is written for URL any more (its pending ones stay listed by "
+                       "`campaign events`)")):
+        q = wsub.add_parser(change, help=f"{change} an endpoint", description=what[0].upper()
+                            + what[1:] + ".")
+        q.add_argument("db", metavar="DB", help=DB_HELP)
+        q.add_argument("url", metavar="URL", help="http(s)://host/path")
+        q.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        q.set_defaults(func=cmd_webhook)
