@@ -263,9 +263,10 @@ class PostgresStore(CampaignStore):
             self._x("BEGIN")
             return
         self._x("BEGIN")
-        *head, last = self._one("SELECT seq, summary_seq, endpoints_rev, (SELECT "
-                                "coalesce(max(id), 0) FROM summary) FROM campaign FOR UPDATE")
-        self._head, self._summary_last = tuple(head), last
+        # (only the locked row's own columns: a subquery here would read the snapshot taken
+        # before the lock was waited for, not what the writer before committed)
+        self._head = tuple(self._one("SELECT seq, summary_seq, endpoints_rev FROM campaign "
+                                     "FOR UPDATE"))
 
     def commit(self) -> None:
         """`COMMIT` (the pipeline's writes are sent with it)."""
@@ -327,7 +328,7 @@ class PostgresStore(CampaignStore):
         return tuple(self._one("SELECT seq, summary_seq, endpoints_rev FROM campaign"))
 
     def append_summary(self, rows: list[tuple]) -> None:
-        """Append summary rows, numbered after the last (read with the campaign's lock, and
+        """Append summary rows, numbered after the last (read after the campaign's lock, and
         counted on from there: this writer alone appends until its commit)."""
         last = self._summary_last if self._summary_last is not None else \
             self.summary_last_id()
