@@ -142,7 +142,9 @@ def test_solve_model_runs_the_registered_settings_and_passes():
     r = crowdopt.solve_model(ws, crowdopt.build_model(ws, "milp-a"))
     for key in ("lp_integral", "second_pass", "presolve", "k"):
         assert r.details[key] == reg.details[key], key
-    assert r.details["route"] == "model" and reg.details["route"] == "arrays"
+    # the model's registered part is emitted as arrays, as solve() does (nothing was added)
+    assert r.details["route"] == "mixed" and reg.details["route"] == "arrays"
+    assert r.details["compiled"] == {"rows": 0, "columns": 0}
     olas = FROM_ARRAYS["olas-select"]()
     reg = crowdopt.solve(olas, "lp-prefix")
     r = crowdopt.solve_model(olas, crowdopt.build_model(olas, "lp-prefix"))

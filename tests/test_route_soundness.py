@@ -43,6 +43,9 @@ REL = 1e-7
 PROBLEMS = ("olas-assign", "olas-select", "labeler-set", "worker-select", "cltap")
 REGISTERED = ("solve", "compare", "certify")  # routes on the problem as given
 MODEL_ROUTES = ("model-unchanged", "model-rows", "model-objective")
+# a formulation with an array emitter: rows added without walking the model keep its registered
+# part unbuilt, solved emitted + additions compiled (the mixed route)
+MIXED = "model-mixed"
 
 
 # ----------------------------------------------------------------------------- instances
@@ -146,6 +149,21 @@ def objective_rows(m: pyo.ConcreteModel, value: float, rng: np.random.Generator)
     return f"objective <= {c} V"
 
 
+def decision_rows(m: pyo.ConcreteModel, value: float, rng: np.random.Generator) -> str:
+    """Rows over the decision variable's entries (named from its index set, so the model is not
+    walked: the mixed route), a new binary gating some of them, and a cap on their count."""
+    var = next(getattr(m, n) for n in ("s", "y", "z") if getattr(m, n, None) is not None)
+    keys = list(var.index_set())
+    k = min(len(keys), int(rng.integers(1, 5)))
+    pick = [keys[int(i)] for i in rng.choice(len(keys), k, replace=False)]
+    m.user_w = pyo.Var(domain=pyo.Binary)
+    m.user_gate = pyo.Constraint(range(k), rule=lambda m, i: var[pick[i]] <= m.user_w)
+    cap = int(rng.integers(0, k + 1))
+    m.user_cap = pyo.Constraint(expr=sum(var[p] for p in pick) <= cap + m.user_w)
+    m.user_off = pyo.Constraint(expr=m.user_w <= int(rng.integers(0, 2)))
+    return f"{k} entries gated by w, at most {cap} + w of them"
+
+
 def wide_objective(m: pyo.ConcreteModel, value: float, rng: np.random.Generator) -> str:
     """The objective x 10^k plus a term 10^j x (a variable), k and j far apart."""
     obj = next(m.component_data_objects(pyo.Objective, active=True))
@@ -211,12 +229,17 @@ def run_case(problem: str, route: str, method: str, inst: object,
     if base.objective is None or not math.isfinite(base.objective):
         return None
     m = crowdopt.build_model(inst, method)
-    change = objective_rows if route == "model-rows" else wide_objective
+    change = {"model-rows": objective_rows, MIXED: decision_rows}.get(route, wide_objective)
     what = change(m, float(base.objective), rng)
+    if route == MIXED:  # solved first: the witnesses' MPS writer walks (builds) the model
+        r = crowdopt.solve_model(inst, m, time_limit=30)
+        assert r.details["route"] == "mixed", r.details["route"]
+        wit, scale = witnesses(m)
+    else:
+        wit, scale = witnesses(m)
+        r = crowdopt.solve_model(inst, m, time_limit=30)
     sense = "max" if next(m.component_data_objects(pyo.Objective, active=True)).sense == \
         pyo.maximize else "min"
-    wit, scale = witnesses(m)
-    r = crowdopt.solve_model(inst, m, time_limit=30)
     own = r.details.get("model", {})
     floor = float(r.details.get("objective_unit") or 0.0) * 1e-8
     claims = [(bool(own.get("proven")), own.get("objective"), own.get("bound"), sense, floor)]
@@ -248,9 +271,13 @@ def pairs() -> list[tuple[str, str, str]]:
     """Every (problem, route, method): the registered routes once per problem (method
     'exact'), the model routes per exact method with a model."""
     out = []
+    from crowdopt.api import _formulations
+
     for p in PROBLEMS:
         out += [(p, route, "exact") for route in REGISTERED]
         out += [(p, route, m) for m in get_problem(p).builders() for route in MODEL_ROUTES]
+        spec = get_problem(p)
+        out += [(p, MIXED, m) for m, f in _formulations(spec).items() if f.emit is not None]
     return out
 
 
@@ -279,7 +306,7 @@ def assert_sound(cases: list[Case], at_least: int) -> None:
 
 
 def test_every_route_is_sound_on_the_sample():
-    """`make test`'s sample: one case per (problem, route, method), 45 cases."""
+    """`make test`'s sample: one case per (problem, route, method), 48 cases."""
     cases = campaign(1, seed=0)
     assert len({(c.problem, c.route, c.method) for c in cases}) == len(pairs())
     assert_sound(cases, at_least=len(pairs()))

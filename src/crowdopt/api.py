@@ -26,6 +26,7 @@ from typing import Any
 
 from .errors import CrowdoptError, InputError, SolverError
 from .instances import load_instance
+from .models.snapshot import peeking
 from .registry import (
     MILP_DEFAULT_TIME,
     Method,
@@ -148,7 +149,27 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     if options.time_limit is None and not options.no_time_limit and (
             m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
-    t0 = time.perf_counter()
+    # the limit's clock runs from the caller's start (the command line's: reading the instance
+    # counts) and the solver modules' imports count against it too
+    t0 = options.started if options.started is not None else time.perf_counter()
+    limit = options.time_limit
+    if m.kind != "fast":
+        _import_solvers(spec, m)
+    if limit is not None:
+        used = time.perf_counter() - t0
+        if limit - used < MIN_LEFT_S:
+            why = (f"the time limit ({limit:g} s) was used up before {m.algorithm} started "
+                   f"({used:.3g} s: reading, imports): no solution")
+            cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm,
+                                    status=Status.TIME_LIMIT, evaluation=None, bound=None,
+                                    bound_source=None, times={"total_s": used},
+                                    seed=options.seed, details={"message": why,
+                                                                "time_limit_s": limit},
+                                    problem_size=spec.size(instance))
+            return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                          status=Status.TIME_LIMIT, time_s=used, instance=instance,
+                          message=why, certificate=cert, details={"time_limit_s": limit})
+        options = dataclasses.replace(options, time_limit=limit - used)
     try:
         out = m.run(instance, options)
     except InputError:
@@ -182,7 +203,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     # a feasible value crosses is dropped with its proof, the best answer seen is kept
     t1 = time.perf_counter()
     v = verify_run(spec, instance, m.algorithm, status, out.solution, evaluation, out.bound,
-                   _source_of(m.algorithm, out.bound_source), floor, options)
+                   _source_of(m.algorithm, out.bound_source), floor,
+                   dataclasses.replace(options, time_limit=limit, started=t0))
     verify_s = time.perf_counter() - t1
     details = dict(out.details)
     if v.record:
@@ -221,6 +243,23 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                   evaluation=evaluation, details=details, instance=instance)
 
 
+MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
+
+
+def _import_solvers(spec: ProblemSpec, m: Method) -> None:
+    """Import what an exact or bound method runs on (its solver module, the problem's models,
+    Pyomo and HiGHS through them): done here, the imports count against its time limit."""
+    import importlib
+
+    from .problems.catalogue import Lazy
+
+    if isinstance(m.run, Lazy):
+        m.run.resolve()
+    if spec.models:
+        importlib.import_module(spec.models)
+    importlib.import_module("crowdopt.solvers.exact_runner")
+
+
 def _source_of(algorithm: str, bound_source: str | None) -> str:
     """A bound's name as comparisons print it: 'algorithm:source'."""
     return f"{algorithm}:{bound_source}" if bound_source else algorithm
@@ -237,7 +276,7 @@ def solver_floor(details: Any) -> float:
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
           presolve: bool | None = None, force: bool = False,
-          search_time: float | None = None) -> Result:
+          search_time: float | None = None, started: float | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
@@ -257,13 +296,17 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     presolve: force HiGHS presolve on/off (None = each model's own setting).
     search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and best-of;
         None = its default, 2 s); a time limit only cuts it.
+    started: the `time.perf_counter()` reading at which the limit's clock started (the
+        command line passes its own start: reading and imports count); None = this call.
 
     Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
     bound, gap, solution (typed, indices into the instance's arrays), certificate;
     `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve, search_time)
+    opts = dataclasses.replace(_options(time_limit, threads, seed, mip_rel_gap, presolve,
+                                        search_time), started=t0)
     force = _flag(force, "force")
     return run_method(spec, inst, spec.resolve(_method_name(method), inst, force), opts, force)
 
@@ -381,8 +424,10 @@ class _Clock:
     MIN_S = 0.05  # less than this left: the next method is skipped, not started
 
     def __init__(self, total: float | None, per_method: float | None,
-                 force: bool = False, no_method_limit: bool = False) -> None:
-        self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
+                 force: bool = False, no_method_limit: bool = False,
+                 t0: float | None = None) -> None:
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.total, self.per_method = total, per_method
         self.force = force  # run methods past their time guards
         self.no_method_limit = no_method_limit  # a per-method limit of a year or more
 
@@ -433,7 +478,8 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
             warmup: bool = True, total_time_limit: float | None = None,
-            force: bool = False, search_time: float | None = None) -> Comparison:
+            force: bool = False, search_time: float | None = None,
+            started: float | None = None) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -453,13 +499,16 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     force: run exact methods past their time guards too (under the time limits).
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve, search_time)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple) or not algorithms):
@@ -517,7 +566,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
             max_rounds: int | None = None, colgen_rounds: int | None = None,
-            search_time: float | None = None) -> Certificate:
+            search_time: float | None = None, started: float | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -543,6 +592,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         pricing rounds cost far more than the configuration LP's.
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -558,8 +609,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
                                                                  lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else real(started, "started")
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None
     provers = proof_order([m for m in spec.methods if m.kind in ("exact", "bound")])
@@ -657,13 +708,30 @@ def build_model(instance: Any, method: str | None = None) -> Any:
 
 
 def _fingerprint(spec: ProblemSpec, inst: Any) -> str:
-    """A digest of an instance's document: a model built from one instance is refused with
-    another (its variables are indexed by the other's ids; decoding would fail or mislead)."""
+    """A digest of an instance's data: a model built from one instance is refused with
+    another (its variables are indexed by the other's ids; decoding would fail or mislead).
+    Arrays are hashed as bytes (at 100,000 points the instance's JSON took 0.08 s, twice per
+    extended solve); caches and the generator's notes (`meta`) are left out."""
     import hashlib
     import json
 
-    text = json.dumps(spec.to_dict(inst), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    import numpy as np
+
+    h = hashlib.sha256(spec.name.encode())
+    if not dataclasses.is_dataclass(inst):
+        h.update(json.dumps(spec.to_dict(inst), sort_keys=True, default=str).encode())
+        return h.hexdigest()
+    for f in dataclasses.fields(inst):
+        if f.name.startswith("_") or f.name == "meta":
+            continue
+        v = getattr(inst, f.name)
+        h.update(f.name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(f"{v.dtype.str}{v.shape}".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        else:
+            h.update(repr(v).encode())
+    return h.hexdigest()
 
 
 def _record_of(spec: ProblemSpec, inst: Any, model: Any) -> Any:
@@ -748,7 +816,13 @@ def _same_variable(model: Any, snap: Any, name: str) -> None:
     if now is not comp:
         raise InputError(f"model.{name}", expected, f"another {now.ctype.__name__} "
                          f"({len(now) if now.is_indexed() else 1} entries)")
-    if not same_objects(list(comp.values()), data):
+    sparse = id(comp) in snap.defaults
+    entries = list(comp._data.values() if sparse else comp.values())
+    if sparse:  # entries made on demand join, none may go
+        have = {id(v) for v in entries}
+        if not all(id(v) in have for v in data):
+            raise InputError(f"model.{name}", expected, "entries deleted")
+    elif not same_objects(entries, data):
         raise InputError(f"model.{name}", expected, f"{len(comp)} entries")
 
 
@@ -850,10 +924,11 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     limit = checked.time_limit if time_limit is not None else MILP_DEFAULT_TIME
     t0 = time.perf_counter()
     rec = _record_of(spec, inst, model)
-    _one_objective(model)
-    if rec is None:
-        _fixed_values(model)
-    form, route, change = _route(spec, model, rec)
+    with peeking(model):  # a model whose registered part is built on first need stays unbuilt
+        _one_objective(model)
+        if rec is None:
+            _fixed_values(model)
+        form, route, change = _route(spec, model, rec)
     opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
                       presolve=presolve, no_time_limit=checked.no_time_limit)
     try:

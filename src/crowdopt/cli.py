@@ -15,6 +15,7 @@ import json
 import os
 import pkgutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -304,7 +305,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     inst = load(args.instance)
     r = solve(inst, args.method, time_limit=args.time_limit, threads=args.threads,
-              seed=args.seed, force=args.force, search_time=args.search_time)
+              seed=args.seed, force=args.force, search_time=args.search_time,
+              started=STARTED.get())
     if args.json or args.output:
         emit_json(r.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
@@ -320,7 +322,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comp = compare(inst, time_limit=args.method_time_limit, threads=args.threads,
                    seed=args.seed, algorithms=args.algorithms,
                    total_time_limit=args.time_limit, force=args.force,
-                   search_time=args.search_time)
+                   search_time=args.search_time, started=STARTED.get())
     if args.json or args.output:
         emit_json(comp.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
@@ -335,17 +337,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
                 seed: int, method_time_limit: float | None = None, gap: float = 0.0,
-                force: bool = False, search_time: float | None = None) -> dict:
+                force: bool = False, search_time: float | None = None,
+                started: float | None = None) -> dict:
     """Certificate of one instance file (and optional solution file), JSON-ready. time_limit:
-    the file's overall budget (--time-limit); method_time_limit: each method's; force: past
-    the time guards too."""
+    the file's overall budget (--time-limit), counted from `started` (None: now, reading
+    the file included); method_time_limit: each method's; force: past the time guards too."""
     from .api import certify, load, read_solution
 
+    started = time.perf_counter() if started is None else started
     inst = load(path)
     # any document the package writes with a solution in it (solutions.SOLUTION_FORMATS)
     sol = read_solution(inst, solution) if solution is not None else None
     cert = certify(inst, sol, time_limit=method_time_limit, threads=threads, seed=seed,
-                   total_time_limit=time_limit, gap=gap, force=force, search_time=search_time)
+                   total_time_limit=time_limit, gap=gap, force=force, search_time=search_time,
+                   started=started)
     return cert.replace(instance=str(path)).to_dict()
 
 
@@ -382,7 +387,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                                  "here, in this process)", args.instance)
         certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads,
                              args.seed, args.method_time_limit, args.gap, args.force,
-                             args.search_time)]
+                             args.search_time, started=STARTED.get())]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json, force=force)
@@ -642,13 +647,26 @@ def _missing_target(gp: argparse.ArgumentParser):
     return run
 
 
+# when this module was imported: as the process's command (`main()`), the start of a time
+# limit's clock (imports, reading and building count against --time-limit)
+IMPORTED = time.perf_counter()
+STARTED: contextvars.ContextVar[float] = contextvars.ContextVar("crowdopt_started",
+                                                                default=IMPORTED)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv`; returns the exit code (bad input: 2, one line on stderr).
 
-    As the process's command (`argv` None) it does not wait for a HiGHS run the watchdog left
-    behind (a presolve that ignores the time limit): once the output is flushed the process
-    ends with the code (`exit_past_left_behind_runs`)."""
-    code = _run_cli(argv)
+    A time limit's clock starts when the command starts: at this module's import for the
+    process's command (`argv` None), at this call otherwise (`STARTED`). As the process's
+    command it does not wait for a HiGHS run the watchdog left behind (a presolve that ignores
+    the time limit): once the output is flushed the process ends with the code
+    (`exit_past_left_behind_runs`)."""
+    token = STARTED.set(IMPORTED if argv is None else time.perf_counter())
+    try:
+        code = _run_cli(argv)
+    finally:
+        STARTED.reset(token)
     if argv is None:
         exit_past_left_behind_runs(code)
     return code

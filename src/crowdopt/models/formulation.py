@@ -80,12 +80,16 @@ class Emitted(MatrixForm):
     each column's (variable name, index) and each row's (constraint name, index), as the
     compiled Pyomo model names them (made on demand: tests only). `decode(x)` is the typed
     solution of a point and `extras` what the formulation's passes need (e.g. worker
-    selection's |S| coefficients)."""
+    selection's |S| coefficients); `encode` lets a user's extended model, solved as these
+    arrays plus the user's rows (`solvers.exact_runner.load_mixed`), re-check answers."""
 
     columns: Callable[[], list]
     rows: Callable[[], list]
     decode: Callable[[np.ndarray], Any]
     extras: dict = field(default_factory=dict)
+    # a solution's values of every emitted column: what the verification step fixes on a
+    # user's model built on these columns
+    encode: Callable[[Any], np.ndarray] | None = None
 
 
 @dataclass
@@ -176,6 +180,9 @@ class Formulation:
     reads: tuple[str, ...] = ()
     encode: Callable[[Any, Any, Any], list] | None = None
     condition: Callable[[Any, Any], str | None] | None = None
+    # the builder of what `model` returns where it differs from `build`: a `LazyModel` that
+    # fills its registered part on first need (formulations with an emitter)
+    lazy: Callable[[Any], Any] | None = None
 
     def exact_under(self, model: Any, change: Any) -> str | None:
         """Why the passes are not exact on `model` after `change` (a `snapshot.Change`); None
@@ -190,7 +197,7 @@ class Formulation:
     def model(self, inst: Any, instance: str | None = None) -> Any:
         """The Pyomo model with the record of what was built (`Built`: this formulation, the
         digest of the instance it was built for, its snapshot)."""
-        m = self.build(inst)
+        m = (self.lazy or self.build)(inst)
         m.crowdopt_build = Built(self.problem, self.method, instance, record(m))
         return m
 
@@ -204,7 +211,7 @@ def plain(form: Formulation) -> Formulation:
 
     return dataclasses.replace(form, settings=settings, passes=solve_once, emit=None,
                                extras=None, route=ONE_SOLVE, valid_for=ANY_CHANGE,
-                               condition=None)
+                               condition=None, lazy=None)
 
 
 @dataclass(frozen=True, eq=False)

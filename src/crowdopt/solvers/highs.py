@@ -581,6 +581,66 @@ def compile_pyomo(model: Any) -> CompiledModel:
                          rows=rows, row_constraints=cons, compile_s=compile_s)
 
 
+@_adapter_time
+def compile_rows(model: Any, rows: list, registered: Any, n_registered: int) -> CompiledModel:
+    """The rows `rows` (ConstraintData of `model`, a user's additions) compiled onto the
+    columns of an emitted model: a variable `registered(var)` maps to a column >= 0 keeps
+    that column, every other variable the rows use becomes a new column after the
+    `n_registered` ones, in the model's declaration order (Var components as declared, each in
+    the order the rows first use its entries): the columns and rows a whole compile of the
+    model gives after its registered part. Rows as Pyomo's compiler writes them (a ranged row
+    is two), fixed variables as constants; the model itself is not walked (a lazily built
+    model stays unbuilt). Returns the rows (A over all columns, bounds) and the new columns
+    (`columns`, their bounds and integrality); `c` is empty."""
+    import pyomo.environ as pyo
+
+    from ..models.snapshot import peeking
+
+    clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
+    t0 = clock()
+    tmp = pyo.ConcreteModel()
+    tmp.rows = pyo.Reference({k: r for k, r in enumerate(rows)}, ctype=pyo.Constraint)
+    info = _standard_form(tmp)
+    cols = list(info.columns)
+    at = np.fromiter((registered(v) for v in cols), dtype=np.int64, count=len(cols))
+    new = [k for k, j in enumerate(at) if j < 0]
+    with peeking(model):
+        perm = _declaration_order(model, [cols[k] for k in new])
+    if perm is not None:
+        new = [new[k] for k in perm]
+    at[new] = n_registered + np.arange(len(new))
+    A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, len(cols)))
+    coo = A.tocoo()
+    A = sp.csc_array((coo.data, (coo.row, at[coo.col])),
+                     shape=(A.shape[0], n_registered + len(new)))
+    rhs = np.asarray(info.rhs, dtype=float)
+    m = A.shape[0]
+    row_lo, row_hi = np.full(m, -INF), np.full(m, INF)
+    index: dict[int, list[int]] = {}
+    cons = []
+    for r, entry in enumerate(info.rows):
+        con, kind = entry[0], entry[1]
+        if kind == 0:
+            row_lo[r] = row_hi[r] = rhs[r]
+        elif kind == 1:
+            row_hi[r] = rhs[r]
+        else:
+            row_lo[r] = rhs[r]
+        index.setdefault(id(con), []).append(r)
+        cons.append(con)
+    newvars = [cols[k] for k in new]
+    col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in newvars], dtype=float)
+    col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in newvars], dtype=float)
+    integ = np.fromiter(map(_column_kind(), newvars), dtype=np.int32, count=len(newvars))
+    compile_s = clock() - t0
+    if _CAPTURE is not None:
+        _CAPTURE.compile_s += compile_s
+    return CompiledModel(c=np.zeros(0), A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo,
+                         col_hi=col_hi, integrality=integ, sense="min", offset=0.0,
+                         columns=newvars, rows=index, row_constraints=cons,
+                         compile_s=compile_s)
+
+
 # ---------------------------------------------------------------------- scaling
 SCALE_PASSES = 12  # geometric scaling passes: each halves the log-range left between row and column
 
@@ -732,8 +792,10 @@ class HighsModel:
                              if integrality is not None else np.zeros(self.num_col, np.int32))
         c = np.asarray(c, dtype=float)
         self._cost = c.copy()  # the objective in the caller's units (`_answer_unit`)
-        row_lo, row_hi = np.asarray(row_lo, dtype=float), np.asarray(row_hi, dtype=float)
-        col_lo, col_hi = np.asarray(col_lo, dtype=float), np.asarray(col_hi, dtype=float)
+        # copies: the live model changes its bounds (passes, searches), the caller's arrays
+        # (a compiled model the verification re-checks points on) stay as given
+        row_lo, row_hi = np.array(row_lo, dtype=float), np.array(row_hi, dtype=float)
+        col_lo, col_hi = np.array(col_lo, dtype=float), np.array(col_hi, dtype=float)
         # what HiGHS sees (and what the stored arrays hold): R A S, R row bounds, S^-1 column
         # bounds, sigma S c; results are mapped back (`_unscale`)
         if self.options.scale and self.num_col:

@@ -28,16 +28,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import CrowdoptError, InputError
 from ..problems.catalogue import Evaluation, ProblemSpec, RunOptions
 from ..status import Status
 from .certify import gap_ratio, lower_upper
 
-# a completed point may violate the loaded model (as HiGHS sees it, rows and columns scaled to
-# order 1) by this much: HiGHS solves at feasibility tolerance 1e-9, and a user's row
-# `1e8 s <= 1e8 - 1` at s = 1 is violated by 7.5e-9 there
+# a completed point may violate a row that a free (completed) column is in by this much,
+# relative to the row's terms (|A| |x| + |bounds|): HiGHS's noise on what it completes
 POINT_TOL = 1e-8
+# a row of fixed columns only is computed exactly: 1e-9 of its terms (a user's row
+# `1e8 s <= 1e8 - 1` at s = 1 is violated by 1e-8 of its terms)
+FIXED_ROW_TOL = 1e-9
 # the net's local searches: this many seconds at most (a refutation needs a better plan, not
 # the best one; the exact run's own start already searched)
 NET_SEARCH_S = 0.05
@@ -139,59 +142,39 @@ class PointVerdict:
 class PointCheck:
     """Answers re-checked as points of one loaded model (see the module docstring).
 
-    arrays: the model's matrix as loaded (a `MatrixForm`); column_of: id(Pyomo variable) ->
-    its column; encode(inst, model, solution) -> [(variable, value)] of the answer's decision
-    variables; same_objective: the model's objective is the problem's (a point is then valued
-    by the evaluator, else by the model's objective at its completion)."""
+    arrays: the model's matrix as loaded (a `MatrixForm`); write(solution) -> (columns,
+    values) of the answer's decision variables, or a `PointVerdict` saying why it cannot be
+    written (`pyomo_writer`: a formulation's encoder on a Pyomo model; an array emitter's
+    `encode` on the emitted columns); same_objective: the model's objective is the problem's
+    (a point is then valued by the evaluator, else by the model's objective at its
+    completion)."""
 
-    def __init__(self, arrays: Any, column_of: dict[int, int],
-                 encode: Callable[[Any, Any, Any], list], inst: Any, model: Any,
-                 same_objective: bool, time_limit: float | None = None) -> None:
-        self.arrays, self.column_of, self.encode = arrays, column_of, encode
-        self.inst, self.model, self.same_objective = inst, model, same_objective
+    def __init__(self, arrays: Any, write: Callable[[Any], Any], same_objective: bool,
+                 time_limit: float | None = None, registered_rows: bool = True) -> None:
+        self.arrays, self.write, self.same_objective = arrays, write, same_objective
+        # False: `arrays` hold only a user's added rows (the mixed route): an answer must then
+        # also be feasible for the problem's evaluator, whose rows the registered ones are
+        self.registered_rows = registered_rows
         self.time_limit = POINT_TIME_S if time_limit is None else min(time_limit, POINT_TIME_S)
-        self._hm: Any = None
+        self._A: tuple | None = None
         self.solves = 0
         self.seconds = 0.0
-
-    def _loaded(self) -> Any:
-        from .highs import HighsModel, HighsOptions
-
-        if self._hm is None:
-            a = self.arrays
-            self._hm = HighsModel.from_arrays(
-                a.c, a.A, a.row_lo, a.row_hi, a.col_lo, a.col_hi, a.integrality, sense=a.sense,
-                offset=a.offset, options=HighsOptions(time_limit=self.time_limit))
-        return self._hm
 
     def __call__(self, solution: Any) -> PointVerdict:
         t0 = time.perf_counter()
         try:
-            return self._check(solution)
+            try:
+                written = self.write(solution)
+            except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+                return PointVerdict(False, None, f"not expressible in the model's variables "
+                                    f"({type(exc).__name__}: {exc})")
+            if isinstance(written, PointVerdict):
+                return written
+            cols, vals = written
+            return self._complete(np.asarray(cols, dtype=np.int32),
+                                  np.asarray(vals, dtype=float))
         finally:
             self.seconds += time.perf_counter() - t0
-
-    def _check(self, solution: Any) -> PointVerdict:
-        try:
-            pairs = self.encode(self.inst, self.model, solution)
-        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
-            return PointVerdict(False, None, f"not expressible in the model's variables "
-                                f"({type(exc).__name__}: {exc})")
-        cols: list[int] = []
-        vals: list[float] = []
-        for var, val in pairs:
-            k = self.column_of.get(id(var))
-            if k is not None:
-                cols.append(k)
-                vals.append(float(val))
-                continue
-            lo = var.value if var.fixed else var.lb
-            hi = var.value if var.fixed else var.ub
-            if (lo is not None and val < lo - 1e-9 * max(1.0, abs(lo))) or (
-                    hi is not None and val > hi + 1e-9 * max(1.0, abs(hi))):
-                return PointVerdict(False, None, f"{var.name} = {val:g} is outside "
-                                    f"[{lo}, {hi}] in the model")
-        return self._complete(np.asarray(cols, dtype=np.int32), np.asarray(vals, dtype=float))
 
     def at(self, x: Any) -> PointVerdict:
         """The solver's own answer `x` (the loaded model's columns, the caller's units) as a
@@ -207,28 +190,116 @@ class PointCheck:
             self.seconds += time.perf_counter() - t0
 
     def _complete(self, idx: np.ndarray, v: np.ndarray) -> PointVerdict:
-        """Columns `idx` fixed at `v`, the others completed by one solve of the model's own
-        objective; the completed point's violation measured."""
-        hm = self._loaded()
-        lo, hi = hm._col_lo[idx] * hm._cs[idx], hm._col_hi[idx] * hm._cs[idx]
+        """Columns `idx` fixed at `v`; the rows they alone make checked as they are (within
+        FIXED_ROW_TOL of their terms: exact arithmetic on the fixed values), the others
+        completed by one small solve over the free columns (the model's own objective on
+        them), then checked within POINT_TOL of their terms (HiGHS's noise). The value is the
+        model's objective at the completed point."""
+        a = self.arrays
+        n = len(a.col_lo)
+        col_lo, col_hi = np.asarray(a.col_lo, float), np.asarray(a.col_hi, float)
+        lo, hi = col_lo[idx], col_hi[idx]
         off = np.flatnonzero((v < lo - 1e-9 * np.maximum(1.0, np.abs(lo)))
                              | (v > hi + 1e-9 * np.maximum(1.0, np.abs(hi))))
         if off.size:
             return PointVerdict(False, None, f"column {int(idx[off[0]])} = {v[off[0]]:g} is "
                                 f"outside its bounds [{lo[off[0]]:g}, {hi[off[0]]:g}]")
-        hm.set_col_bounds(idx, v, v)
-        try:
-            res = hm.solve()
-        finally:
-            hm.set_col_bounds(idx, lo, hi)
+        x = np.zeros(n)
+        x[idx] = v
+        free = np.ones(n, bool)
+        free[idx] = False
+        A, A_abs, A_csc = self._matrices()
+        row_lo, row_hi = np.asarray(a.row_lo, float), np.asarray(a.row_hi, float)
+        touched = np.zeros(A.shape[0], bool)
+        cols = np.flatnonzero(free)
+        if cols.size:
+            of_free = A_csc[:, cols]
+            touched = np.bincount(of_free.indices, minlength=A.shape[0]) > 0
+            if touched.any():
+                verdict = self._solve_free(a, A, x, cols, np.flatnonzero(touched), row_lo,
+                                           row_hi)
+                if verdict is not None:
+                    return verdict
+            # a free column in no row: at its bound the objective prefers (0 if it can)
+            loose = cols[np.diff(of_free.indptr) == 0]
+            for j in loose.tolist():
+                x[j] = _best_in_box(float(np.asarray(a.c, float)[j]), a.sense, col_lo[j],
+                                    col_hi[j])
+        ax = A @ x
+        mag = A_abs @ np.abs(x) + np.where(np.isfinite(row_lo), np.abs(row_lo), 0.0) \
+            + np.where(np.isfinite(row_hi), np.abs(row_hi), 0.0)
+        tol = np.where(touched, POINT_TOL, FIXED_ROW_TOL) * mag
+        viol = np.maximum(row_lo - ax, ax - row_hi) - tol
+        if viol.size and viol.max() > 0:
+            r = int(np.argmax(viol))
+            return PointVerdict(False, None, f"row {r} is violated by "
+                                f"{max(row_lo[r] - ax[r], ax[r] - row_hi[r]):.3g}")
+        return PointVerdict(True, float(np.asarray(a.c, float) @ x + a.offset), "")
+
+    def _matrices(self) -> tuple:
+        """(A row-wise, |A| row-wise, A column-wise) of the checked model, made once."""
+        if self._A is None:
+            csr = sp.csr_array(self.arrays.A)
+            self._A = (csr, abs(csr), sp.csc_array(self.arrays.A))
+        return self._A
+
+    def _solve_free(self, a: Any, A: Any, x: np.ndarray, cols: np.ndarray, rows: np.ndarray,
+                    row_lo: np.ndarray, row_hi: np.ndarray) -> PointVerdict | None:
+        """The free columns `cols` of the rows `rows` they appear in, solved (their bounds,
+        integrality and costs, the fixed columns' activity moved into the row bounds); None
+        and `x` completed when it has a point."""
+        from .highs import HighsModel, HighsOptions
+
+        sub = A[rows][:, cols]
+        fixed = A[rows] @ x  # x holds only the fixed columns' values yet
+        ints = np.asarray(a.integrality)[cols]
+        hm = HighsModel.from_arrays(np.asarray(a.c, float)[cols], sp.csc_array(sub),
+                                    row_lo[rows] - fixed, row_hi[rows] - fixed,
+                                    np.asarray(a.col_lo, float)[cols],
+                                    np.asarray(a.col_hi, float)[cols],
+                                    ints if np.any(ints) else None, sense=a.sense,
+                                    options=HighsOptions(time_limit=self.time_limit))
+        res = hm.solve()
         self.solves += 1
         if res.status is not Status.OPTIMAL or res.x is None:
             return PointVerdict(False, None, f"no completion of it is a point of the model "
                                 f"(HiGHS: {res.status}{': ' + res.message if res.message else ''})")
-        viol = hm.violation(res.x)
-        if viol > POINT_TOL:
-            return PointVerdict(False, None, f"its completion violates the model by {viol:.3g}")
-        return PointVerdict(True, float(res.objective), "")
+        x[cols] = res.x
+        x[cols[ints != 0]] = np.round(x[cols[ints != 0]])
+        return None
+
+
+def _best_in_box(cost: float, sense: str, lo: float, hi: float) -> float:
+    """A column in no row: the value of its box the objective prefers (0 where it is free)."""
+    if cost == 0:
+        return min(max(0.0, lo), hi)
+    up = (cost > 0) == (sense == "max")
+    return hi if up else lo
+
+
+def pyomo_writer(encode: Callable[[Any, Any, Any], list], inst: Any, model: Any,
+                 column_of: dict[int, int]) -> Callable[[Any], Any]:
+    """The `PointCheck.write` of a compiled Pyomo model: the formulation's encoder (its
+    (variable, value) pairs) on its columns (`column_of`: id(variable) -> column); a variable
+    that is no column (fixed, or in no row) must hold the value where it is."""
+    def write(solution: Any) -> Any:
+        cols: list[int] = []
+        vals: list[float] = []
+        for var, val in encode(inst, model, solution):
+            k = column_of.get(id(var))
+            if k is not None:
+                cols.append(k)
+                vals.append(float(val))
+                continue
+            lo = var.value if var.fixed else var.lb
+            hi = var.value if var.fixed else var.ub
+            if (lo is not None and val < lo - 1e-9 * max(1.0, abs(lo))) or (
+                    hi is not None and val > hi + 1e-9 * max(1.0, abs(hi))):
+                return PointVerdict(False, None, f"{var.name} = {val:g} is outside "
+                                    f"[{lo}, {hi}] in the model")
+        return cols, vals
+
+    return write
 
 
 def candidate(spec: ProblemSpec, inst: Any, solution: Any, source: str,
@@ -246,6 +317,8 @@ def candidate(spec: ProblemSpec, inst: Any, solution: Any, source: str,
         if not usable:
             return None, "infeasible for the problem's evaluator"
         return Candidate(source, solution, ev, float(ev.objective)), ""
+    if not point.registered_rows and not usable:
+        return None, "infeasible for the problem's evaluator (the model's registered rows)"
     verdict = point(solution)
     if not verdict.point:
         return None, "not a point of the model solved: " + verdict.why
@@ -256,15 +329,23 @@ def fast_net(spec: ProblemSpec, inst: Any, options: RunOptions, *,
              skip: Sequence[str] = (), point: PointCheck | None = None
              ) -> tuple[list[Candidate], list[dict]]:
     """Every fast method of the problem that applies (but those in `skip`), each plan a
-    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S. Returns
-    the candidates and a record per method."""
+    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S and what
+    is left of the run's limit (`options.started`, `time_limit`), none past it. Returns the
+    candidates and a record per method."""
     own = options.search_s if options.search_s is not None else NET_SEARCH_S
-    opts = RunOptions(seed=options.seed, search_s=min(own, NET_SEARCH_S),
+    left = math.inf
+    if options.time_limit is not None and options.started is not None:
+        left = options.time_limit - (time.perf_counter() - options.started)
+    opts = RunOptions(seed=options.seed, search_s=max(min(own, NET_SEARCH_S, left), 1e-3),
                       max_steps=options.max_steps)
     cands: list[Candidate] = []
     record: list[dict] = []
     for m in spec.methods:
         if m.kind != "fast" or m.algorithm in skip or m.refuses(inst, False):
+            continue
+        if left <= 0 and m.time_limit is not None:  # a search with no time left: the
+            record.append({"algorithm": m.algorithm, "kept": False,  # quick ones still run
+                           "why": "not run: the time limit was used up"})
             continue
         try:
             out = m.run(inst, opts)
@@ -293,6 +374,8 @@ def _own_candidate(point: PointCheck, source: str, solution: Any, evaluation: Ev
     decoded answer written back is one (`Formulation.encode`; a decoder may normalize, e.g.
     head-cover places the prefix's unused labels on tasks, and a plan has several
     encodings)."""
+    if not point.registered_rows and not evaluation.feasible:
+        return None, "infeasible for the problem's evaluator (the model's registered rows)"
     at = point.at(x)
     if at.point:
         return Candidate(source, solution, evaluation, float(at.value)), ""
