@@ -170,7 +170,7 @@ SHAPES: list[Shape] = [
       for B, sizes in ((None, (20, 30, 40, 60, 80, 100, 120, 160, 240)),
                        (10, (20, 30, 40, 60, 80, 100, 120, 160, 240)))],
     # CL-TAP compact MILP: tasks t (K = t), annotators a, accuracy trend of the crowd
-    *[Shape("cltap/milp-compact", f"a={a}" + (f" {trend}" if trend != "dec" else "")
+    *[Shape("cltap/milp-compact", f"a={a} {trend}"
             + (f" b={bf:g}t" if bf != 2 else ""), "cltap", "milp-compact", sizes,
             lambda t, s, a=a, trend=trend, bf=bf: _gen("cltap", s, t=t, a=a, trend=trend,
                                                        budget_factor=bf), "t")

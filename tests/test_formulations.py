@@ -304,7 +304,7 @@ def test_live_colgen_master_is_the_emitted_master(aggregated):
     from crowdopt.solvers.cltap_colgen import _Master, column_generation
     from crowdopt.solvers.exact_runner import formulation_options
 
-    inst = crowdopt.generate("cltap", 3, t=4, a=3, K=3)
+    inst = crowdopt.generate("cltap", 3, t=4, a=3, K=3, trend="dec")
     cols = column_generation(inst, aggregated=aggregated, time_limit=5).workplans
     master = _Master(inst, aggregated, "highspy",
                      formulation_options(COLGEN_MASTER.settings(None), RunOptions()))

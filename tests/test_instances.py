@@ -107,3 +107,42 @@ def test_every_problem_rejects_mutations_cleanly(name, data):
     out = spec2.default("fast").run(inst, RunOptions(time_limit=1.0))
     if out.solution is not None:
         spec2.evaluate(inst, out.solution)
+
+
+@pytest.mark.parametrize("name", problem_names())
+def test_every_generator_parameter_says_what_it_sets_and_its_choices(name, capsys):
+    """`crowdopt generate PROBLEM --show-params` prints a line for every parameter, and a
+    parameter with a fixed set of values lists every value its generator accepts (read from
+    the generator's own refusal of a wrong one)."""
+    import re
+
+    from crowdopt.cli import main
+
+    spec = get_problem(name)
+    assert set(spec.generator_help) == set(spec.generator_params)
+    assert main(["generate", name, "--show-params"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    for key, default in spec.generator_params.items():
+        assert " ".join(spec.generator_help[key].split()) in shown, key
+        if not isinstance(default, str):
+            continue
+        try:
+            spec.generate(0, **{key: "no-such-value"})
+        except InputError as exc:
+            choices = re.findall(r"'([^']+)'", str(exc).split("found")[0])
+        else:
+            raise AssertionError(f"{key} accepted any text")
+        for c in choices:
+            assert re.search(rf"(^|[ (]){re.escape(c)}( \||:|,| )", spec.generator_help[key]), \
+                (key, c)
+
+
+def test_the_default_cltap_instances_are_worth_solving():
+    """The documented CL-TAP examples (the defaults, t=12 a=3 seed 0, t=10 a=4 seed 3) have an
+    optimum well away from 0 (before: 2.9e-05 and 0), so what they show is an assignment."""
+    import crowdopt
+
+    for seed, params in ((0, {"t": 12, "a": 3}), (3, {"t": 10, "a": 4}), (0, {})):
+        inst = crowdopt.generate("cltap", seed, **params)
+        r = crowdopt.solve(inst, "cbp")  # a feasible plan's value: the optimum is at least it
+        assert r.solution is not None and r.objective > 0.5, (seed, params, r.objective)

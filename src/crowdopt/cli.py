@@ -256,8 +256,14 @@ def cmd_generate(args: argparse.Namespace) -> int:
     spec = get_problem(args.problem)
     if args.show_params:
         print(f"{spec.name} generator parameters (--param KEY=VALUE), with defaults:")
+        import textwrap
+
+        width = max(len(f"{k} = {json.dumps(v)}") for k, v in spec.generator_params.items())
         for k, v in spec.generator_params.items():
-            print(f"  {k} = {json.dumps(v)}")
+            line = f"  {k} = {json.dumps(v)}".ljust(width + 4)
+            what = spec.generator_help.get(k, "")
+            print(textwrap.fill(what, 100, initial_indent=line, subsequent_indent=" " * len(line))
+                  if what else line.rstrip())
         return EXIT_OK
     params = parse_params(args.param)
     unknown = sorted(set(params) - set(spec.generator_params))

@@ -199,16 +199,19 @@ class ProblemSpec:
     # module of the public Pyomo builders (`BUILDERS`: algorithm -> build(instance)) and of
     # `decode(instance, model, highs_result) -> solution`; imported only when asked for
     models: str = ""
+    # name -> one line: what it sets and its choices (`crowdopt generate PROBLEM --show-params`)
+    generator_help: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_module(cls, module: Any, *, name: str, title: str, paper: str, sense: str,
                     methods: tuple[Method, ...]) -> ProblemSpec:
         """The spec of a problem whose `problems/` module follows the convention: from_dict,
-        to_dict, generate, GENERATOR_PARAMS, evaluate, solution_from_dict, solution_to_dict,
-        example, size."""
+        to_dict, generate, GENERATOR_PARAMS (with GENERATOR_HELP, a line per parameter),
+        evaluate, solution_from_dict, solution_to_dict, example, size."""
         return cls(name=name, title=title, paper=paper, sense=sense,
                    from_dict=module.from_dict, to_dict=module.to_dict, generate=module.generate,
-                   generator_params=module.GENERATOR_PARAMS, evaluate=module.evaluate,
+                   generator_params=module.GENERATOR_PARAMS,
+                   generator_help=getattr(module, "GENERATOR_HELP", {}), evaluate=module.evaluate,
                    solution_from_dict=module.solution_from_dict,
                    solution_to_dict=module.solution_to_dict, methods=methods,
                    example=module.example, size=module.size,

@@ -334,18 +334,38 @@ def solution_to_dict(inst: CltapInstance, sol: CltapSolution) -> dict:
 
 # ----------------------------------------------------------------------------- generator
 GENERATOR_PARAMS = {
-    "t": 10,  # with a = 7: OPT >= 0.17 on seeds 0-4, a*t*K = 700 binaries (exact in <= 2 s)
+    "t": 10,  # with a = 7: OPT 1.0-3.0 on seeds 0-4, a*t*K = 700 binaries (exact in seconds)
     "a": 7,
     "budget_factor": 2.0,  # b = round(budget_factor * t) unless b >= 0 is given
     "b": -1,
     "K": 0,  # iterations per annotator; 0 = t
-    "trend": "dec",  # dec | inc | nonmono
+    "trend": "inc",  # inc | dec | nonmono (dec leaves few useful labels to a small crowd)
     "crowd": "naive",  # naive | expert
     "tau": "mixed",  # mixed or a number (0.25, 0.5, 1, 10, 100)
     "horizon_factor": 2.0,  # t-bar lies in [1, horizon_factor * t] (the per-t reading)
     "horizon": 0,  # > 0: t-bar lies in [1, horizon] for every t (the fixed-horizon reading,
     #               a population made once, e.g. horizon = 2000 as if at t = 1000)
     "p_max": P_MAX,
+}
+# one line per parameter: `crowdopt generate cltap --show-params` and the problem's page
+GENERATOR_HELP = {
+    "t": "tasks",
+    "a": "annotators",
+    "budget_factor": "the budget is b = round(budget_factor * t) labels (unless b is given)",
+    "b": "the budget in labels; -1: from budget_factor",
+    "K": "labels (iterations) each annotator can give, at most t; 0: t",
+    "trend": "inc | dec | nonmono: accuracy rises with the workload toward 1 (learning), "
+             "falls to 0.5 (fatigue), or rises then falls (Sec. 6.2.1). With dec, a few "
+             "annotators soon give labels worth nothing: the optimum is often 0 or near it",
+    "crowd": "naive | expert: first-label accuracy ~ Beta(mean 0.7 with dec, else 0.6; "
+             "sd 0.14), or Beta(0.9, 0.03)",
+    "tau": "mixed | a number > 0: the curves' exponent (mixed: 0.25, 0.5, 1, 10, 100 for five "
+           "groups of annotators)",
+    "horizon_factor": "where a curve ends, t-bar, lies in [1, horizon_factor * t]",
+    "horizon": "> 0: t-bar lies in [1, horizon] for every t (a population made once); "
+               "0: from horizon_factor",
+    "p_max": "accuracies are clipped to [0.5, p_max] (a label's weight grows without bound as "
+             "p -> 1)",
 }
 _TAUS = (0.25, 0.5, 1.0, 10.0, 100.0)
 

@@ -231,6 +231,22 @@ GENERATOR_PARAMS = {
     "max_size": 0,  # >= 1: a size cap
     "decimals": -1,  # >= 0 rounds qualities and costs (creates ties)
 }
+# one line per parameter: `crowdopt generate labeler-set --show-params` and the problem's page
+GENERATOR_HELP = {
+    "labelers": "labelers (M)",
+    "p_low": "each labeler's quality ~ U(p_low, p_high)",
+    "p_high": "the largest quality",
+    "rule": "mv | wmv: the vote the subset's labels are aggregated by (majority, or weighted "
+            "by the log-odds of quality)",
+    "costs": "none | uniform | random: no costs, one cost for all ~ U(cost_low, cost_high), or "
+             "one per labeler",
+    "cost_low": "the smallest cost",
+    "cost_high": "the largest cost",
+    "cost_weight": "lambda: the objective is accuracy - lambda * C(S) (with costs)",
+    "budget": ">= 0: a budget on the subset's cost C(S) (with costs); -1: none",
+    "max_size": ">= 1: at most this many labelers; 0: no cap",
+    "decimals": ">= 0: qualities and costs rounded to that many decimals (ties); -1: not",
+}
 
 
 def generate(seed: int = 0, **params: Any) -> LabelerSetInstance:

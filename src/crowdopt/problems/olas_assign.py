@@ -210,6 +210,22 @@ POOL_PARAMS = {
     "decimals": -1,  # >= 0 rounds a and e to create ties
 }
 GENERATOR_PARAMS = POOL_PARAMS
+# one line per parameter: `crowdopt generate olas-assign --show-params` and the problem's page
+POOL_HELP = {
+    "points": "pool points to label (N)",
+    "labelers": "labelers (M)",
+    "capacity_min": "each labeler's capacity ~ U{capacity_min .. capacity_max}",
+    "capacity_max": "the largest capacity (raised at random until the labelers can take every "
+                    "point, in olas-assign)",
+    "acc_min": "each labeler's accuracy ~ U(acc_min, acc_max)",
+    "acc_max": "the largest accuracy",
+    "entropy_max": "each point's predictive entropy ~ U(0, entropy_max) (ln 2: two classes)",
+    "noise": "linear | nm1 | nm2 | superellipse: the noise eps(a, e) of accuracy a on a point "
+             "of entropy e (Sec. 4.1): Noise Model 1 (linear, alias nm1) or 2 (superellipse, "
+             "alias nm2)",
+    "decimals": ">= 0: accuracies and entropies rounded to that many decimals (ties); -1: not",
+}
+GENERATOR_HELP = POOL_HELP
 
 
 def draw_pool(seed: int, p: dict, known: dict) -> tuple[np.random.Generator, np.ndarray,

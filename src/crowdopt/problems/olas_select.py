@@ -42,7 +42,14 @@ from .catalogue import (
     predicted_memory_guard,
     predicted_time_guard,
 )
-from .olas_assign import POOL_PARAMS, OlasAssignInstance, OlasPool, assign_sorted, draw_pool
+from .olas_assign import (
+    POOL_HELP,
+    POOL_PARAMS,
+    OlasAssignInstance,
+    OlasPool,
+    assign_sorted,
+    draw_pool,
+)
 from .olas_noise import noise_from_spec
 
 ALLOWED_TOL = 1e-12  # the one tolerance of (10d): eps_ij <= beta + ALLOWED_TOL (digest 7.4)
@@ -303,6 +310,13 @@ GENERATOR_PARAMS = {
     "points": 30,
     "beta": 0.1,
     "budget": -1,  # < 0: no cap
+}
+GENERATOR_HELP = {
+    **POOL_HELP,
+    "points": "pool points the learner may query (u)",
+    "capacity_max": "the largest capacity",
+    "beta": "the noise bound: the chosen points' total noise stays at most beta",
+    "budget": "at most this many points are chosen (B); -1: no cap",
 }
 
 

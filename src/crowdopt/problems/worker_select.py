@@ -277,6 +277,19 @@ GENERATOR_PARAMS = {
     "cost_max": 0,  # > 0: integer costs uniform on 1..cost_max (extension)
     "budget_share": 0.25,  # budget = max(min cost, round(share * sum of costs))
 }
+# one line per parameter: `crowdopt generate worker-select --show-params` and the page
+GENERATOR_HELP = {
+    "workers": "candidate workers (M)",
+    "max_workers": "at most this many are selected (K)",
+    "classes": "label classes (L)",
+    "gold": "gold questions each worker answered (n)",
+    "beta_a": "each worker's true reliability w ~ Beta(beta_a, beta_b) (the paper's Fig. 1)",
+    "beta_b": "the Beta's second parameter",
+    "estimator": "unbiased | plugin: the score of a worker from her gold answers (Theorem 3's "
+                 "unbiased G, or the plug-in (L w - 1)^2)",
+    "cost_max": "> 0: integer costs uniform on 1..cost_max and a budget (an extension); 0: none",
+    "budget_share": "the budget is max(smallest cost, round(budget_share * total cost))",
+}
 
 
 def generate(seed: int = 0, **params: Any) -> WorkerSelectInstance:
