@@ -283,14 +283,19 @@ def test_an_overall_limit_caps_a_search_budget_and_never_stretches_it(monkeypatc
     --time-limit 1e7 (and no per-method limit) they were handed the 1e7 s left of the overall
     limit instead of their 2 s default; the overall limit only cuts a method's own limit."""
     from crowdopt import api
+    from crowdopt.solvers.cltap import search_budget
 
     spec, inst = get_problem("cltap"), cltap(1.0)
-    monkeypatch.setattr(api, "run_method", lambda spec, inst, m, opts, force: opts.time_limit)
+    monkeypatch.delenv("CROWDOPT_SEARCH_TIME", raising=False)
+    # the search length each method would get from the limit the clock hands it
+    monkeypatch.setattr(api, "run_method",
+                        lambda spec, inst, m, opts, force: search_budget(opts))
     for name in ("cbp+ls", "best-of"):
         m = spec.method(name)
         assert api._Clock(1e7, None).run(spec, inst, m, api.RunOptions()) == 2.0
         assert api._Clock(1.0, None).run(spec, inst, m, api.RunOptions()) <= 1.0
-        assert api._Clock(1e7, 30.0).run(spec, inst, m, api.RunOptions()) == 30.0
+        assert api._Clock(1e7, 30.0).run(spec, inst, m, api.RunOptions()) == 2.0
+        assert api._Clock(1e7, 30.0).run(spec, inst, m, api.RunOptions(search_s=20)) == 20
 
 # ----------------------------------------------------------------------------- the adapter
 F = 1e7  # the reference model's objective is F times larger: well inside HiGHS's tolerances
