@@ -379,3 +379,44 @@ def test_a_time_limit_is_still_a_finite_positive_number(capsys):
     from crowdopt.validate import NO_LIMIT_S
 
     assert math.isfinite(NO_LIMIT_S) and NO_LIMIT_S == YEAR == 365 * 24 * 3600
+
+
+# ----------------------------------------------------------------------------- campaign inputs
+@pytest.mark.parametrize("bad", [True, 2**53 + 1, 1.0, 1.5])
+def test_campaign_ids_by_the_id_rule(bad):
+    """A campaign item or worker id is a text or an integer within 2^53: True, 1.0 and 2^53 + 1
+    were kept as the texts 'True', '1.0' and '9007199254740993'."""
+    from crowdopt.campaign import io
+
+    with pytest.raises(InputError, match="items"):
+        io.read_items([{"item": bad}, {"item": "b"}])
+    with pytest.raises(InputError, match="workers"):
+        io.read_workers([bad])
+    assert io.read_items([7, 2**53]) == [("7", None), (str(2**53), None)]
+
+
+@pytest.mark.parametrize("text", ["1_0", "0x1", "1e-400", "nan", "inf", "½"])
+def test_campaign_numbers_by_the_number_grammar(text):
+    """Policy numbers, priors and accuracy curves read by the one number grammar: float() took
+    '1_0' as 10 and '1e-400' as 0."""
+    from crowdopt.campaign import io
+
+    with pytest.raises(InputError):
+        io._num(text, "alpha", 0.0)
+    with pytest.raises(InputError):
+        io._pair(f"{text},1", "prior")
+    with pytest.raises(InputError):
+        io._curve(f"0.7;{text}", "w1")
+    assert io._pair("2,1", "prior") == [2.0, 1.0] and io._curve("0.7;0.8", "w") == [0.7, 0.8]
+    assert io._pair(np.array([1, 2]), "prior") == [1.0, 2.0]
+
+
+def test_an_unknown_campaign_sync_mode_is_refused(monkeypatch):
+    """CROWDOPT_CAMPAIGN_SYNC=FUL meant NORMAL without a word."""
+    from crowdopt.campaign import store
+
+    monkeypatch.setenv("CROWDOPT_CAMPAIGN_SYNC", "FUL")
+    with pytest.raises(InputError, match="CROWDOPT_CAMPAIGN_SYNC"):
+        store.sync_mode()
+    monkeypatch.setenv("CROWDOPT_CAMPAIGN_SYNC", "full")
+    assert store.sync_mode() == "FULL"

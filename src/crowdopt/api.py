@@ -188,7 +188,7 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     status = out.status
     message = str(out.details.get("message", ""))
     if status is Status.TIME_LIMIT and not message:
-        message = (f"stopped by the time limit ({options.time_limit:g} s): "
+        message = (f"stopped by the time limit ({limit:g} s): "
                    + ("best solution found and the bound so far" if out.solution is not None
                       else "no solution found"))
     if status is Status.OPTIMAL and gap is not None and gap > 0:
@@ -228,8 +228,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
              "verify_s": verify_s}
     if forced:
         details["forced"] = forced
-    if options.time_limit is not None:
-        details.setdefault("time_limit_s", options.time_limit)
+    if limit is not None:
+        details.setdefault("time_limit_s", limit)  # the limit given, not what was left of it
     cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=status,
                             evaluation=evaluation, bound=bound, bound_source=bound_source,
                             times=times, reported_objective=(out.reported_objective

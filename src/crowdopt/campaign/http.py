@@ -652,6 +652,15 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
 
         check_urls(webhooks)
         secret = load_secret(webhook_secret_file or stores.sidecar(db, ".webhook-secret"))
+    # the campaign and the gold refused before the bind (a wrong path is exit 2, not 7)
+    first = Campaign.open(db, readonly=True)
+    try:
+        if gold is not None:
+            from .io import read_gold_map
+
+            read_gold_map(gold, first.item_ids, first.classes)
+    finally:
+        first.close()
     sock = bind(host, port)
     real_port = sock.getsockname()[1]
     try:

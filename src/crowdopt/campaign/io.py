@@ -16,7 +16,7 @@ from ..crowd.tables import TASK_ALIASES, WORKER_ALIASES
 from ..errors import InputError
 from ..policies.allocation import HETEROGENEOUS, HOMOGENEOUS, parse_policy
 from ..policies.lsol import ESTIMATORS
-from ..validate import csv_rows, id_text, stdin_text
+from ..validate import MAX_INT, csv_rows, id_text, integer, real_text, stdin_text
 
 ITEM_ALIASES = ("item", *[a for a in TASK_ALIASES if a != "item"])
 LABEL_ALIASES = ("label", "answer", "response", "value")
@@ -72,7 +72,12 @@ def text_id(x: Any, field: str) -> str:
         raise InputError(field, "an id", x)
     if isinstance(x, np.generic):
         x = x.item()
-    return id_text(str(x).strip(), field)
+    # an integer id is its digits; a boolean, a float (1.0 beside 1) or an integer beyond
+    # 2^53 (not exact in JSON) would be two ids that print alike or one id read two ways
+    if not isinstance(x, int) or isinstance(x, bool) or abs(x) > MAX_INT:
+        raise InputError(field, "a text or an integer id of magnitude <= 2^53",
+                         x if not isinstance(x, int) or abs(x) < 10**30 else "a huge integer")
+    return id_text(str(x), field)
 
 
 def _unique(ids: list[str], field: str) -> None:
@@ -130,25 +135,17 @@ def read_items(items: Any) -> list[tuple[str, int | None]]:
 def _cap(v: Any, field: str) -> int | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
-        raise InputError(f"{field}: max_labels", "an integer >= 0 or None", v)
-    return int(v)
+    return integer(v, f"{field}: max_labels", lo=0)
 
 
 def _curve(text: Any, where: str) -> list[float]:
+    field = f"{where}: accuracy"
     if isinstance(text, int | float | np.number) and not isinstance(text, bool):
-        vals = [float(text)]
+        vals = [real_text(text, field)]
     elif isinstance(text, str):
-        try:
-            vals = [float(x) for x in text.replace(";", " ").split()]
-        except ValueError:
-            raise InputError(f"{where}: accuracy", "numbers in (0, 1), ';'-separated", text
-                             ) from None
+        vals = [real_text(x, field) for x in text.replace(";", " ").split()]
     elif isinstance(text, Sequence):
-        try:
-            vals = [float(x) for x in text]
-        except (TypeError, ValueError):
-            raise InputError(f"{where}: accuracy", "numbers in (0, 1)", text) from None
+        vals = [real_text(x, field) for x in text]
     else:
         raise InputError(f"{where}: accuracy", "a number or a list of numbers", text)
     if not vals or not all(math.isfinite(v) and 0.0 < v < 1.0 for v in vals):
@@ -336,21 +333,19 @@ def parse_classes(labels: Any, policy: str) -> list[str]:
 def _pair(x: Any, field: str) -> list[float]:
     if isinstance(x, str):
         x = x.split(",")
-    try:
-        vals = [float(v) for v in x]
-    except (TypeError, ValueError):
-        raise InputError(field, "two numbers a,b > 0", x) from None
+    if isinstance(x, np.ndarray):
+        x = x.tolist()
+    if not isinstance(x, Sequence):
+        raise InputError(field, "two numbers a,b > 0", x)
+    vals = [real_text(v, field) for v in x]
     if len(vals) != 2 or not all(math.isfinite(v) and v > 0 for v in vals):
         raise InputError(field, "two numbers a,b > 0", x)
     return vals
 
 
 def _num(x: Any, field: str, lo: float, hi: float = math.inf) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise InputError(field, f"a number in [{lo}, {hi}]", x) from None
-    if isinstance(x, bool) or not (math.isfinite(v) and lo <= v <= hi):
+    v = real_text(x, field)
+    if not lo <= v <= hi:
         raise InputError(field, f"a number in [{lo}, {hi}]", x)
     return v
 

@@ -816,8 +816,10 @@ def connect(path: str | Path, *, readonly: bool = False,
 def sync_mode() -> str:
     """NORMAL (a commit is durable through a crash of the process, no fsync) or FULL
     (CROWDOPT_CAMPAIGN_SYNC=FULL: each commit is fsynced)."""
-    sync = os.environ.get("CROWDOPT_CAMPAIGN_SYNC", "NORMAL").upper()
-    return sync if sync in ("NORMAL", "FULL") else "NORMAL"
+    sync = os.environ.get("CROWDOPT_CAMPAIGN_SYNC", "NORMAL")
+    if sync.strip().upper() not in ("NORMAL", "FULL"):
+        raise InputError("CROWDOPT_CAMPAIGN_SYNC", "NORMAL or FULL", sync)
+    return sync.strip().upper()
 
 
 def _connect_ro(path: Path, busy_timeout: float) -> sqlite3.Connection:

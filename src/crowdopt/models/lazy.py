@@ -137,18 +137,21 @@ class OnDemandVar(IndexedVar):
         return super().__len__()
 
     def keys(self, *args: Any, **kw: Any) -> Any:
+        """The indices: those made so far while a snapshot peeks, else all of them."""
         if self._peeking():
             return list(self._data.keys())
         self._whole()
         return super().keys(*args, **kw)
 
     def values(self, *args: Any, **kw: Any) -> Any:
+        """The variables: those made so far while a snapshot peeks, else all of them."""
         if self._peeking():
             return list(self._data.values())
         self._whole()
         return super().values(*args, **kw)
 
     def items(self, *args: Any, **kw: Any) -> Any:
+        """The (index, variable) pairs: those made so far while a snapshot peeks, else all of them."""
         if self._peeking():
             return list(self._data.items())
         self._whole()
