@@ -46,6 +46,8 @@ _LAZY = {
     "CltapInstance": "crowdopt.problems.cltap",
     "problem_names": "crowdopt.registry",
     "get_problem": "crowdopt.registry",
+    "Instance": "crowdopt.registry",
+    "Solution": "crowdopt.registry",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -65,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .problems.olas_assign import OlasAssignInstance
     from .problems.olas_select import OlasSelectInstance
     from .problems.worker_select import WorkerSelectInstance
-    from .registry import MILP_DEFAULT_TIME, get_problem, problem_names
+    from .registry import MILP_DEFAULT_TIME, Instance, Solution, get_problem, problem_names
     from .results import Certificate, Comparison, Result
     from .status import Status
     from .version import __version__
@@ -86,8 +88,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "MILP_DEFAULT_TIME", "Certificate", "CltapInstance", "Comparison", "CrowdoptError",
-    "InputError", "InstanceError", "LabelerSetInstance", "OlasAssignInstance",
-    "OlasSelectInstance", "Result", "SolverError", "Status", "WorkerSelectInstance",
+    "InputError", "Instance", "InstanceError", "LabelerSetInstance", "OlasAssignInstance",
+    "OlasSelectInstance", "Result", "Solution", "SolverError", "Status", "WorkerSelectInstance",
     "__version__", "build_model", "certify", "compare", "decode", "generate", "get_problem",
     "load", "problem_names", "read_solution", "solve", "solve_model",
 ]

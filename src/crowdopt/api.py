@@ -20,19 +20,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CrowdoptError, InputError, SolverError
 from .instances import load_instance
 from .models.snapshot import peeking
 from .registry import (
     MILP_DEFAULT_TIME,
+    Instance,
     Method,
     ProblemInstance,
     ProblemSpec,
     RunOptions,
+    Solution,
     get_problem,
 )
 from .results import Certificate, Comparison, Result
@@ -50,6 +53,11 @@ from .solvers.verify import Candidate, Claim, refutation_message, settle, verify
 from .status import Status
 from .validate import MAX_INT, NO_LIMIT_S, integer, real
 from .validate import time_limit as time_limit_of
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: Pyomo and the adapter load on use
+    import pyomo.environ as pyo
+
+    from .solvers.highs import HighsResult
 
 MethodResult = Result  # the name of crowdopt 0.1
 
@@ -76,10 +84,23 @@ def spec_and_instance(instance: Any) -> tuple[ProblemSpec, Any]:
                      note=next((v for k, v in note.items() if isinstance(instance, k)), ""))
 
 
-def generate(problem: str, seed: int = 0, **params: Any) -> ProblemInstance:
-    """A random instance of `problem` (olas-assign, olas-select, labeler-set, worker-select,
-    cltap); `params` are the generator's parameters (`crowdopt generate PROBLEM --show-params`).
-    The instance knows its problem: `instance.spec`, `instance.to_dict()`."""
+def generate(problem: str, seed: int = 0, **params: Any) -> Instance:
+    """A random instance of `problem`; the instance knows its problem: `instance.spec`,
+    `instance.to_dict()`.
+
+    Args:
+        problem: olas-assign, olas-select, labeler-set, worker-select or cltap.
+        seed: the generator's seed (0 to 2**63 - 1): the same seed, the same instance.
+        **params: the generator's parameters, each with a default (each problem's page lists
+            them, `crowdopt generate PROBLEM --show-params` prints them).
+
+    Returns:
+        The instance.
+
+    Raises:
+        InputError: an unknown problem or parameter, or a value out of range (one line naming
+            it).
+    """
     spec = get_problem(problem)
     unknown = sorted(set(params) - set(spec.generator_params))
     if unknown:
@@ -88,19 +109,40 @@ def generate(problem: str, seed: int = 0, **params: Any) -> ProblemInstance:
     return spec.generate(integer(seed, "seed", lo=0, hi=MAX_INT), **params)
 
 
-def load(source: Any) -> ProblemInstance:
-    """Read and validate an instance: a file path, '-' (standard input), JSON text's parsed
-    document (dict). Any bad field raises a one-line InputError."""
+def load(source: str | os.PathLike | dict) -> Instance:
+    """Read and validate an instance, as `crowdopt solve FILE` does.
+
+    Args:
+        source: a file path, '-' (standard input), or a parsed JSON document (dict) with its
+            `problem` and `schema_version`.
+
+    Returns:
+        The instance.
+
+    Raises:
+        InputError: a file that cannot be read or a bad field (one line naming it).
+    """
     return load_instance(source)[1]
 
 
-def read_solution(instance: Any, source: Any) -> Any:
+def read_solution(instance: Instance, source: str | os.PathLike | dict | Result | Solution
+                  ) -> Solution:
     """The typed solution of `instance` that `source` holds, read by the one reader that
-    `crowdopt certify --solution FILE` uses (`crowdopt.solutions`): a path or '-' (a JSON
-    file), a parsed document (a bare solution, or a result, certificate or comparison
-    document), a `Result` or a typed solution. A solution names the instance's ids (exact
-    type), or 0-based positions where it has none (`crowdopt schema solution-PROBLEM`);
-    anything else is a one-line InputError naming the field."""
+    `crowdopt certify --solution FILE` uses (`crowdopt.solutions`).
+
+    Args:
+        instance: the instance the solution is of.
+        source: a path or '-' (a JSON file), a parsed document (a bare solution, or a result,
+            certificate or comparison document), a `Result` or a typed solution. A solution
+            names the instance's ids (their exact type), or 0-based positions where it has
+            none (`crowdopt schema solution-PROBLEM`).
+
+    Returns:
+        The typed solution (`OlasSelectSolution`, ...).
+
+    Raises:
+        InputError: anything else (one line naming the field).
+    """
     spec, inst = spec_and_instance(instance)
     if isinstance(source, str) or hasattr(source, "__fspath__"):
         return read_solution_file(spec, inst, source)
@@ -273,35 +315,43 @@ def solver_floor(details: Any) -> float:
     return SOLVER_ABS_TOL * float(unit) if unit and unit > 0 else 0.0
 
 
-def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
+def solve(instance: Instance, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
           presolve: bool | None = None, force: bool = False,
           search_time: float | None = None, started: float | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
-    instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
-        problems' constructors, `generate`, `load`); a file or document: `load(path)` first.
-    method: 'fast' (the paper's fast path), 'exact' (the first exact method that applies to
-        the instance: past one method's size guard the next one runs; none left is an
-        InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
-        `[m.algorithm for m in instance.spec.methods]`).
-    force: run the method even past its time guard (its fitted time prediction exceeds the
-        default limit: `crowdopt.solvers.guards`), under the time limit; memory guards still
-        refuse.
-    time_limit: seconds per solve (a year or more: no limit at all); None = the method's
-        default (MILP_DEFAULT_TIME = 120 s for MILPs, none for the others). A MILP stopped by
-        it returns status 'time_limit' with its incumbent and bound.
-    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
-        (0 = proofs; a run stopped at a larger gap is 'feasible', not 'optimal').
-    presolve: force HiGHS presolve on/off (None = each model's own setting).
-    search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and best-of;
-        None = its default, 2 s); a time limit only cuts it.
-    started: the `time.perf_counter()` reading at which the limit's clock started (the
-        command line passes its own start: reading and imports count); None = this call.
+    Args:
+        instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
+            problems' constructors, `generate`, `load`); a file or document: `load(path)`
+            first.
+        method: 'fast' (the paper's fast path), 'exact' (the first exact method that applies
+            to the instance: past one method's size guard the next one runs; none left is an
+            InputError), 'bound', or an algorithm name (`crowdopt solve --help`, or
+            `[m.algorithm for m in instance.spec.methods]`).
+        time_limit: seconds per solve (a year or more: no limit at all); None = the method's
+            default (MILP_DEFAULT_TIME = 120 s for MILPs, none for the others). A MILP stopped
+            by it returns status 'time_limit' with its incumbent and bound.
+        threads: HiGHS threads.
+        seed: the seed of randomized methods.
+        mip_rel_gap: HiGHS's relative gap (0 = proofs; a run stopped at a larger gap is
+            'feasible', not 'optimal').
+        presolve: force HiGHS presolve on or off (None = each model's own setting).
+        force: run the method even past its time guard (its fitted time prediction exceeds
+            the default limit: `crowdopt.solvers.guards`), under the time limit; memory guards
+            still refuse.
+        search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and
+            best-of; None = its default, 2 s); a time limit only cuts it.
+        started: the `time.perf_counter()` reading at which the limit's clock started (the
+            command line passes its own start: reading and imports count); None = this call.
 
-    Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
-    bound, gap, solution (typed, indices into the instance's arrays), certificate;
-    `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
+    Returns:
+        A frozen `Result`: status, objective (recomputed by the problem's evaluator), bound,
+            gap, solution (typed, by the instance's ids), certificate; `print(result)` is one
+            line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
+
+    Raises:
+        InputError: a bad argument, or no exact method left for the instance (one line).
     """
     t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
@@ -474,7 +524,7 @@ def _limits(total_time_limit: Any, time_limit: Any) -> tuple[float | None, float
             time_limit is not None and per_method is None)
 
 
-def compare(instance: Any, *, algorithms: list[str] | None = None,
+def compare(instance: Instance, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
             warmup: bool = True, total_time_limit: float | None = None,
@@ -484,25 +534,32 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
 
-    instance: an instance object, as in `solve`.
-    algorithms: only these algorithm names, each once (None: every fast and exact method; an
-        empty list is refused).
-    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
-        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
-    total_time_limit: seconds for the whole comparison (None: no overall limit); each method
-        gets at most what is left, and a method with nothing left is reported 'skipped'.
-    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
-        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
-    warmup: True or False, like force: pay one-off costs (imports, the first HiGHS solve, the
-        instance's cached matrices) before timing, reported apart as `warmup_s` (inside the
-        overall limit).
-    force: run exact methods past their time guards too (under the time limits).
-    search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
-        the time limits only cut it.
-    started: the `time.perf_counter()` reading at which the overall limit's clock started
-        (the command line passes its own start); None = this call.
-    Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
-    and `to_dict()` (the CLI's JSON).
+    Args:
+        instance: an instance object, as in `solve`.
+        algorithms: only these algorithm names, each once (None: every fast and exact method;
+            an empty list is refused).
+        time_limit: seconds per method; None = each method's default (120 s for MILPs); a
+            year or more (validate.NO_LIMIT_S) = no limit for any method, as for
+            total_time_limit.
+        threads: HiGHS threads.
+        seed: the seed of randomized methods.
+        mip_rel_gap: HiGHS's relative gap (0 = proofs).
+        presolve: force HiGHS presolve on or off (None = each model's setting).
+        warmup: True or False, like force: pay one-off costs (imports, the first HiGHS solve,
+            the instance's cached matrices) before timing, reported apart as `warmup_s`
+            (inside the overall limit).
+        total_time_limit: seconds for the whole comparison (None: no overall limit); each
+            method gets at most what is left, and a method with nothing left is reported
+            'skipped'.
+        force: run exact methods past their time guards too (under the time limits).
+        search_time: seconds of each local-search heuristic's search (None: its default,
+            2 s); the time limits only cut it.
+        started: the `time.perf_counter()` reading at which the overall limit's clock
+            started (the command line passes its own start); None = this call.
+
+    Returns:
+        A `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()` and
+            `to_dict()` (the CLI's JSON).
     """
     t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
@@ -561,7 +618,7 @@ def _closed_by(spec: ProblemSpec, objective: float | None, primal: str | None,
     return f"not needed: the bound of {source} meets the objective of {primal} ({what})"
 
 
-def certify(instance: Any, solution: Any = None, *, time_limit: float | None = None,
+def certify(instance: Instance, solution: Solution | Result | dict | None = None, *, time_limit: float | None = None,
             threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
@@ -570,34 +627,45 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
-    instance: an instance object, as in `solve`.
-    solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the best
-        solution the fast paths (and exact models) find. The bound is the tightest one among
-        the exact and bound methods, run cheapest proof first (`proof_order`) until a bound
-        meets the objective; the methods left are listed in `details.skipped` with the reason.
-        The cheapest one (the first quick bound: a closed form where the problem has one) runs
-        before anything else, even past the overall limit, so a certificate always has the
-        cheapest bound there is; the fast paths then share at most FAST_SHARE of the limit.
-    time_limit: seconds per method; None = each method's default (120 s for MILPs); a year
-        or more (validate.NO_LIMIT_S) = no limit for any method, as for total_time_limit.
-    total_time_limit: seconds for the whole certification (None: no overall limit); each
-        method gets at most what is left, a method with nothing left is skipped.
-    gap: stop once the relative gap is at most this (0 = only a proof stops early).
-    force: run exact methods past their time guards too (under the time limits).
-    max_steps, max_rounds: deterministic work budgets per method (local-search steps;
-        column-generation rounds) where a method has one (CL-TAP): the certificate is then the
-        same on a loaded and on a quiet machine unless a time limit binds first (the method's
-        details say which limit stopped it). None = time limits only.
-    colgen_rounds: the column-generation method's own round budget (None: max_rounds); its
-        pricing rounds cost far more than the configuration LP's.
-    search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
-        the time limits only cut it.
-    started: the `time.perf_counter()` reading at which the overall limit's clock started
-        (the command line passes its own start); None = this call.
-    threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
-        (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
-    Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
-    `ratio`, `bound_source`, `failures`, ...); `to_dict()` is `crowdopt certify --json`.
+    The bound is the tightest one among the exact and bound methods, run cheapest proof
+    first (`proof_order`) until a bound meets the objective; the methods left are listed in
+    `details.skipped` with the reason. The cheapest one (the first quick bound: a closed form
+    where the problem has one) runs before anything else, even past the overall limit, so a
+    certificate always has the cheapest bound there is; the fast paths then share at most
+    FAST_SHARE of the limit.
+
+    Args:
+        instance: an instance object, as in `solve`.
+        solution: a typed solution, a `Result`, or its JSON form (ids or indices); None = the
+            best solution the fast paths (and exact models) find.
+        time_limit: seconds per method; None = each method's default (120 s for MILPs); a
+            year or more (validate.NO_LIMIT_S) = no limit for any method, as for
+            total_time_limit.
+        threads: HiGHS threads.
+        seed: the seed of randomized methods.
+        mip_rel_gap: HiGHS's relative gap (0 = proofs).
+        presolve: force HiGHS presolve on or off (None = each model's setting).
+        total_time_limit: seconds for the whole certification (None: no overall limit); each
+            method gets at most what is left, a method with nothing left is skipped.
+        gap: stop once the relative gap is at most this (0 = only a proof stops early).
+        force: run exact methods past their time guards too (under the time limits).
+        max_steps: a deterministic work budget of local-search steps per method, where a
+            method has one (CL-TAP): the certificate is then the same on a loaded and on a
+            quiet machine unless a time limit binds first (the method's details say which
+            limit stopped it). None = time limits only.
+        max_rounds: a work budget of column-generation and LP rounds per method, as
+            max_steps.
+        colgen_rounds: the column-generation method's own round budget (None: max_rounds);
+            its pricing rounds cost far more than the configuration LP's.
+        search_time: seconds of each local-search heuristic's search (None: its default,
+            2 s); the time limits only cut it.
+        started: the `time.perf_counter()` reading at which the overall limit's clock
+            started (the command line passes its own start); None = this call.
+
+    Returns:
+        A frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
+            `ratio`, `bound_source`, `failures`, ...); `to_dict()` is `crowdopt certify
+            --json`.
     """
     spec, inst = spec_and_instance(instance)
     solution = read_solution_of(spec, inst, solution) if solution is not None else None
@@ -679,12 +747,19 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
 
 
 # ----------------------------------------------------------------------------- Pyomo models
-def build_model(instance: Any, method: str | None = None) -> Any:
+def build_model(instance: Instance, method: str | None = None) -> pyo.ConcreteModel:
     """The Pyomo `ConcreteModel` of an exact method, indexed by the instance's ids (its
     integer positions where it has none), ready to extend with your own constraints.
 
-    method: an exact method with a model (`instance.spec.builders()` lists them); None = the
-    first one that applies. Solve the (modified) model with `solve_model`. Imports Pyomo.
+    Solve the (modified) model with `solve_model`. Imports Pyomo.
+
+    Args:
+        instance: an instance object, as in `solve`.
+        method: an exact method with a model (`instance.spec.builders()` lists them); None =
+            the first one that applies.
+
+    Returns:
+        The model, with a record of what built it (`solve_model` reads it).
     """
     spec, inst = spec_and_instance(instance)
     builders = spec.builders()
@@ -871,14 +946,23 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict, Any]:
     return plain(form), {**info, "passes": ONE_SOLVE, "passes_why": why_not}, change
 
 
-def decode(instance: Any, model: Any, result: Any) -> Any:
-    """The typed solution that a solved model of this instance (built by `build_model` or a
-    problem's builder, possibly extended) holds; `result` is the adapter's `HighsResult`."""
+def decode(instance: Instance, model: pyo.ConcreteModel, result: HighsResult) -> Solution:
+    """The typed solution that a solved model of this instance holds.
+
+    Args:
+        instance: the instance the model is of.
+        model: a model built by `build_model` or a problem's builder, possibly extended,
+            solved.
+        result: the adapter's `HighsResult` of that solve (`crowdopt.solvers.highs`).
+
+    Returns:
+        The typed solution.
+    """
     spec, inst = spec_and_instance(instance)
     return spec.decode(inst, model, result)
 
 
-def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
+def solve_model(instance: Instance, model: pyo.ConcreteModel, *, time_limit: float | None = None,
                 threads: int = 1, mip_rel_gap: float = 0.0,
                 presolve: bool | None = None) -> Result:
     """Solve a (user-modified) Pyomo model of this instance through the one HiGHS adapter,
@@ -897,7 +981,6 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
       the problem's sense: the bound is a bound on the model's objective, and transfers to the
       problem's only where the two agree. A model with a changed objective (e.g. a penalty
       term) is solved but not certified; certify such a model yourself.
-    time_limit None = MILP_DEFAULT_TIME; presolve None = the formulation's own setting.
 
     Which route runs (`details.passes`, `details.passes_why`, `details.change`): the model
     `build_model` returned, unchanged, is solved with its formulation's HiGHS settings and
@@ -914,7 +997,21 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     two active objectives; nonlinear terms; a variable the decoder reads deleted or reshaped;
     a variable a row uses but the model no longer holds; a fixed value outside its bounds or
     domain. A row whose variables are all fixed and that cannot hold is status infeasible.
-    Returns a `Result` (method 'model').
+
+    Args:
+        instance: the instance the model is of.
+        model: the Pyomo model: `build_model(instance, method)`, changed or not, or a model
+            of your own over the same variables.
+        time_limit: seconds; None = MILP_DEFAULT_TIME (120 s).
+        threads: HiGHS threads.
+        mip_rel_gap: HiGHS's relative gap (0 = proofs).
+        presolve: force HiGHS presolve on or off (None = the formulation's own setting).
+
+    Returns:
+        A `Result` (method 'model').
+
+    Raises:
+        InputError: a model that cannot be passed (one line naming the component).
     """
     from .solvers.exact_runner import run
     from .solvers.highs import InfeasibleRow

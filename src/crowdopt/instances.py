@@ -11,7 +11,7 @@ from typing import Any
 
 from .errors import InputError
 from .files import read_input
-from .registry import SCHEMA_VERSION, ProblemSpec, get_problem, instance_document
+from .registry import SCHEMA_VERSION, Instance, ProblemSpec, get_problem, instance_document
 from .validate import (
     integer,
     json_int,
@@ -72,8 +72,18 @@ def parse_instance(data: Any) -> tuple[ProblemSpec, Any]:
     return spec, spec.from_dict(body)
 
 
-def load_instance(source: Any) -> tuple[ProblemSpec, Any]:
-    """Read and validate an instance file (path, '-', or parsed document): (spec, instance)."""
+def load_instance(source: Any) -> tuple[ProblemSpec, Instance]:
+    """Read and validate an instance file.
+
+    Args:
+        source: a path, '-' (standard input), or a parsed document (dict).
+
+    Returns:
+        (spec, instance): the problem's catalogue entry and the instance.
+
+    Raises:
+        InputError: a file that cannot be read or a bad field (one line naming it).
+    """
     return parse_instance(read_json(source, "instance"))
 
 

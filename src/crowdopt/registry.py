@@ -24,10 +24,25 @@ from .problems.catalogue import (
     ProblemSpec,
     RunOptions,
 )
+from .problems.cltap import CltapInstance, CltapSolution
+from .problems.labeler_set import LabelerSetInstance, LabelerSetSolution
+from .problems.olas_assign import OlasAssignInstance, OlasAssignSolution
+from .problems.olas_select import OlasSelectInstance, OlasSelectSolution
+from .problems.worker_select import WorkerSelectInstance, WorkerSelectSolution
 
-__all__ = ["MILP_DEFAULT_TIME", "SCHEMA_VERSION", "Evaluation", "Lazy", "Method", "Outcome",
-           "ProblemInstance", "ProblemSpec", "RunOptions", "get_problem", "instance_document",
-           "problem_names"]
+__all__ = ["MILP_DEFAULT_TIME", "SCHEMA_VERSION", "Evaluation", "Instance", "Lazy", "Method",
+           "Outcome", "ProblemInstance", "ProblemSpec", "RunOptions", "Solution", "get_problem",
+           "instance_document", "problem_names"]
+
+Instance = (OlasAssignInstance | OlasSelectInstance | LabelerSetInstance | WorkerSelectInstance
+            | CltapInstance)
+"""An instance of a registered problem: what `solve`, `compare`, `certify`, `build_model` and
+`solve_model` take, and what `generate` and `load` return."""
+
+Solution = (OlasAssignSolution | OlasSelectSolution | LabelerSetSolution | WorkerSelectSolution
+            | CltapSolution)
+"""A typed solution of a registered problem: what `read_solution` and `decode` return, and
+what `certify(instance, solution)` takes besides a file or a document."""
 
 # problem name -> its catalogue entry. One module per problem.
 _SPECS: dict[str, ProblemSpec] = {m.SPEC.name: m.SPEC for m in (

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..datapath import set_folder
 from ..errors import InputError
@@ -32,6 +33,9 @@ from .tables import (
     read_gold,
     read_labels,
 )
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: pandas is an extra
+    import pandas as pd
 
 ACT = {"worker": 0, "task": 1, "label": 2}  # ActiveCrowdToolkit / Get-Another-Label order
 ACT_GOLD = {"task": 1, "label": 3}
@@ -247,14 +251,25 @@ def read_set(name: str, root: Path, *, duplicates: str = "first") -> tuple[Label
 def load_table(name: str, *, duplicates: str = "first", mirror: str | None = None,
                data_dir: str | Path | None = None, offline: bool | None = None
                ) -> tuple[LabelTable, Gold | None]:
-    """(labels, gold) of a named real data set (gold None for the sets in `NO_GOLD`), from
-    the first data folder holding it, fetched and verified on first use (`datapath`).
+    """A named real data set, from the first data folder holding it, fetched and verified on
+    first use (`datapath`).
 
-    `duplicates` applies to repeated (worker, task) rows (default 'first', see module doc).
-    `data_dir`: a folder laid out FOLDER/FILE looked in first and fetched into (default
-    $CROWDOPT_DATA, else the per-user cache); `mirror`: a base URL to fetch from instead of
-    the public sources (default $CROWDOPT_DATASETS_MIRROR); `offline`: True never downloads,
-    False may even when CROWDOPT_OFFLINE is set (default: CROWDOPT_OFFLINE).
+    Args:
+        name: the set's name (`crowdopt datasets list`), e.g. "rte".
+        duplicates: what to do with repeated (worker, task) rows ('first' keeps the first;
+            see the module doc).
+        mirror: a base URL to fetch from instead of the public sources (None:
+            $CROWDOPT_DATASETS_MIRROR).
+        data_dir: a folder laid out FOLDER/FILE, looked in first and fetched into (None:
+            $CROWDOPT_DATA, else the per-user cache).
+        offline: True never downloads, False may even when CROWDOPT_OFFLINE is set (None:
+            CROWDOPT_OFFLINE).
+
+    Returns:
+        (labels, gold): the `LabelTable` and its `Gold` (None for the sets in `NO_GOLD`).
+
+    Raises:
+        InputError: an unknown name, or a set that cannot be had (one line).
     """
     _spec(name)
     root = set_folder(name, mirror=mirror, data_dir=data_dir, offline=offline)
@@ -262,11 +277,25 @@ def load_table(name: str, *, duplicates: str = "first", mirror: str | None = Non
 
 
 def load_dataset(name: str, *, duplicates: str = "first", mirror: str | None = None,
-                 data_dir: str | Path | None = None, offline: bool | None = None):
-    """(labels DataFrame with columns worker, task, label; gold Series `true_label` indexed
-    by task) of a named set, in crowd-kit's `load_dataset` shape (needs pandas). The gold
-    Series is empty for the sets in `NO_GOLD`. `mirror`, `data_dir`, `offline`: where the
-    files come from, as in `load_table`."""
+                 data_dir: str | Path | None = None, offline: bool | None = None
+                 ) -> tuple[pd.DataFrame, pd.Series]:
+    """A named public data set in crowd-kit's `load_dataset` shape (needs pandas); the files
+    are fetched and checked on first use.
+
+    Args:
+        name: the set's name (`crowdopt datasets list`), e.g. "rte".
+        duplicates: what to do with repeated (worker, task) rows, as in `load_table`.
+        mirror: a base URL to fetch from, as in `load_table`.
+        data_dir: the data folder, as in `load_table`.
+        offline: True never downloads, as in `load_table`.
+
+    Returns:
+        (labels, gold): a DataFrame with columns worker, task, label, and a Series
+            `true_label` indexed by task (empty for the sets in `NO_GOLD`).
+
+    Raises:
+        InputError: an unknown name, or a set that cannot be had (one line).
+    """
     from .tables import _pandas
 
     pd = _pandas()

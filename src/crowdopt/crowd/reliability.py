@@ -81,8 +81,21 @@ class WorkerReliability:
 
 def from_gold(table: LabelTable, gold: Gold, *, tasks: np.ndarray | None = None
               ) -> WorkerReliability:
-    """Counts, accuracy, Theorem 3 variance and score G from the gold tasks (or the subset
-    `tasks` of task indices, e.g. a control set separate from the evaluation tasks)."""
+    """Each worker's reliability measured on gold: counts, accuracy, Theorem 3's variance
+    (eq. 10) and score G (eq. 25).
+
+    Args:
+        table: the label table (`crowdopt.crowd.from_arrays`, `load_table`, ...).
+        gold: the gold labels (`gold_from_arrays`, `read_gold`, `load_table`'s second value).
+        tasks: only these task indices count (e.g. a control set apart from the evaluation
+            tasks); None = every gold task.
+
+    Returns:
+        The table of estimates, one entry per worker of `table` (`source` "gold").
+
+    Raises:
+        InputError: a table or gold of another kind (one line naming it).
+    """
     require_table(table)
     if not isinstance(gold, Gold):
         raise InputError("gold", "a crowdopt Gold (gold_from_arrays, read_gold)",
@@ -119,7 +132,21 @@ def gold_estimates(correct: np.ndarray, n: np.ndarray, n_classes: int
 
 
 def from_em(table: LabelTable, result: AggregationResult) -> WorkerReliability:
-    """The EM (or vote-agreement) skills of an aggregation result as a reliability table."""
+    """The EM (or vote-agreement) skills of an aggregation result as a reliability table,
+    for data without gold.
+
+    Args:
+        table: the label table the result was fitted on.
+        result: the `AggregationResult` of an aggregation method (`run_method`, an
+            estimator's fit) whose `skills` hold one accuracy per worker.
+
+    Returns:
+        The table: `accuracy` from the fit, `n` the labels per worker, no gold counts
+            (`correct` -1, written empty), no variance or score; `source` the method.
+
+    Raises:
+        InputError: a result of another kind or of another table (one line naming it).
+    """
     require_table(table)
     if not isinstance(result, AggregationResult):
         raise InputError("result", "an AggregationResult (of an aggregation method)",
