@@ -220,6 +220,37 @@ def head_labels(inst: CltapInstance, theta: float, need: float = 0.0
     return heads, links
 
 
+# what each component of the head-cover model is (Pyomo `doc=`; the problem's page tables it):
+# the model `crowdopt.build_model(cltap_instance)` returns. Indices are 0-based: annotator j,
+# iteration k (her k-th label), so a label is (j, k).
+HEADS_DOC = {
+    "H": "heads: the labels (j, k) that can head a task (the task's label of its lowest-numbered "
+         "annotator)",
+    "L": "links (j, k, j2, k2), j < j2: label (j2, k2) may join the task headed by (j, k)",
+    "U": "every label (j, k): annotator j's k-th iteration",
+    "g": "g[j, k] = 1: label (j, k) heads a task",
+    "y": "y[j, k, j2, k2] = 1: label (j2, k2) joins the task headed by (j, k)",
+    "u": "u[j, k] = 1: iteration k of annotator j is bought (inside her prefix)",
+    "e": "e = 1: some task may have no head (then eta = 0)",
+    "eta": "the least task's assurance c' (eq. 11), at most theta",
+    "obj": "maximize eta: the least-assured task's c' (eq. 11)",
+    "tasks": "sum g + t e >= t: every task has a head, or e = 1",
+    "heads": "sum g <= t: at most t tasks (present where more than t labels could head)",
+    "empty": "eta / theta + e <= 1: a task without a head has assurance 0",
+    "cover": "eta <= c_h + theta (1 - g_h) for each head h, with c_h its task's weights "
+             "truncated at theta (eq. 12), divided by theta",
+    "one_per_annotator": "at most one label of each later annotator joins a head (eq. 14)",
+    "label": "a label heads or joins at most one task, and only inside its annotator's "
+             "prefix (eq. 15)",
+    "prefix": "u[j, k] <= u[j, k-1]: an annotator's labels are bought in order (eq. 16)",
+    "budget": "sum u <= b: the budget in labels (eq. 13)",
+    "heads_first": "among an annotator's equal weights, the earlier label heads first (breaks "
+                   "symmetry only)",
+    "used_first": "among an annotator's equal weights, the earlier label is used first "
+                  "(breaks symmetry only)",
+}
+
+
 def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0.0
                 ) -> pyo.ConcreteModel:
     """Head-cover model [ours]: max eta = min_i c'(W_i) (11)-(17) without task symmetry.
@@ -256,15 +287,17 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     heads, links = head_labels(inst, theta, need)
     m = pyo.ConcreteModel(name="cltap_heads")
     m.theta = theta  # the bound the weights are truncated at (eta <= theta)
-    m.H = pyo.Set(initialize=heads, dimen=2)
-    m.L = pyo.Set(initialize=links, dimen=4)
-    m.U = pyo.Set(initialize=[(j, k) for j in range(a) for k in range(K)], dimen=2)
-    m.g = pyo.Var(m.H, domain=pyo.Binary)
-    m.y = pyo.Var(m.L, domain=pyo.Binary)
-    m.u = pyo.Var(m.U, domain=pyo.Binary)
-    m.e = pyo.Var(domain=pyo.Binary)
-    m.eta = pyo.Var(bounds=(0.0, None))  # eta <= theta by `empty`; unboxed: the adapter scales it
-    m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize)
+    m.H = pyo.Set(initialize=heads, dimen=2, doc=HEADS_DOC["H"])
+    m.L = pyo.Set(initialize=links, dimen=4, doc=HEADS_DOC["L"])
+    m.U = pyo.Set(initialize=[(j, k) for j in range(a) for k in range(K)], dimen=2,
+                  doc=HEADS_DOC["U"])
+    m.g = pyo.Var(m.H, domain=pyo.Binary, doc=HEADS_DOC["g"])
+    m.y = pyo.Var(m.L, domain=pyo.Binary, doc=HEADS_DOC["y"])
+    m.u = pyo.Var(m.U, domain=pyo.Binary, doc=HEADS_DOC["u"])
+    m.e = pyo.Var(domain=pyo.Binary, doc=HEADS_DOC["e"])
+    # eta <= theta by `empty`; unboxed: the adapter scales it
+    m.eta = pyo.Var(bounds=(0.0, None), doc=HEADS_DOC["eta"])
+    m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize, doc=HEADS_DOC["obj"])
     into: dict[tuple[int, int], list] = {h: [] for h in heads}
     by_ann: dict[tuple[int, int, int], list] = {}
     joins: dict[tuple[int, int], list] = {}
@@ -273,37 +306,43 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
         into[j, k].append(lk)
         by_ann.setdefault((j, k, j2), []).append(lk)
         joins.setdefault((j2, k2), []).append(lk)
-    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + inst.t * m.e >= inst.t)
+    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + inst.t * m.e >= inst.t,
+                             doc=HEADS_DOC["tasks"])
     if len(heads) > inst.t:  # else the row holds by itself
-        m.heads = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) <= inst.t)
+        m.heads = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) <= inst.t,
+                                 doc=HEADS_DOC["heads"])
     # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
     sc = 1.0 / theta if theta > 0 else 1.0
-    m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0)
+    m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0, doc=HEADS_DOC["empty"])
     # a head's share of what it misses of theta, 1 - min(phi, theta) / theta: exactly 0 for a
     # head at or above theta (1 - theta * (1 / theta) is 1.1e-16 in floats, an entry that
     # pulled a row's scale to 2^40 in the adapter)
     rest = np.where(tr >= theta, 0.0, 1.0 - sc * tr)
     m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: sc * m.eta + float(rest[j, k])
                              * m.g[j, k] - quicksum(sc * float(tr[lk[2], lk[3]]) * m.y[lk]
-                                                    for lk in into[j, k]) <= 1.0)
+                                                    for lk in into[j, k]) <= 1.0,
+                             doc=HEADS_DOC["cover"])
     m.one_per_annotator = pyo.Constraint(list(by_ann), rule=lambda m, j, k, j2: quicksum(
-        m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k])
+        m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k], doc=HEADS_DOC["one_per_annotator"])
 
     def used(m, j, k):
         return (m.g[j, k] if (j, k) in into else 0) + quicksum(
             m.y[lk] for lk in joins.get((j, k), []))
 
     m.label = pyo.Constraint(m.U, rule=lambda m, j, k: used(m, j, k) <= m.u[j, k]
-                             if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip)
+                             if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip,
+                             doc=HEADS_DOC["label"])
     m.prefix = pyo.Constraint(m.U, rule=lambda m, j, k: m.u[j, k] <= m.u[j, k - 1]
-                              if k > 0 else pyo.Constraint.Skip)
-    m.budget = pyo.Constraint(expr=quicksum(m.u[jk] for jk in m.U) <= int(inst.b))
+                              if k > 0 else pyo.Constraint.Skip, doc=HEADS_DOC["prefix"])
+    m.budget = pyo.Constraint(expr=quicksum(m.u[jk] for jk in m.U) <= int(inst.b),
+                              doc=HEADS_DOC["budget"])
     same = [(j, k) for j in range(a) for k in range(1, K) if phi[j, k] == phi[j, k - 1] > 0]
     m.heads_first = pyo.Constraint(
         [jk for jk in same if jk in into], rule=lambda m, j, k: m.g[j, k] <= m.g[j, k - 1]
-        if (j, k - 1) in into else pyo.Constraint.Skip)
+        if (j, k - 1) in into else pyo.Constraint.Skip, doc=HEADS_DOC["heads_first"])
     m.used_first = pyo.Constraint(same, rule=lambda m, j, k: used(m, j, k) <= used(m, j, k - 1)
-                                  if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip)
+                                  if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip,
+                                  doc=HEADS_DOC["used_first"])
     return m
 
 
