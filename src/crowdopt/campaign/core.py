@@ -324,21 +324,40 @@ class Campaign:
                labels: Sequence[Any] | None = None, pairs: Any = None,
                params: Mapping[str, Any] | None = None, name: str | None = None,
                caps: Mapping[str, Any] | None = None) -> Campaign:
-        """A new campaign: a file path (refuses an existing path) or a PostgreSQL URL
-        `postgresql://host/db?campaign=NAME` (refuses an existing campaign NAME).
+        """A new campaign.
 
-        items: an items CSV (column item/task/..., optional max_labels), 'dataset:NAME' (its
-        tasks, max_labels = its labels per task) or a list of ids. workers: a workers CSV
-        (column worker, optional accuracy for cltap), 'dataset:NAME', a list of ids, or None
-        (optkg only: workers are registered by their first answer). labels: the class values
-        (binary policies: negative then positive; default 0,1). pairs (optkg-het): the allowed
-        (item, worker) pairs (CSV, 'dataset:NAME' or a list of pairs; default all). params:
-        policy options (see `crowdopt campaign init --help`). name: what the status page
-        shows its read-only viewers (default: the file's name, never its folder; the URL's
-        campaign). caps: the most a token of each role may ask of /next, {role: {n, lease,
-        late_window}} (see `caps`; default `caps.DEFAULT`). The budget must cover the
-        policy's first decision (LS_OL asks every worker at once): a smaller one is refused,
-        naming the minimum."""
+        Args:
+            path: a file path (an existing path is refused) or a PostgreSQL URL
+                `postgresql://host/db?campaign=NAME` (an existing campaign NAME is refused).
+            policy: optkg, optkg-het, lsol or cltap (`crowdopt campaign init --help`).
+            items: an items CSV (column item/task/..., optional max_labels), 'dataset:NAME'
+                (its tasks, max_labels = its labels per task) or a list of ids.
+            budget: the labels the campaign may buy; it must cover the policy's first
+                decision (LS_OL asks every worker at once): a smaller one is refused, naming
+                the minimum.
+            workers: a workers CSV (column worker, optional accuracy for cltap),
+                'dataset:NAME', a list of ids, or None (optkg only: workers are registered by
+                their first answer).
+            seed: the policy's seed.
+            batching: 'exact': decisions equal the one-at-a-time policy and `replay`, and
+                `next(n)` hands out only queries no pending answer can change (fewer than n
+                while the policy needs answers); 'fill': `next(n)` hands out n queries decided
+                on the answers in so far.
+            labels: the class values (binary policies: negative then positive; default 0,1).
+            pairs: (optkg-het) the allowed (item, worker) pairs: a CSV, 'dataset:NAME' or a
+                list of pairs; default all.
+            params: policy options (see `crowdopt campaign init --help`).
+            name: what the status page shows its read-only viewers (default: the file's name,
+                never its folder; the URL's campaign).
+            caps: the most a token of each role may ask of /next, {role: {n, lease,
+                late_window}} (see `caps`; default `caps.DEFAULT`).
+
+        Returns:
+            The open campaign (`close()` it, or use it in a `with` block).
+
+        Raises:
+            InputError: an existing file or campaign, or a bad value (one line naming it).
+        """
         from . import caps as ccaps
         from . import io as cio
 

@@ -99,21 +99,37 @@ def run_method(table: LabelTable, method: str = DEFAULT_METHOD, *, gold: Gold | 
                ties: str = "random", seed: int = 0, candidates: tuple = AUTO_CANDIDATES,
                source: str | None = None, fit_options: Mapping[str, Any] | None = None,
                **options: Any) -> AggregationReport:
-    """Aggregate `table` with `method` (a name of `METHODS`, or 'auto') and report it.
+    """Aggregate `table` with `method` and report it.
 
-    options: the method's options by name (smoothing, priors, tol, max_iter, init, restarts,
-        subtypes, ...; None = its default); one it does not take is a one-line InputError.
-    gold: the run's gold table: scored against (`accuracy` in the report); with init='gold'
-        the EM starts from it, with use_gold=True the EM clamps the gold tasks to it; wmv
-        estimates its accuracies from it (cross-fitted in `folds` folds) when given neither
-        weights nor accuracies.
-    weights / accuracies (wmv only): per worker, a mapping worker id -> value or a vector in
-        the table's worker order; workers without one get the mean weight (the mean accuracy).
-        Accuracies become weights by `weighting` ('log-odds' or 'linear'), clipped to
-        [clip, 1 - clip].
-    candidates: the methods auto chooses among. fit_options: keyword arguments of the
-        method's function that have no CLI flag (the estimator classes' extra parameters).
-    source: the name of the labels, for the report.
+    Args:
+        table: the label table (`from_arrays`, `from_dataframe`, `load_table`, ...).
+        method: a name of `METHODS` (majority-vote, dawid-skene, glad, mace, ebcc, ...), or
+            'auto' (chosen by held-out likelihood among `candidates`).
+        gold: the run's gold table: scored against (`accuracy` in the report); with
+            init='gold' the EM starts from it; wmv estimates its accuracies from it
+            (cross-fitted in `folds` folds) when given neither weights nor accuracies.
+        use_gold: the EM clamps the gold tasks to their gold labels.
+        weights: (wmv only) per worker, a mapping worker id -> weight or a vector in the
+            table's worker order; workers without one get the mean weight.
+        accuracies: (wmv only) per worker, as weights; made weights by `weighting`.
+        weighting: how accuracies become weights: 'log-odds' or 'linear'.
+        folds: the folds of wmv's cross-fitted accuracies from gold.
+        clip: accuracies are clipped to [clip, 1 - clip] before weighting.
+        ties: how a tied vote is broken ('random', ...).
+        seed: the seed of random tie breaks and restarts.
+        candidates: the methods 'auto' chooses among.
+        source: the name of the labels, for the report.
+        fit_options: keyword arguments of the method's function that have no CLI flag (the
+            estimator classes' extra parameters).
+        **options: the method's options by name (smoothing, priors, tol, max_iter, init,
+            restarts, subtypes, ...; None = its default).
+
+    Returns:
+        The `AggregationReport`: labels, posteriors, worker skills, accuracy against gold,
+            time and the fit's convergence.
+
+    Raises:
+        InputError: an unknown method, or an option it does not take (one line).
     """
     t0 = time.perf_counter()
     require_table(table)

@@ -79,10 +79,23 @@ class CltapInstance(ProblemInstance):
     @classmethod
     def from_arrays(cls, p: Any, t: Any, b: Any, *, p_max: Any = P_MAX,
                     meta: dict | None = None) -> CltapInstance:
-        """CL-TAP (eqs. 11-17) from plain data: the a x K accuracy matrix p (row j = annotator
-        j, column k = her (k+1)-th label, K <= t), t tasks, a budget of b labels; p is clipped
-        to [1 - p_max, p_max] (digest A3). Validated like an instance file (one-line
-        InputError)."""
+        """CL-TAP (eqs. 11-17) from plain data, validated like an instance file.
+
+        Args:
+            p: the a x K accuracy matrix: row j = annotator j, column k = her (k+1)-th label,
+                K <= t.
+            t: the number of tasks.
+            b: the budget in labels.
+            p_max: p is clipped to [1 - p_max, p_max] (a label's weight grows without bound
+                as p -> 1).
+            meta: free-form data kept with the instance (e.g. how it was generated).
+
+        Returns:
+            The instance.
+
+        Raises:
+            InputError: a bad value (one line naming the field).
+        """
         return make_instance(p, t, b, p_max, meta)
 
     @property

@@ -69,10 +69,26 @@ class LabelerSetInstance(ProblemInstance):
     def from_arrays(cls, qualities: Any, *, costs: Any = None, cost_weight: Any = 0.0,
                     budget: Any = None, max_size: Any = None, rule: Any = "mv",
                     wmv_eps: Any = 0.0, labeler_ids: Any = None) -> LabelerSetInstance:
-        """Eq. 4 from plain data: qualities p_i in [0, 1] ((0, 1) for rule 'wmv'), optional
-        costs c_i >= 0 with weight lambda (pi(S) - lambda C(S)) and/or a budget C(S) <= B, an
-        optional size cap |S| <= K, the vote rule ('mv' or 'wmv') and optional labeler ids.
-        Validated like an instance file (one-line InputError)."""
+        """Eq. 4 from plain data, validated like an instance file.
+
+        Args:
+            qualities: each labeler's quality p_i in [0, 1] ((0, 1) for rule 'wmv').
+            costs: each labeler's cost c_i >= 0; None = no costs.
+            cost_weight: lambda: the objective is pi(S) - lambda C(S).
+            budget: a budget C(S) <= B on the subset's cost; None = none.
+            max_size: a size cap |S| <= K; None = none.
+            rule: the vote the subset's labels are aggregated by: 'mv' (majority) or 'wmv'
+                (weighted by the log-odds of quality).
+            wmv_eps: the tie tolerance of 'wmv' (Sec. 4.1): a weighted margin within it counts
+                as a tie (half right).
+            labeler_ids: the labelers' ids (strings or integers); None = 0-based positions.
+
+        Returns:
+            The instance.
+
+        Raises:
+            InputError: a bad value (one line naming the field).
+        """
         return make_instance(qualities, costs, cost_weight, budget, max_size, rule, wmv_eps,
                              labeler_ids)
 

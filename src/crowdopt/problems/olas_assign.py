@@ -109,10 +109,24 @@ class OlasAssignInstance(OlasPool):
     def from_arrays(cls, accuracies: Any, capacities: Any, entropies: Any, *,
                     noise: Any = "linear", labeler_ids: Any = None,
                     point_ids: Any = None) -> OlasAssignInstance:
-        """Model 2 (eqs. 2a-2d) from plain data: labeler accuracies a_i in [0, 1] and integer
-        capacities c_i >= 0, point entropies e_j >= 0, a noise model (name, spec dict or
-        NoiseFunction) and optional ids (strings or integers) that solutions and models use.
-        Validated like an instance file: a bad value raises a one-line InputError."""
+        """Model 2 (eqs. 2a-2d) from plain data, validated like an instance file.
+
+        Args:
+            accuracies: each labeler's accuracy a_i in [0, 1].
+            capacities: each labeler's capacity c_i, an integer >= 0.
+            entropies: each point's entropy e_j >= 0 (the classifier's uncertainty).
+            noise: the noise model eps(a, e): a name ('linear', 'superellipse'), a spec dict
+                or a NoiseFunction.
+            labeler_ids: the labelers' ids (strings or integers) that solutions and models
+                use; None = 0-based positions.
+            point_ids: the points' ids, as labeler_ids.
+
+        Returns:
+            The instance.
+
+        Raises:
+            InputError: a bad value (one line naming the field).
+        """
         return make_instance(accuracies, capacities, entropies, noise, labeler_ids, point_ids)
 
     @property

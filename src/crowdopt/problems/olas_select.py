@@ -69,10 +69,25 @@ class OlasSelectInstance(OlasPool):
     def from_arrays(cls, accuracies: Any, capacities: Any, entropies: Any, *,
                     beta: Any = 0.2, budget: Any = None, noise: Any = "linear",
                     labeler_ids: Any = None, point_ids: Any = None) -> OlasSelectInstance:
-        """Model 10 (eqs. 10a-10i) from plain data: labeler accuracies and integer capacities,
-        pool entropies, the noise bound beta of (10d), an optional cap B on the selection,
-        a noise model and optional ids (strings or integers). Validated like an instance file
-        (one-line InputError; the noise model must be monotone on these values)."""
+        """Model 10 (eqs. 10a-10i) from plain data, validated like an instance file.
+
+        Args:
+            accuracies: each labeler's accuracy in [0, 1].
+            capacities: each labeler's capacity, an integer >= 0.
+            entropies: each pool point's entropy >= 0.
+            beta: the noise bound of (10d): the chosen points' total noise is at most beta.
+            budget: a cap B on the number of points selected; None = no cap.
+            noise: the noise model ('linear', 'superellipse', a spec dict or a
+                NoiseFunction); it must be monotone on these values.
+            labeler_ids: the labelers' ids (strings or integers); None = 0-based positions.
+            point_ids: the points' ids, as labeler_ids.
+
+        Returns:
+            The instance.
+
+        Raises:
+            InputError: a bad value (one line naming the field).
+        """
         return make_instance(accuracies, capacities, entropies, noise, beta, budget,
                              labeler_ids, point_ids)
 

@@ -76,11 +76,26 @@ class WorkerSelectInstance(ProblemInstance):
                     n: Any = None, classes: Any = 2, estimator: Any = "unbiased",
                     costs: Any = None, budget: Any = None,
                     worker_ids: Any = None) -> WorkerSelectInstance:
-        """Eq. 11 from plain data: the cap K = max_workers and either the scores G_i
-        (`scores`) or estimated reliabilities `w_hat` with `n` gold questions (one integer or
-        one per worker), from which G_i is computed by `estimator` (Theorem 3 'unbiased' or
-        'plugin'); optional integer costs with a budget, optional worker ids. Validated like
-        an instance file (one-line InputError)."""
+        """Eq. 11 from plain data, validated like an instance file.
+
+        Args:
+            max_workers: the cap K on the number of workers selected.
+            scores: each worker's score G_i; or None, and w_hat with n instead.
+            w_hat: each worker's estimated reliability, from her gold answers.
+            n: the gold questions each worker answered (one integer or one per worker).
+            classes: the number of label classes L.
+            estimator: how G_i is computed from w_hat and n: Theorem 3's 'unbiased' G, or
+                'plugin'.
+            costs: each worker's integer cost; None = no costs.
+            budget: the budget on the selected workers' cost (with costs).
+            worker_ids: the workers' ids (strings or integers); None = 0-based positions.
+
+        Returns:
+            The instance.
+
+        Raises:
+            InputError: a bad value (one line naming the field).
+        """
         return make_instance(max_workers=max_workers, classes=classes, scores_=scores,
                              w_hat=w_hat, n=n, estimator=estimator, costs=costs,
                              budget=budget, worker_ids=worker_ids)
