@@ -156,3 +156,23 @@ def test_walking_the_model_builds_it_as_the_eager_builder_does():
         m.materialize()
         from crowdopt.models.snapshot import compare
         assert compare(m.crowdopt_build.snapshot, m).kind == "added rows"
+
+
+def test_rows_below_the_emitted_matrix_by_index_arithmetic():
+    """`_below` (the added rows under the registered CSC matrix, widened by the new columns)
+    equals dense stacking on random shapes, empty ones included, and is a valid CSC array."""
+    import scipy.sparse as sp
+
+    from crowdopt.solvers.exact_runner import _below
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        r, n, k, m = (int(x) for x in rng.integers(0, 6, 4))
+        A = (sp.random_array((r, n), density=rng.random(), format="csc", rng=rng)
+             if r and n else sp.csc_array((r, n)))
+        B = (sp.random_array((k, n + m), density=rng.random(), format="csr", rng=rng)
+             if k and n + m else sp.csr_array((k, n + m)))
+        got = _below(A, B, m)
+        got.check_format(full_check=True)
+        want = np.vstack([np.hstack([A.toarray(), np.zeros((r, m))]), B.toarray()])
+        assert np.array_equal(got.toarray(), want), (r, n, k, m)

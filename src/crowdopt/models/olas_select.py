@@ -50,15 +50,16 @@ from .olas_assign import labeler_keys, point_keys
 
 
 def _sorted_data(inst: OlasSelectInstance) -> tuple[list[float], list[int]]:
-    e = [float(v) for v in inst.entropies[inst.point_order()]]
-    c = [int(v) for v in inst.capacities[inst.labeler_order()]]
+    e = inst.entropies[inst.point_order()].astype(float).tolist()  # in C: 100k points
+    c = inst.capacities[inst.labeler_order()].astype(np.int64).tolist()
     return e, c
 
 
 def _rank_keys(inst: OlasSelectInstance) -> tuple[list, list]:
     """(model index of the labeler of each accuracy rank, of the point of each entropy rank)."""
     L, P = labeler_keys(inst), point_keys(inst)
-    return ([L[i] for i in inst.labeler_order()], [P[j] for j in inst.point_order()])
+    return (list(map(L.__getitem__, inst.labeler_order().tolist())),  # in C: 100k points
+            list(map(P.__getitem__, inst.point_order().tolist())))
 
 
 def _pairs(inst: OlasSelectInstance) -> list[tuple[int, int]]:

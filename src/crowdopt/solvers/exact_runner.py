@@ -195,19 +195,25 @@ def load_mixed(form: Formulation, inst: Any, model: Any, rows: list, hopts: High
     if at != n_reg:  # the record's variables are not the emitted columns
         raise AssertionError(f"{form.method}: {at} registered variables, {n_reg} emitted columns")
 
+    places: dict[int, dict] = {}  # per registered component: index -> place in its index set
+
     def registered(v: Any) -> int:
         comp = v.parent_component()
         start = offset.get(id(comp))
         if start is None:
             return -1
-        return start + (_position(comp.index_set(), v.index()) if comp.is_indexed() else 0)
+        if not comp.is_indexed():
+            return start
+        place = places.get(id(comp))
+        if place is None:  # one pass in C over the ordered set (Pyomo's ord() rebuilds it
+            ix = comp.index_set()  # in Python: 0.1-0.4 s at 100k entries)
+            place = places[id(comp)] = dict(zip(ix, range(len(ix))))
+        return start + place[v.index()]
 
     with _stop_at(deadline, t0, "compiling the added rows"), peeking(model):
         add = compile_rows(model, rows, registered, n_reg)
     n_new = len(add.columns)
-    A = e.A if not rows else sp.vstack(
-        [sp.hstack([sp.csc_array(e.A), sp.csc_array((e.A.shape[0], n_new))]), add.A],
-        format="csc")
+    A = e.A if not rows else _below(sp.csc_array(e.A), add.A, n_new)
     arrays = MatrixForm(c=np.concatenate([np.asarray(e.c, float), np.zeros(n_new)]), A=A,
                         row_lo=np.concatenate([e.row_lo, add.row_lo]),
                         row_hi=np.concatenate([e.row_hi, add.row_hi]),
@@ -242,12 +248,33 @@ def load_mixed(form: Formulation, inst: Any, model: Any, rows: list, hopts: High
     return ctx
 
 
-def _position(index_set: Any, index: Any) -> int:
-    """The 0-based place of `index` in an ordered index set (Pyomo's `ord` divides by a
-    one-point RangeSet's step of 0)."""
-    if len(index_set) == 1:
-        return 0
-    return index_set.ord(index) - 1
+def _below(A: Any, B: Any, n_new: int) -> Any:
+    """[[A, 0], [B]] in CSC: the registered matrix A (CSC, sorted) widened by `n_new` empty
+    columns, with the added rows B (as many columns as the result) below it, built by index
+    arithmetic in O(nnz) (scipy's CSC vstack stacks along the minor axis: 0.5 s at 650k
+    entries, over the whole solve's time)."""
+    r, n = A.shape
+    A = sp.csc_array((A.data, A.indices, np.concatenate(
+        [A.indptr, np.full(n_new, A.indptr[-1], A.indptr.dtype)])), shape=(r, n + n_new))
+    A.sort_indices()
+    B = sp.csc_array(B)
+    B.sort_indices()
+    if B.shape[1] != n + n_new:
+        raise AssertionError(f"added rows over {B.shape[1]} columns, {n + n_new} expected")
+    a_count, b_count = np.diff(A.indptr), np.diff(B.indptr)
+    indptr = A.indptr.astype(np.int64) + B.indptr.astype(np.int64)
+    nnz = A.nnz + B.nnz
+    index_type = np.int32 if nnz < 2**31 and r + B.shape[0] < 2**31 else np.int64
+    data = np.empty(nnz, np.result_type(A.data, B.data))
+    indices = np.empty(nnz, index_type)
+    # in column j, A's entries first, then B's: A's k-th entry moves by B's entries before
+    # column j, B's k-th entry lands after A's whole column j
+    at_a = np.arange(A.nnz) + np.repeat(B.indptr[:-1].astype(np.int64), a_count)
+    at_b = np.arange(B.nnz) + np.repeat(A.indptr[1:].astype(np.int64), b_count)
+    data[at_a], indices[at_a] = A.data, A.indices
+    data[at_b], indices[at_b] = B.data, B.indices + r
+    return sp.csc_array((data, indices, indptr.astype(index_type)),
+                        shape=(r + B.shape[0], n + n_new))
 
 
 def mixed_route(form: Formulation, model: Any, change: Any) -> bool:
