@@ -238,7 +238,7 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
             "labeler-set/enumeration/mv": {"features": ["M"], "coef": [-8 * 0.6931, 0.6931]}}
     monkeypatch.setattr(guards, "coefficients", lambda: fits)
     spec = get_problem("labeler-set")
-    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 11))  # MILP ~400 s, enum 8 s
+    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 10))  # MILP ~150 s, enum 4 s
     assert spec.method("milp").refuses(mid) and spec.method("enumeration").refuses(mid) is None
     assert spec.method("milp").applicable(mid) is None  # a time guard, not a memory guard
     r = crowdopt.solve(mid, "exact")
