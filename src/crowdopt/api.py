@@ -146,12 +146,16 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
         return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
                       status=Status.SKIPPED, message=reason, instance=instance)
     forced = m.time_guard(instance) if force else None  # run past its time guard
+    own_limit = False
     if options.time_limit is None and not options.no_time_limit and (
             m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
-    # the limit's clock runs from the caller's start (the command line's: reading the instance
-    # counts) and the solver modules' imports count against it too
-    t0 = options.started if options.started is not None else time.perf_counter()
+        own_limit = True
+    # a limit the caller gave runs from the caller's start (the command line's: reading the
+    # instance counts) and the solver modules' imports count against it too; the method's own
+    # default limit (e.g. best-of's 2 s search) runs from the method's start
+    t0 = (options.started if options.started is not None and not own_limit
+          else time.perf_counter())
     limit = options.time_limit
     if m.kind != "fast":
         _import_solvers(spec, m)
