@@ -229,6 +229,17 @@ def test_import_and_fast_solve_load_no_solver():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_command_line_parser_loads_no_aggregation_method():
+    """Every command builds the whole parser: it takes the aggregation methods' names from
+    `crowd.names`, not from the methods (which pull in scipy: 0.5 s on every command)."""
+    code = ("import sys, crowdopt.cli as c\nc.build_parser()\n"
+            "print(sorted(m for m in ('crowdopt.crowd.methods', 'scipy.sparse', 'pyomo')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 # ----------------------------------------------------------------------------- defaults
 def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
     from crowdopt.solvers import guards
