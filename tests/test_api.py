@@ -240,6 +240,22 @@ def test_the_command_line_parser_loads_no_aggregation_method():
     assert out.stdout.strip() == "[]"
 
 
+def test_an_exact_solve_imports_pyomo_without_the_scipy_extras():
+    """Pyomo's scipy hook imported scipy.stats, integrate and spatial (1.5 s of CPU on a busy
+    machine) in every exact solve; `models.pyomo_env` leaves the hook out, scipy imported
+    before or not, and the one scipy module stays the one scipy module."""
+    code = ("import sys, scipy, scipy.sparse, crowdopt\n"
+            "first = sys.modules['scipy']\n"
+            "r = crowdopt.solve(crowdopt.generate('cltap', 1, t=6, a=3), 'head-cover')\n"
+            "m = crowdopt.build_model(crowdopt.generate('labeler-set', 1))\n"
+            "assert r.proven_optimal and sys.modules['scipy'] is first\n"
+            "print(sorted(x for x in ('scipy.stats', 'scipy.integrate', 'scipy.spatial')"
+            " if x in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 # ----------------------------------------------------------------------------- defaults
 def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
     from crowdopt.solvers import guards

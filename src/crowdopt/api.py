@@ -255,8 +255,10 @@ def _import_solvers(spec: ProblemSpec, m: Method) -> None:
     Pyomo and HiGHS through them): done here, the imports count against its time limit."""
     import importlib
 
+    from .models.pyomo_env import without_scipy_extras
     from .problems.catalogue import Lazy
 
+    without_scipy_extras()
     if isinstance(m.run, Lazy):
         m.run.resolve()
     if spec.models:
@@ -690,7 +692,10 @@ def build_model(instance: Any, method: str | None = None) -> Any:
     method: an exact method with a model (`instance.spec.builders()` lists them); None = the
     first one that applies. Solve the (modified) model with `solve_model`. Imports Pyomo.
     """
+    from .models.pyomo_env import without_scipy_extras
+
     spec, inst = spec_and_instance(instance)
+    without_scipy_extras()
     builders = spec.builders()
     if method is None:
         method = next((a for a in builders if spec.method(a).applicable(inst) is None), None)
