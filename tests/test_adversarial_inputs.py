@@ -248,7 +248,7 @@ def test_a_limit_of_1e308_is_not_waited_for(tmp_path):
     """CL-TAP certify with per-method and overall limits of 1e308 ends (it ran forever: the
     local search took the per-method limit as its run length)."""
     inst = tmp_path / "c.json"
-    assert main(["generate", "cltap", "--param", "t=10", "-o", str(inst)]) == 0
+    assert main(["generate", "cltap", "--param", "t=6", "--param", "a=3", "-o", str(inst)]) == 0
     r = subprocess.run([sys.executable, "-m", "crowdopt", "certify", str(inst),
                         "--method-time-limit", "1e308", "--time-limit", "1e308", "--json"],
                        capture_output=True, text=True, timeout=300)

@@ -229,6 +229,33 @@ def test_import_and_fast_solve_load_no_solver():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_command_line_parser_loads_no_aggregation_method():
+    """Every command builds the whole parser: it takes the aggregation methods' names from
+    `crowd.names`, not from the methods (which pull in scipy: 0.5 s on every command)."""
+    code = ("import sys, crowdopt.cli as c\nc.build_parser()\n"
+            "print(sorted(m for m in ('crowdopt.crowd.methods', 'scipy.sparse', 'pyomo')"
+            " if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_an_exact_solve_imports_pyomo_without_the_scipy_extras():
+    """Pyomo's scipy hook imported scipy.stats, integrate and spatial (1.5 s of CPU on a busy
+    machine) in every exact solve; `models.pyomo_env` leaves the hook out, scipy imported
+    before or not, and the one scipy module stays the one scipy module."""
+    code = ("import sys, scipy, scipy.sparse, crowdopt\n"
+            "first = sys.modules['scipy']\n"
+            "r = crowdopt.solve(crowdopt.generate('cltap', 1, t=6, a=3), 'head-cover')\n"
+            "m = crowdopt.build_model(crowdopt.generate('labeler-set', 1))\n"
+            "assert r.proven_optimal and sys.modules['scipy'] is first\n"
+            "print(sorted(x for x in ('scipy.stats', 'scipy.integrate', 'scipy.spatial')"
+            " if x in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 # ----------------------------------------------------------------------------- defaults
 def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
     from crowdopt.solvers import guards
@@ -238,7 +265,7 @@ def test_exact_falls_through_size_guards_then_fails_with_one_line(monkeypatch):
             "labeler-set/enumeration/mv": {"features": ["M"], "coef": [-8 * 0.6931, 0.6931]}}
     monkeypatch.setattr(guards, "coefficients", lambda: fits)
     spec = get_problem("labeler-set")
-    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 11))  # MILP ~400 s, enum 8 s
+    mid = LabelerSetInstance.from_arrays(np.linspace(0.55, 0.9, 10))  # MILP ~150 s, enum 4 s
     assert spec.method("milp").refuses(mid) and spec.method("enumeration").refuses(mid) is None
     assert spec.method("milp").applicable(mid) is None  # a time guard, not a memory guard
     r = crowdopt.solve(mid, "exact")

@@ -22,9 +22,11 @@ def nondecreasing(trace) -> bool:
     return bool(np.all(np.diff(o) >= -1e-12 * np.maximum(np.abs(o[1:]), 1.0)))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in BIG else n
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.soak) if n in BIG else n
                                   for n in list_datasets()])
 def test_every_iterative_method_converges_with_a_monotone_trace(data_dir, name):
+    """Every iterative method on every shared data set converges with a monotone objective
+    trace (the large sets, minutes in all, under `make soak`)."""
     table, _ = load_table(name)
     for method in ITERATIVE:
         r = run_method(table, method)

@@ -267,7 +267,7 @@ def test_interrupted_pool_run_keeps_finished_results_and_resume_completes(tmp_pa
     kept_keys = {r["key"] for r in kept}
     ran = []
     # resume with tiny stand-ins would change keys, so resume the real tasks in this process
-    recs = run_tasks(tasks, jobs=1, results_path=path, resume=True, show_progress=False,
+    recs = run_tasks(tasks, jobs=2, results_path=path, resume=True, show_progress=False,
                      on_result=ran.append)
     assert len(ran) == 30 - len(kept) and not {r["key"] for r in ran} & kept_keys
     assert [r["seed"] for r in recs] == list(range(30))

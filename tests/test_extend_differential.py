@@ -63,9 +63,9 @@ def assert_clean(cases: list, at_least: int) -> None:
 
 
 def test_modified_models_agree_with_the_independent_route():
-    """The sample of `make test`: two instances per (problem, method), every modification
-    (about 300 solves)."""
-    assert_clean(campaign(PAIRS, 2, derandomize=True), at_least=15 * len(KINDS))
+    """The sample of `make test`: one instance per (problem, method), every modification
+    (about 150 solves; `make soak` draws 12 per pair)."""
+    assert_clean(campaign(PAIRS, 1, derandomize=True), at_least=8 * len(KINDS))
 
 
 @pytest.mark.soak

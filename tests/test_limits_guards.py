@@ -201,6 +201,18 @@ def test_a_limit_counts_from_the_callers_start():
     assert ok.certificate.times["total_s"] >= 5
 
 
+def test_a_methods_own_default_limit_starts_with_the_method():
+    """best-of's default 2 s is its search's length, not a limit on the caller's set-up: a
+    caller that started 10 s earlier still gets the plan (a loaded machine spent over 2 s
+    importing, and `crowdopt solve --method best-of` exited 4 with no plan); a limit the
+    caller gives still counts from the caller's start."""
+    inst = crowdopt.generate("cltap", 10, t=8, a=3, trend="inc")
+    r = crowdopt.solve(inst, "best-of", started=time.perf_counter() - 10)
+    assert r.status == "feasible" and r.solution is not None
+    late = crowdopt.solve(inst, "best-of", time_limit=2, started=time.perf_counter() - 10)
+    assert late.status == "time_limit" and late.solution is None
+
+
 def test_the_command_lines_clock_starts_with_the_command(tmp_path, monkeypatch, capsys):
     """Reading the instance counts against --time-limit (`cli.STARTED`): a slow read that
     uses up the limit ends in exit 4 and the one-line reason, times.total_s past the read."""

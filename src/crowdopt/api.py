@@ -188,12 +188,16 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
         return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
                       status=Status.SKIPPED, message=reason, instance=instance)
     forced = m.time_guard(instance) if force else None  # run past its time guard
+    own_limit = False
     if options.time_limit is None and not options.no_time_limit and (
             m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
-    # the limit's clock runs from the caller's start (the command line's: reading the instance
-    # counts) and the solver modules' imports count against it too
-    t0 = options.started if options.started is not None else time.perf_counter()
+        own_limit = True
+    # a limit the caller gave runs from the caller's start (the command line's: reading the
+    # instance counts) and the solver modules' imports count against it too; the method's own
+    # default limit (e.g. best-of's 2 s search) runs from the method's start
+    t0 = (options.started if options.started is not None and not own_limit
+          else time.perf_counter())
     limit = options.time_limit
     if m.kind != "fast":
         _import_solvers(spec, m)
@@ -293,8 +297,10 @@ def _import_solvers(spec: ProblemSpec, m: Method) -> None:
     Pyomo and HiGHS through them): done here, the imports count against its time limit."""
     import importlib
 
+    from .models.pyomo_env import without_scipy_extras
     from .problems.catalogue import Lazy
 
+    without_scipy_extras()
     if isinstance(m.run, Lazy):
         m.run.resolve()
     if spec.models:
@@ -761,7 +767,10 @@ def build_model(instance: Instance, method: str | None = None) -> pyo.ConcreteMo
     Returns:
         The model, with a record of what built it (`solve_model` reads it).
     """
+    from .models.pyomo_env import without_scipy_extras
+
     spec, inst = spec_and_instance(instance)
+    without_scipy_extras()
     builders = spec.builders()
     if method is None:
         method = next((a for a in builders if spec.method(a).applicable(inst) is None), None)

@@ -22,9 +22,7 @@ from ..errors import InputError
 
 def register(cli) -> None:
     """Add `crowdopt aggregate` and `crowdopt estimate` to the CLI."""
-    from ..crowd.auto import AUTO_Z
-    from ..crowd.methods import DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED
-    from ..crowd.runner import AUTO
+    from ..crowd.names import AUTO, AUTO_Z, DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED
 
     p = cli.top.add_parser(
         "aggregate", help="aggregate crowd labels (MV, WMV, Wawa, ZBS, one-coin, Dawid-Skene, "

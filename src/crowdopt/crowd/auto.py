@@ -38,12 +38,12 @@ from ..validate import real, sequence
 from .aggregate import AggregationResult, check_seed, require_table
 from .export import confusion_from_posteriors
 from .methods import DEFAULT_METHOD, METHODS, UNSUPERVISED, fit_method
+from .names import AUTO_Z
 from .tables import LabelTable
 
 AUTO_CANDIDATES = UNSUPERVISED  # every method that needs nothing but the labels
 AUTO_HOLDOUT = 0.1
 AUTO_REPEATS = 1
-AUTO_Z = 2.0   # standard errors by which a method must beat the default to replace it
 CRITERION = ("mean log-likelihood of held-out labels under the method's task posteriors and "
              "per-worker confusion matrices fitted on the other labels; the default method "
              "unless another beats it by more than z standard errors of the paired difference")

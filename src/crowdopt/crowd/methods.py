@@ -24,6 +24,7 @@ from .agreement import wawa, zero_based_skill
 from .competence import mace
 from .difficulty import glad
 from .messages import kos
+from .names import DEFAULT_METHOD, METHOD_NAMES, UNSUPERVISED  # noqa: F401 (re-exported)
 from .rank_one import mmsr
 from .subtypes import ebcc
 from .tables import LabelTable
@@ -72,10 +73,9 @@ METHODS: dict[str, MethodInfo] = {m.name: m for m in [
                                               "confusion_prior", "tol", "max_iter", "ties",
                                               "seed"), True),
 ]}
-METHOD_NAMES = tuple(METHODS)
-DEFAULT_METHOD = "dawid-skene"   # what `aggregate` runs without --method, and auto's baseline
-# the unsupervised methods `--method auto` chooses among and the benchmarks compare
-UNSUPERVISED = tuple(m for m, i in METHODS.items() if i.unsupervised)
+if (tuple(METHODS) != METHOD_NAMES
+        or tuple(m for m, i in METHODS.items() if i.unsupervised) != UNSUPERVISED):
+    raise AssertionError("crowd.names does not list the methods of crowd.methods")
 # option -> CLI flag, for messages
 FLAGS = {"smoothing": "--smoothing", "priors": "--priors", "tol": "--tol",
          "max_iter": "--max-iter", "init": "--init", "gold": "--use-gold",

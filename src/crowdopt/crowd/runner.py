@@ -32,10 +32,10 @@ from .aggregate import (
 )
 from .auto import AUTO_CANDIDATES, AutoChoice, choose_method
 from .methods import DEFAULT_METHOD, check_options, method_info, taken_options
+from .names import AUTO  # noqa: F401 (re-exported)
 from .reliability import accuracy_vector, cross_fitted_weighted_vote
 from .tables import Gold, LabelTable
 
-AUTO = "auto"
 WMV_CLIP = 0.01  # accuracies are clipped to [clip, 1 - clip] before log-odds weights
 
 

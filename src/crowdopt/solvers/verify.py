@@ -41,9 +41,11 @@ POINT_TOL = 1e-8
 # a row of fixed columns only is computed exactly: 1e-9 of its terms (a user's row
 # `1e8 s <= 1e8 - 1` at s = 1 is violated by 1e-8 of its terms)
 FIXED_ROW_TOL = 1e-9
-# the net's local searches: this many seconds at most (a refutation needs a better plan, not
-# the best one; the exact run's own start already searched)
-NET_SEARCH_S = 0.05
+# the net's local searches: a fixed amount of work, this many steps (a refutation needs a
+# better plan, not the best one; the exact run's own start already searched), so the net
+# refutes the same claims on a busy machine as on a quiet one; NET_CAP_S is only a safety cap
+NET_STEPS = 2
+NET_CAP_S = 1.0
 POINT_TIME_S = 30.0  # the time limit of one completion solve
 
 
@@ -329,15 +331,16 @@ def fast_net(spec: ProblemSpec, inst: Any, options: RunOptions, *,
              skip: Sequence[str] = (), point: PointCheck | None = None
              ) -> tuple[list[Candidate], list[dict]]:
     """Every fast method of the problem that applies (but those in `skip`), each plan a
-    candidate where it is one (`candidate`); local searches get at most NET_SEARCH_S and what
-    is left of the run's limit (`options.started`, `time_limit`), none past it. Returns the
-    candidates and a record per method."""
-    own = options.search_s if options.search_s is not None else NET_SEARCH_S
+    candidate where it is one (`candidate`); local searches run NET_STEPS steps (or the run's
+    `max_steps`, if fewer), capped by NET_CAP_S and what is left of the run's limit
+    (`options.started`, `time_limit`), none past it. Returns the candidates and a record per
+    method."""
     left = math.inf
     if options.time_limit is not None and options.started is not None:
         left = options.time_limit - (time.perf_counter() - options.started)
-    opts = RunOptions(seed=options.seed, search_s=max(min(own, NET_SEARCH_S, left), 1e-3),
-                      max_steps=options.max_steps)
+    steps = NET_STEPS if options.max_steps is None else min(NET_STEPS, options.max_steps)
+    opts = RunOptions(seed=options.seed, max_steps=steps,
+                      time_limit=max(min(NET_CAP_S, left), 1e-3))
     cands: list[Candidate] = []
     record: list[dict] = []
     for m in spec.methods:
