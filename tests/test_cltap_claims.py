@@ -129,7 +129,10 @@ def test_without_a_limit_no_default_cuts_the_search_or_the_step_budget(monkeypat
     assert len(given) == 1 and given[0][0] > 29 and given[0][1] is None
     given.clear()
     c = crowdopt.certify(inst, max_steps=5, search_time=0.01)
-    assert given and all(lim == float("inf") and steps == 5 for lim, steps in given)
+    # the methods' searches run the 5 steps on no clock; the verification net's own searches
+    # are its fixed two steps under their 1 s safety cap
+    assert (float("inf"), 5) in given
+    assert all(g == (float("inf"), 5) or (g[1] == 2 and g[0] <= 1.0) for g in given), given
     for r in c.details["runs"]:
         if r["algorithm"] == "best-of":
             ls = r["certificate"]["details"]["local_search"]
