@@ -16,8 +16,9 @@ length branched to an integer it is the relaxation "integer prefixes, fractional
 0.1-1 % of the optimum at t = 30-100 where the optimum is known; `bench_cltap.py --ceiling`).
 
 The LP: `models.cltap_masters.FLOW_MASTER`, every cover at once as a flow through unit levels
-(weights in units delta = theta / GRID, rounded to the nearest unit, small ones up; annotators one
-by one, or pooled: any number of the pool's labels per task), so no column generation.
+(weights in units delta = theta / grid, rounded to the nearest unit, small ones up; the grid as
+fine as the LP's size allows, `grid_for`; annotators one by one, or pooled: any number of the
+pool's labels per task), so no column generation.
 
 Why a refutation is a proof (the LP only finds prices; nothing HiGHS reports is trusted):
 1. Prices gamma_jk >= 0 per label (the LP's duals of its class rows). For a box B of prefix
@@ -55,7 +56,8 @@ import numpy as np
 from ..problems.cltap import CltapInstance, CltapSolution, evaluate
 from .cltap_bounds import REL, BoundResult, _lagrangian_lp, mckp_lp, zero_optimum
 
-GRID = 50  # units per tested value (delta = theta / GRID)
+GRIDS = (200, 150, 100, 75, 50)  # units per tested value (delta = theta / grid), finest first
+ARC_BUDGET = 40_000  # the base grid is the finest whose flow LP has about this many arcs
 SMALL_UNITS = 1.0  # labels under this many units are rounded up, heavier ones to the nearest
 COST_UNITS = 1000  # price units of the certificate's knapsack (price c = COST_UNITS units)
 MAX_LAYERS = 12  # annotators modelled one by one; the others share a pool
@@ -153,6 +155,18 @@ def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: 
 
 
 # ----------------------------------------------------------------------------- the node LP
+def grid_for(inst: CltapInstance, layers: list[list[int]]) -> int:
+    """The finest grid of GRIDS whose flow LP has at most ARC_BUDGET arcs by the estimate
+    sum over layers of (N + 1) x its classes (at most N, and at most its labels): weights are
+    rounded by up to half a unit, so a fine grid finds better prices (at t = 50, a = 3 the
+    grid 200 proves optima the grid 50 leaves 0.5 % open), a coarse one keeps large LPs fast."""
+    for g in GRIDS:
+        arcs = sum((g + 1) * min(g, inst.K * len(m)) for m in layers)
+        if arcs <= ARC_BUDGET:
+            return g
+    return GRIDS[-1]
+
+
 def unit_weights(phi: np.ndarray, delta: float, N: int) -> np.ndarray:
     """Units of every label: 0 for phi = 0, rounded up under SMALL_UNITS units, else to the
     nearest unit, at least 1, capped at N."""
@@ -308,12 +322,15 @@ class _Run:
     max_nodes: int
     layers: list[list[int]]
     branchable: np.ndarray
+    grid: int = GRIDS[-1]
     nodes: int = 0
     lp_s: float = 0.0
     cert_s: float = 0.0
     best: CltapSolution | None = None
     best_value: float = -math.inf
     worlds: set = field(default_factory=set)
+    world: CltapSolution | None = None  # the best plan placed in a world (any value)
+    world_value: float = -math.inf
     log: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)
 
@@ -328,7 +345,7 @@ class _Run:
                 self.options)
         return self.cache[key]
 
-    def world(self, lv: Level, w: np.ndarray) -> None:
+    def add_world(self, lv: Level, w: np.ndarray) -> None:
         """A plan from the LP's prefix lengths (rounded down, within the budget): LPT."""
         from .cltap_construct import lpt_place
 
@@ -342,8 +359,8 @@ class _Run:
         self.worlds.add(key)
         sol = lpt_place(self.inst, n)
         v = evaluate(self.inst, sol).objective
-        if v > self.best_value:
-            self.best, self.best_value = sol, v
+        if v > self.world_value:
+            self.world, self.world_value = sol, v
 
 
 def _branch(lv: Level, w: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -383,7 +400,7 @@ def _solve(run: _Run, lv: Level, theta: float, lo: np.ndarray, hi: np.ndarray
     if wv < theta:
         return "refuted", wv, w, gamma, heavy
     if val >= inst.t * (1 - 1e-6):
-        run.world(lv, w)
+        run.add_world(lv, w)
         return "open", wv, w, gamma, heavy
     return "prices", wv, w, gamma, heavy
 
@@ -396,7 +413,7 @@ def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
     units left it out): the LP at lower levels (near covers count), then with that cover added
     as a column; an LP that does not refute: a split, else finer grids."""
     out, wv, w, gamma, heavy = "none", math.inf, None, None, []
-    base = run.level(theta, GRID, 0)
+    base = run.level(theta, run.grid, 0)
     if run.out_of_budget():
         return "budget", wv, None, None
     out, wv, w, gamma, heavy = _solve(run, base, theta, lo, hi)
@@ -413,7 +430,7 @@ def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
     for mult, off in tries:
         if run.out_of_budget():
             return "budget", wv, None, None
-        lv = run.level(theta, GRID * mult, off)
+        lv = run.level(theta, run.grid * mult, off)
         out, wv, w, gamma, heavy = _solve(run, lv, theta, lo, hi)
         if out == "refuted":
             return out, wv, gamma, None
@@ -499,7 +516,7 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     from .cltap_search import local_search
 
     t0 = time.perf_counter()
-    det: dict[str, Any] = {"grid": GRID}
+    det: dict[str, Any] = {}
     if zero_optimum(inst):
         return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
                            det), None
@@ -514,7 +531,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         if len(members) == 1:
             branchable[members[0]] = True
     run = _Run(inst, options or RunOptions(), deadline,
-               DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable)
+               DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable,
+               grid_for(inst, layers))
+    det["grid"] = run.grid
     run.best, run.best_value = start, lo
     ub, refuted, failed = hi, False, lo
     stop = "converged"
@@ -534,13 +553,14 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
             ub, refuted = min(ub, max(worst, 0.0)), True
         else:
             failed = theta
-    improved = run.best is not None and run.best_value > lo
-    if improved and search_steps > 0:
-        better = local_search(inst, run.best, time_limit=max(deadline - time.perf_counter(), 0.0),
+    if run.world is not None and search_steps > 0:  # the local search from the best world
+        better = local_search(inst, run.world, time_limit=max(deadline - time.perf_counter(),
+                                                              0.0),
                               seed=0, target=ub, max_steps=search_steps)
         v = evaluate(inst, better).objective
         if v > run.best_value:
             run.best, run.best_value = better, v
+    improved = run.best is not None and run.best_value > lo
     det.update(levels=run.log, nodes=run.nodes, lp_s=run.lp_s, certificate_s=run.cert_s,
                layers=len(layers), pooled=sum(len(m) for m in layers if len(m) > 1),
                worlds=len(run.worlds), best_plan=run.best_value, stopped=stop,
