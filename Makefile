@@ -18,7 +18,7 @@ TOOLS := .venv-tools
 TEST_WORKERS ?= auto
 # the extras in the main lock (`peer` has its own lock: it pulls transformers, nltk, pyarrow)
 LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pandas \
-               --extra dask --extra serve --extra docs
+               --extra dask --extra serve --extra postgres --extra docs
 UV_COMPILE = $(TOOLS)/bin/uv pip compile --quiet --universal --python-version 3.11 \
              --no-header --annotation-style line
 

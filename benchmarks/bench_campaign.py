@@ -1,8 +1,9 @@
 """Live campaign throughput and latency: answers/s per path, record cost per row, /status p99.
 
 Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART ...]
-(PART: python, cli, http (the paths of 1.), record (2.), status (3.), finished (4.); default
-all)
+       [--pg URL] [--previous REV]
+(PART: python, cli, http (the paths of 1.), record (2.), status (3.), finished (4.), stores
+(5.); default all)
 
 1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
    batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
@@ -27,8 +28,17 @@ all)
    answers: CPU of the whole command in a child process, and of Python start-up alone; and,
    in this process, its phases: opening the file, the whole document, the text report's
    document, the JSON encoding.
+5. stores: answers/s of the HTTP loop (POST /next {"n": 10} then /record, keep-alive) at 1, 4
+   and 8 client processes, and the p99 latency of GET /status (a 100-row page, every 20 ms)
+   meanwhile, for: a SQLite file and this server; the same with today's server (the code of
+   --previous REV, default 567d063, read from git, on a file it made itself); PostgreSQL with
+   1 and with 3 servers on one campaign (clients spread over them). Each on a quiet machine
+   and under a CPU load of 2 busy-loop processes (`busy 2`). PostgreSQL: --pg URL, else a
+   scratch server (tools/pg_scratch.py, its default settings: fsync and synchronous commits
+   on). The summary lines compare what the issue of this part asks: SQLite at 4 clients quiet,
+   this server against today's under the load, and PostgreSQL's 3 servers against its 1.
 Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json,
-campaign_finished.json.
+campaign_finished.json, campaign_stores.json.
 """
 
 from __future__ import annotations
@@ -348,13 +358,19 @@ def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
         "server cpu p99 ms": float(np.percentile(cpu, 99))}
 
 
-PARTS = ("python", "cli", "http", "record", "status", "finished")
+PARTS = ("python", "cli", "http", "record", "status", "finished", "stores")
+PREVIOUS = "567d063"  # today's server, before the store interface
 
 
 def add_parts(p: argparse.ArgumentParser) -> None:
-    """This benchmark's own option (on the shared parser of `common.parse_args`)."""
+    """This benchmark's own options (on the shared parser of `common.parse_args`)."""
     p.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS),
                    help="the parts to run (default: all)")
+    p.add_argument("--pg", default=None, metavar="URL",
+                   help="stores: a postgresql://host/db database to use (default: a scratch "
+                   "server started for the run)")
+    p.add_argument("--previous", default=PREVIOUS, metavar="REV",
+                   help=f"stores: the git revision of today's server (default {PREVIOUS})")
 
 
 def main() -> None:
@@ -370,6 +386,8 @@ def main() -> None:
             run_status(tmp, args)
         if "finished" in args.only:
             run_finished(tmp, args)
+        if "stores" in args.only:
+            run_stores(tmp, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -536,6 +554,173 @@ def run_finished(tmp: Path, args: argparse.Namespace) -> None:
               "included (start-up alone: its own row); the in-process rows split the "
               "one with a worker per answer into its phases (best CPU); "
               f"{max(args.repeat, 3)} runs each")
+
+
+
+# ----------------------------------------------------------------------------- 5. stores
+def previous_src(tmp: Path, rev: str) -> Path:
+    """The `src` folder of revision `rev` of this repository (read with git archive)."""
+    out = tmp / f"previous-{rev}"
+    out.mkdir()
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True,
+                         check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(out)], input=tar, check=True)
+    return out / "src"
+
+
+def make_campaign(target, k: int, src: Path | None = None) -> str:
+    """An Opt-KG 'fill' campaign on k items with an open budget, made by the code in `src`
+    (default: this one); returns its admin token."""
+    code = ("import sys; from crowdopt.campaign import Campaign; "
+            f"c = Campaign.create({str(target)!r}, policy='optkg', "
+            f"items=[f'item{{i}}' for i in range({k})], budget=10**7, seed=0, "
+            "batching='fill'); print(c.new_tokens['admin'])")
+    env = {**ENV, "PYTHONPATH": str(src or ROOT / "src")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"campaign init failed: {r.stderr}")
+    return r.stdout.strip()
+
+
+class Served:
+    """`n` `campaign serve` processes on campaign `target` (code from `src`: default this)."""
+
+    def __init__(self, target, token: str, n: int, src: Path | None, cwd: Path):
+        env = {**ENV, "PYTHONPATH": str(src or ROOT / "src")}
+        self.token, self.ports, self.procs = token, [], []
+        for _ in range(n):
+            port = free_port()
+            self.procs.append(subprocess.Popen(
+                [sys.executable, "-m", "crowdopt", "campaign", "serve", str(target), "--port",
+                 str(port)], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE))
+            self.ports.append(port)
+        deadline = time.monotonic() + 120
+        for port, proc in zip(self.ports, self.procs):
+            while True:
+                try:
+                    if request(port, token, "GET", "/status?limit=1")[0] == 200:
+                        break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not start: {proc.stderr.read()}")
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            p.wait(timeout=60)
+
+
+def _busy() -> None:
+    while True:
+        pass
+
+
+def store_run(served: Served, clients: int, secs: float, n: int = 10) -> dict:
+    """`clients` processes looping next(n)/record (client c on server c mod servers) for
+    `secs` s while this process reads GET /status every 20 ms from the first server."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    start = time.time() + 0.5
+    procs = [ctx.Process(target=_delayed, args=(start, served.ports[c % len(served.ports)],
+                                                served.token, n, start + secs, c, q))
+             for c in range(clients)]
+    for p in procs:
+        p.start()
+    time.sleep(max(0.0, start - time.time()) + min(1.0, secs / 4))
+    conn = http.client.HTTPConnection("127.0.0.1", served.ports[0], timeout=60)
+    lat = []
+    while time.time() < start + secs - 0.3:
+        t0 = time.perf_counter()
+        conn.request("GET", "/status", headers={"Authorization": f"Bearer {served.token}"})
+        r = conn.getresponse()
+        r.read()
+        lat.append(time.perf_counter() - t0)
+        time.sleep(0.02)
+    got = results(procs, q, secs)
+    answers = sum(g["answers"] for g in got)
+    return {"answers/s": answers / secs, "503": sum(g["busy"] for g in got),
+            "status p99 ms": float(np.percentile(np.array(lat) * 1000, 99)) if lat else None,
+            "status reads": len(lat)}
+
+
+def run_stores(tmp: Path, args: argparse.Namespace) -> None:
+    """Part 5: both stores, 1 and 3 servers, this server and today's, quiet and busy."""
+    scratch = None
+    pg = args.pg
+    if pg is None:
+        sys.path.insert(0, str(ROOT / "tools"))
+        from pg_scratch import ScratchPostgres, missing
+
+        if missing():
+            print(f"stores: PostgreSQL skipped: {missing()}", file=sys.stderr)
+        else:
+            scratch = ScratchPostgres(durable=True)
+            pg = scratch.url("crowdopt")
+    prev = previous_src(tmp, args.previous)
+    secs = 3.0 if args.quick else 10.0
+    counts = (4,) if args.quick else (1, 4, 8)
+    setups = [("sqlite", 1, "this"), ("sqlite", 1, f"today ({args.previous})")]
+    if pg:
+        setups += [("postgresql", 1, "this"), ("postgresql", 3, "this")]
+    rows = []
+    try:
+        for load in ("quiet", "busy 2"):
+            hogs = [mp.get_context("fork").Process(target=_busy, daemon=True)
+                    for _ in range(2 if load != "quiet" else 0)]
+            for h in hogs:
+                h.start()
+            try:
+                for store, servers, server in setups:
+                    for c in counts:
+                        src = prev if server != "this" else None
+                        name = f"s{len(rows)}_{time.perf_counter_ns() % 10**9}"
+                        target = (tmp / f"{name}.db" if store == "sqlite" else
+                                  f"{pg}{'&' if '?' in pg else '?'}campaign={name}")
+                        token = make_campaign(target, 50_000, src)
+                        served = Served(target, token, servers, src, tmp)
+                        try:
+                            got = store_run(served, c, secs)
+                        finally:
+                            served.stop()
+                        rows.append({"store": store, "servers": servers, "server": server,
+                                     "load": load, "clients": c, **got})
+            finally:
+                for h in hogs:
+                    h.terminate()
+    finally:
+        if scratch is not None:
+            scratch.stop()
+
+    def rate(store, servers, server, load, c=4):
+        for r in rows:
+            if (r["store"], r["servers"], r["server"], r["load"], r["clients"]) == (
+                    store, servers, server, load, c):
+                return r["answers/s"]
+        return None
+
+    notes = []
+    q4 = rate("sqlite", 1, "this", "quiet")
+    notes.append(f"SQLite, 4 clients, quiet: {q4:.0f} answers/s (this server)")
+    b_this = rate("sqlite", 1, "this", "busy 2")
+    b_prev = rate("sqlite", 1, setups[1][2], "busy 2")
+    notes.append(f"SQLite, 4 clients, 2 busy loops: this server {b_this:.0f}, today's "
+                 f"{b_prev:.0f} answers/s (ratio {b_this / max(b_prev, 1e-9):.2f})")
+    if pg:
+        one, three = rate("postgresql", 1, "this", "quiet"), rate("postgresql", 3, "this",
+                                                                   "quiet")
+        notes.append(f"PostgreSQL, 4 clients, quiet: 3 servers {three:.0f}, 1 server "
+                     f"{one:.0f} answers/s (ratio {three / max(one, 1e-9):.2f})")
+    emit("campaign_stores", rows, ["store", "servers", "server", "load", "clients",
+                                   "answers/s", "503", "status p99 ms", "status reads"], args,
+         note="HTTP loop POST /next {n: 10} then /record per client process (keep-alive), "
+              f"{secs:.0f} s per row, Opt-KG fill on 50,000 items; status p99: GET /status "
+              "(100-row page) every 20 ms from the first server meanwhile; busy 2: two "
+              "busy-loop processes running; " + "; ".join(notes))
 
 
 if __name__ == "__main__":

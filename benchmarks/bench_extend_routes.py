@@ -4,6 +4,16 @@ built.
 
 Usage: python benchmarks/bench_extend_routes.py [--quick] [--examples N] [--seed S]
                                                 [--repeat R] [--no-unmodified]
+                                                [--only routes|unmodified|speed]
+
+0. `extend_speed`: the model you extend at the registered route's speed. Per problem at the
+   sizes of the papers' exact routes (olas-select lp-prefix 20k and 100k points, worker-select
+   milp-a 1,000 and 3,000 workers, labeler-set milp M = 10 and 12, cltap head-cover t = 10 and
+   20, olas-assign milp-epigraph 100 x 8 and 500 x 12): CPU seconds of the whole call of the
+   registered route (`solve(inst, method)`) and of the user route (`build_model` then
+   `solve_model`) unchanged, with one added row and with 100, side by side in one run; the
+   emitted formulations' user route is the mixed one (registered part emitted, additions
+   compiled), the others' a Pyomo compile.
 
 1. `extend_routes`: the campaign of tests/test_extend_differential.py. For every (problem,
    exact method), N random small instances (Hypothesis, seeded by --seed) and every kind of
@@ -130,22 +140,128 @@ def unmodified(args) -> list[dict]:
     return rows
 
 
+# the extended model's speed: (problem, method, params, quick params, the variable rows use)
+SPEED = [
+    ("olas-select", "lp-prefix", {"points": 20_000, "labelers": 17, "capacity_min": 16,
+                                  "capacity_max": 16}, {"points": 2_000, "labelers": 5}, "s"),
+    ("olas-select", "lp-prefix", {"points": 100_000, "labelers": 17, "capacity_min": 16,
+                                  "capacity_max": 16}, {"points": 5_000, "labelers": 5}, "s"),
+    ("worker-select", "milp-a", {"workers": 1_000, "max_workers": 40},
+     {"workers": 200, "max_workers": 10}, "z"),
+    ("worker-select", "milp-a", {"workers": 3_000, "max_workers": 40},
+     {"workers": 400, "max_workers": 10}, "z"),
+    # (the default generator's margin MILP takes about 50 s CPU at M = 14 and minutes past
+    # it: M = 10 and 12 put more weight on what the user route adds)
+    ("labeler-set", "milp", {"labelers": 10}, {"labelers": 6}, "x"),
+    ("labeler-set", "milp", {"labelers": 12}, {"labelers": 8}, "x"),
+    ("cltap", "head-cover", {"t": 10, "a": 4, "trend": "inc"}, {"t": 6, "a": 3, "trend": "inc"},
+     "u"),
+    ("cltap", "head-cover", {"t": 20, "a": 4, "trend": "inc"}, {"t": 8, "a": 3, "trend": "inc"},
+     "u"),
+    ("olas-assign", "milp-epigraph", {"points": 100, "labelers": 8},
+     {"points": 30, "labelers": 4}, "z"),
+    ("olas-assign", "milp-epigraph", {"points": 500, "labelers": 12},
+     {"points": 60, "labelers": 5}, "z"),
+]
+EMITTED_X, EMITTED_100_X, PYOMO_X = 1.5, 2.0, 1.1  # the targets of user / registered CPU
+
+
+def _add_rows(m, name: str, count: int, rng) -> None:
+    """`count` rows, each capping the sum of 3 entries of the decision variable `name` at 2
+    (the entries drawn with `rng`): what a user adds."""
+    import pyomo.environ as pyo
+
+    var = getattr(m, name)
+    keys = list(var.index_set())
+    picks = [[keys[int(k)] for k in rng.choice(len(keys), min(3, len(keys)), replace=False)]
+             for _ in range(count)]
+    m.user_rows = pyo.Constraint(range(count), rule=lambda m, r: sum(
+        var[k] for k in picks[r]) <= 2)
+
+
+def speed(args) -> list[dict]:
+    """Table 3: CPU seconds of the registered route (`solve(inst, method)`) beside the user
+    route (`build_model` + `solve_model`) unchanged, with one added row and with 100, in one
+    run after a warm-up; medians of --repeat."""
+    import numpy as np
+
+    import crowdopt
+
+    clock = time.process_time
+    rows = []
+    for problem, method, full, quick, var in SPEED:
+        params = quick if args.quick else full
+        inst = crowdopt.generate(problem, args.seed, **params)
+        crowdopt.solve(inst, method)  # warm-up: imports, first calls
+        runs: dict[str, list[float]] = defaultdict(list)
+        answers: dict[str, object] = {}
+        for _ in range(max(args.repeat, 1)):
+            t0 = clock()
+            reg = crowdopt.solve(inst, method)
+            runs["registered_s"].append(clock() - t0)
+            for label, count in (("unchanged_s", 0), ("one_row_s", 1), ("rows_100_s", 100)):
+                t0 = clock()
+                m = crowdopt.build_model(inst, method)
+                if count:
+                    _add_rows(m, var, count, np.random.default_rng(args.seed))
+                r = crowdopt.solve_model(inst, m)
+                runs[label].append(clock() - t0)
+                answers[label] = r
+        row = {"problem": problem, "method": method,
+               "size": ", ".join(f"{k}={v}" for k, v in params.items() if k != "trend"),
+               "route": answers["one_row_s"].details["route"],
+               **{k: statistics.median(v) for k, v in runs.items()}}
+        base = max(row["registered_s"], 1e-9)
+        for label in ("unchanged", "one_row", "rows_100"):
+            row[f"{label}_x"] = row[f"{label}_s"] / base
+        emitted = row["route"] == "mixed"
+        ok = (row["unchanged_x"] <= (EMITTED_X if emitted else PYOMO_X)
+              and (not emitted or (row["one_row_x"] <= EMITTED_X
+                                   and row["rows_100_x"] <= EMITTED_100_X)))
+        if answers["unchanged_s"].status != reg.status or (
+                reg.objective is not None and abs(answers["unchanged_s"].objective
+                                                  - reg.objective) > 1e-7 * abs(reg.objective)):
+            raise AssertionError(f"{problem} {method}: solve_model {answers['unchanged_s']}, "
+                                 f"solve {reg}")
+        row["criteria"] = "pass" if ok else "FAIL"
+        rows.append(row)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     def extend(p):
         p.add_argument("--examples", type=int, default=5,
                        help="Hypothesis examples (instances) per (problem, method)")
         p.add_argument("--no-unmodified", action="store_true",
                        help="only the campaign table")
+        p.add_argument("--only", choices=["routes", "unmodified", "speed"], default=None,
+                       help="one table only")
 
     args = parse_args(__doc__.splitlines()[0], extend=extend, argv=argv)
     warm_up()
-    emit("extend_routes", routes(args),
-         ["problem", "method", "route", "changes", "solves", "disagree", "false_proofs",
-          "median_s", "total_s", "independent_s"], args,
-         note="route: the formulation's passes (the model as built, or a change they stay exact "
-              "under) or one plain HiGHS solve of the model as given; times: CPU seconds of "
-              "solve_model (median, total) and of the independent route (median).")
-    if not args.no_unmodified:
+    if args.only in (None, "speed"):
+        emit("extend_speed", speed(args),
+             ["problem", "method", "size", "route", "registered_s", "unchanged_s",
+              "one_row_s", "rows_100_s", "unchanged_x", "one_row_x", "rows_100_x", "criteria"],
+             args, note=f"CPU seconds of the whole call, medians of {args.repeat} after a "
+                        "warm-up: registered = solve(inst, method); the user route = "
+                        "build_model + solve_model, unchanged, with one added row, with 100; "
+                        "x = user / registered (targets: the mixed route (emitted formulations) "
+                        f"<= {EMITTED_X} unchanged and with one row, <= {EMITTED_100_X} with 100; "
+                        f"Pyomo-built <= {PYOMO_X} unchanged).")
+        if args.only == "speed":
+            return
+    if args.only == "unmodified":
+        args.no_unmodified = False
+    if args.only in (None, "routes"):
+        emit("extend_routes", routes(args),
+             ["problem", "method", "route", "changes", "solves", "disagree", "false_proofs",
+              "median_s", "total_s", "independent_s"], args,
+             note="route: the formulation's passes (the model as built, or a change they stay "
+                  "exact under) or one plain HiGHS solve of the model as given; times: CPU "
+                  "seconds of solve_model (median, total) and of the independent route "
+                  "(median).")
+    if not args.no_unmodified and args.only in (None, "unmodified"):
         emit("extend_unmodified", unmodified(args),
              ["problem", "method", "passes", "reg_highs_s", "user_highs_s", "highs_x",
               "build_s", "record_s", "compare_s", "compile_s", "solve_model_s", "criteria"],

@@ -1,15 +1,21 @@
 """Campaign faults, measured: the invariants of a paid job under kill -9, ghosts and outages.
 
 Usage: python benchmarks/fault_campaign.py [--quick] [--only fault outage] [--runs R]
-       [--seconds S] [--outage S] [--budget B]
+       [--seconds S] [--outage S] [--budget B] [--store sqlite|postgresql|URL] [--servers N]
 
-1. fault: a `campaign serve` process, 4 honest HTTP clients (each asks `next` for its own
-   worker, leases of 0.3 s: some answers come after the lease (late, paid when the late window
-   is still open), some after the late window (refused)), a CLI client (`campaign next` /
-   `campaign record`, every other `record` killed with SIGKILL at a random instant and run
-   again), ghost workers (`ghost0..9` through the admin token, and a worker token of a worker
-   never handed anything) answering random items, and the server killed with SIGKILL twice and
-   restarted. A monitor reads `status` all along. Invariants printed per run:
+--store: where the campaigns live: a SQLite file (default), `postgresql` (a scratch PostgreSQL
+server started for the run: tools/pg_scratch.py) or a `postgresql://host/db` URL (each run
+makes a campaign of its own in that database); --servers N: `campaign serve` processes on the
+one campaign (a PostgreSQL one: `--store postgresql --servers 3`; a file: on one disk).
+
+1. fault: N `campaign serve` processes on one campaign, 4 honest HTTP clients (client k talks
+   to server k mod N; each asks `next` for its own worker, leases of 0.3 s: some answers come
+   after the lease (late, paid when the late window is still open), some after the late window
+   (refused)), a CLI client (`campaign next` / `campaign record`, every other `record` killed
+   with SIGKILL at a random instant and run again), ghost workers (`ghost0..9` through the
+   admin token, and a worker token of a worker never handed anything) answering random items,
+   and a server killed with SIGKILL and restarted (--kills times, the servers in turn). A
+   monitor reads `status` all along. Invariants printed per run:
    - 0 answers stored from a ghost (no hand-out was theirs);
    - every stored or late answer names its own hand-out, handed to its worker, one answer per
      hand-out;
@@ -37,7 +43,6 @@ import os
 import random
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -48,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from crowdopt.campaign import Campaign  # noqa: E402
+from crowdopt.campaign.events import listing  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get(
@@ -152,7 +158,8 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen([*CMD, "campaign", "serve", str(self.db), "--port",
                                       str(self.port), *self.extra], env=ENV,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                     cwd=self.port_file.parent, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
         self.port_file.write_text(str(self.port))
 
     def up(self, timeout: float = 120.0) -> None:
@@ -170,16 +177,15 @@ class Server:
         self.proc.wait()
 
 
-def _audit(db: Path, budget: int) -> dict:
-    """What the file says: answers, their hand-outs, ghosts, spend; and the rebuild check."""
-    conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT a.item, a.worker, a.query IS NULL, a.handout, h.worker, "
-                        "w.id FROM answers a LEFT JOIN handouts h ON h.id = a.handout "
-                        "JOIN workers w ON w.idx = a.worker").fetchall()
-    conn.close()
-    no_handout = sum(r[3] is None for r in rows)
-    wrong_worker = sum(r[4] is not None and r[4] != r[5] for r in rows)
-    hids = [r[3] for r in rows if r[3] is not None]
+def _audit(db, budget: int) -> dict:
+    """What the store says: answers, their hand-outs, ghosts, spend; and the rebuild check."""
+    with Campaign.open(db, readonly=True) as reader:
+        # (seq, item, worker, label, late, hand-out, its worker, handed_at, late_until, at)
+        rows = reader.store.paid_answers()
+    no_handout = sum(r[5] is None for r in rows)
+    wrong_worker = sum(r[6] is not None and r[6] != r[2] for r in rows)
+    outside = sum(r[5] is not None and not r[7] <= r[9] <= r[8] for r in rows)
+    hids = [r[5] for r in rows if r[5] is not None]
     camp = Campaign.open(db)  # the writer's open replays the log: every decision checked
     stored = camp.answers()
     keys = [(i, w) for i, w, _ in stored]
@@ -189,49 +195,65 @@ def _audit(db: Path, budget: int) -> dict:
     camp.close()
     same = all(summary[k] == replayed[k] for k in ("labels", "spent", "reserved", "late",
                                                    "issued", "workers"))
-    return {"answers": len(rows), "late": sum(r[2] for r in rows),
+    return {"answers": len(rows), "late": sum(r[4] for r in rows),
             "ghost answers": sum(w.startswith(("ghost", "tokenghost")) for _, w, _ in stored),
             "without hand-out": no_handout, "other worker's hand-out": wrong_worker,
+            "outside its window": outside,
             "hand-outs paid twice": len(hids) - len(set(hids)),
             "duplicate keys": len(keys) - len(set(keys)), "keys": set(keys),
             "spent": summary["spent"], "over budget": summary["spent"] > budget,
             "summary == replay": same}
 
 
+def campaign_target(tmp: Path, store: str | None, name: str):
+    """Where a run's campaign lives: a file in `tmp`, or a campaign of its own in the
+    PostgreSQL database of URL `store`."""
+    if not store or store == "sqlite":
+        return tmp / f"{name}.db"
+    sep = "&" if "?" in store else "?"
+    return f"{store}{sep}campaign={name.replace('-', '_')}_{os.getpid()}_{random.randrange(10**6)}"
+
+
 def fault_run(tmp: Path, *, seconds: float = 15.0, seed: int = 0, budget: int = 1500,
               n_items: int = 3000, clients: int = 4, lease: float = 0.3,
-              server_kills: int = 2) -> dict:
-    """One fault run (see the module's doc); returns its invariants and counts."""
+              server_kills: int = 2, store: str | None = None, servers: int = 1) -> dict:
+    """One fault run (see the module's doc) with `servers` servers on one campaign (in
+    `store`: None, a file; a PostgreSQL URL); returns its invariants and counts."""
     rng = random.Random(seed)
-    db = tmp / f"fault-{seed}.db"
+    db = campaign_target(tmp, store, f"fault-{seed}")
     camp = Campaign.create(db, policy="optkg", items=[f"i{k}" for k in range(n_items)],
                            budget=budget, seed=seed, batching="fill")
     admin = camp.new_tokens["admin"]
     ghost_token = camp.new_token("worker", worker="tokenghost")
     camp.close()
-    port_file = tmp / f"port-{seed}"
-    srv = Server(db, port_file)
+    port_files = [tmp / f"port-{seed}-{k}" for k in range(servers)]
+    srvs = [Server(db, port_files[k]) for k in range(servers)]
     stop = tmp / f"stop-{seed}"
     script, ghost = tmp / "client.py", tmp / "ghost.py"
     script.write_text(CLIENT)
     ghost.write_text(GHOST)
-    procs = [subprocess.Popen([sys.executable, str(script), str(port_file), admin, str(me),
-                               str(stop), str(lease), str(budget)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for me in range(clients)]
-    ghosts = subprocess.Popen([sys.executable, str(ghost), str(port_file), admin, ghost_token,
-                               str(stop), str(n_items), str(Path(__file__).parent)],
+    procs = [subprocess.Popen([sys.executable, str(script), str(port_files[me % servers]), admin,
+                               str(me), str(stop), str(lease), str(budget)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for me in range(clients)]
+    ghosts = subprocess.Popen([sys.executable, str(ghost), str(port_files[-1]), admin,
+                               ghost_token, str(stop), str(n_items),
+                               str(Path(__file__).parent)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env=ENV)
     box = {"done": False, "kills": 0, "reads": 0, "over": 0}
 
     def killer() -> None:
-        for _ in range(server_kills):
-            srv.up()
+        for k in range(server_kills):
+            srv = srvs[k % servers]
+            for s_ in srvs:
+                s_.up()
             time.sleep(seconds / (server_kills + 1) * (0.6 + 0.8 * rng.random()))
             srv.kill()
             box["kills"] += 1
             srv.start()
-        srv.up()
+        for s_ in srvs:
+            s_.up()
         time.sleep(seconds / (server_kills + 1))
         box["done"] = True
 
@@ -298,14 +320,17 @@ def fault_run(tmp: Path, *, seconds: float = 15.0, seed: int = 0, budget: int = 
     if ghosts.returncode != 0:
         raise RuntimeError(f"ghosts failed: {g_err[-2000:]}")
     ghost_res = json.loads(g_out)
-    srv.kill()
+    for srv in srvs:
+        srv.kill()
     audit = _audit(db, budget)
     statuses = list(confirmed.values())
     paid = {k for k, s in confirmed.items() if s in ("stored", "late", "duplicate")}
     refused = {k for k, s in confirmed.items() if s == "rejected"}
     keys = audit.pop("keys")
     return {
-        "run": seed, "seconds": seconds, "budget": budget, "server kills": box["kills"],
+        "run": seed, "store": "sqlite" if isinstance(db, Path) else "postgresql",
+        "servers": servers, "seconds": seconds, "budget": budget,
+        "server kills": box["kills"],
         "cli kills": cli_kills, "status reads": box["reads"],
         "answers stored": audit["answers"], "confirmed stored": statuses.count("stored"),
         "confirmed late": statuses.count("late"),
@@ -317,6 +342,7 @@ def fault_run(tmp: Path, *, seconds: float = 15.0, seed: int = 0, budget: int = 
         "stored == confirmed": keys == paid and not (keys & refused),
         "without hand-out": audit["without hand-out"],
         "other worker's hand-out": audit["other worker's hand-out"],
+        "outside its window": audit["outside its window"],
         "hand-outs paid twice": audit["hand-outs paid twice"],
         "duplicate keys": audit["duplicate keys"],
         "summary == replay": audit["summary == replay"],
@@ -329,6 +355,7 @@ def fault_ok(r: dict) -> bool:
             and r["spend over budget (reads)"] == 0 and r["final spent"] <= r["budget"]
             and r["stored == confirmed"] and r["without hand-out"] == 0
             and r["other worker's hand-out"] == 0 and r["hand-outs paid twice"] == 0
+            and r.get("outside its window", 0) == 0
             and r["duplicate keys"] == 0 and r["summary == replay"])
 
 
@@ -386,10 +413,10 @@ def _post(port: int, token: str, path: str, body: dict) -> tuple[int | None, dic
 
 
 def outage_run(tmp: Path, *, outage: float = 60.0, before: float = 2.0, after: float = 3.0,
-               drain: float | None = None) -> dict:
+               drain: float | None = None, store: str | None = None) -> dict:
     """A receiver outage of `outage` seconds with a SIGKILL and restart of the server in its
     middle, while answers are recorded; returns what was lost and how long delivery took."""
-    db = tmp / "outage.db"
+    db = campaign_target(tmp, store, "outage")
     camp = Campaign.create(db, policy="optkg", items=[f"i{k}" for k in range(20_000)],
                            budget=10**6, seed=0, batching="fill")
     token = camp.new_tokens["admin"]
@@ -429,18 +456,15 @@ def outage_run(tmp: Path, *, outage: float = 60.0, before: float = 2.0, after: f
     time.sleep(after)
     stop.set()
     th.join()
-    conn = sqlite3.connect(db)
+    reader = Campaign.open(db, readonly=True)
     end = time.monotonic() + (drain if drain is not None else 120.0)
     while time.monotonic() < end:
-        (pending,) = conn.execute("SELECT count(*) FROM outbox WHERE state = 'pending'"
-                                  ).fetchone()
-        if not pending:
+        if not listing(reader.store)["totals"]["pending"]:
             break
         time.sleep(0.2)
-    ids = [json.loads(b)["delivery"] for (b,) in conn.execute(
-        "SELECT body FROM events ORDER BY id")]
-    states = dict(conn.execute("SELECT state, count(*) FROM outbox GROUP BY state"))
-    conn.close()
+    ids = [json.loads(b)["delivery"] for b in reader.store.event_bodies()]
+    states = listing(reader.store)["totals"]
+    reader.close()
     srv.kill()
     rx.stop()
     got = rx.got
@@ -466,19 +490,47 @@ def add_args(p: argparse.ArgumentParser) -> None:
                    help="budget of a fault run (default 1000: spent before the run ends)")
     p.add_argument("--outage", type=float, default=60.0,
                    help="seconds the webhook receiver is down (default 60)")
+    p.add_argument("--store", default="sqlite",
+                   help="sqlite (default), postgresql (a scratch server for the run) or a "
+                   "postgresql://host/db URL")
+    p.add_argument("--servers", type=int, default=1,
+                   help="`campaign serve` processes on the one campaign (default 1)")
+    p.add_argument("--kills", type=int, default=None,
+                   help="server kills per fault run (default: 2, and 3 with 3 servers)")
 
 
 def main() -> int:
-    from common import emit, parse_args
+    from common import parse_args
 
     args = parse_args(__doc__.splitlines()[0], quick_help="one short fault run, a 10 s outage",
                       extend=add_args)
     tmp = Path(tempfile.mkdtemp(prefix="fault_campaign_"))
+    scratch = None
+    store = args.store
+    if store == "postgresql":
+        sys.path.insert(0, str(ROOT / "tools"))
+        from pg_scratch import ScratchPostgres
+
+        scratch = ScratchPostgres(durable=True)
+        store = scratch.url("crowdopt")
+    try:
+        return run(args, tmp, None if store == "sqlite" else store)
+    finally:
+        if scratch is not None:
+            scratch.stop()
+
+
+def run(args: argparse.Namespace, tmp: Path, store: str | None) -> int:
+    """The parts of --only, printed; 0 when every invariant held."""
+    from common import emit
+
     ok = True
     if "fault" in args.only:
         runs = 1 if args.quick else args.runs
+        kills = args.kills if args.kills is not None else max(2, args.servers)
         rows = [fault_run(tmp, seconds=8.0 if args.quick else args.seconds, seed=args.seed + r,
-                          budget=300 if args.quick else args.budget) for r in range(runs)]
+                          budget=300 if args.quick else args.budget, store=store,
+                          servers=args.servers, server_kills=kills) for r in range(runs)]
         for r in rows:
             r["all invariants"] = fault_ok(r)
             ok &= r["all invariants"]
@@ -488,7 +540,7 @@ def main() -> int:
                   "a worker never handed anything; honest refused: answers after their "
                   "hand-out's late window (lease 0.3 s + 0.3 s)")
     if "outage" in args.only:
-        row = outage_run(tmp, outage=10.0 if args.quick else args.outage)
+        row = outage_run(tmp, outage=10.0 if args.quick else args.outage, store=store)
         ok &= row["lost"] == 0 and row["order kept"]
         emit("campaign_outage", [row], list(row), args,
              note="receiver down for the outage (connection refused), the server killed "

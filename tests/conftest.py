@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,44 @@ def pytest_collection_modifyitems(config, items):
     if soak:
         config.hook.pytest_deselected(items=soak)
         items[:] = [item for item in items if "soak" not in item.keywords]
+
+
+# ----------------------------------------------------------------------------- campaign stores
+@pytest.fixture(scope="session")
+def postgres():
+    """A scratch PostgreSQL server of this test process (each xdist worker starts its own:
+    no state is shared), stopped at the end; skips, with the reason, where none can run
+    (no server binaries: Debian's postgresql package; no psycopg: the postgres extra)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from pg_scratch import ScratchPostgres, missing
+
+    why = missing()
+    if why:
+        pytest.skip(why)
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg not installed: pip install 'crowdopt[postgres]'")
+    pg = ScratchPostgres()
+    yield pg
+    pg.stop()
+
+
+@pytest.fixture
+def campaign_at(request, tmp_path):
+    """where(name) -> a new campaign target in the test's store: a file in tmp_path
+    (`sqlite`, the default) or a campaign of its own in the scratch PostgreSQL database
+    (`postgresql`). Tests run on both with `@pytest.mark.parametrize("campaign_at", STORES,
+    indirect=True)` (`STORES` in campaign_db.py)."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        return lambda name: tmp_path / name
+    pg = request.getfixturevalue("postgres")
+
+    def where(name: str) -> str:
+        stem = "".join(c if c.isalnum() else "_" for c in name.split(".")[0].lower())
+        return pg.url(campaign=f"t{uuid.uuid4().hex[:10]}_{stem}"[:48])
+    return where
 
 
 # Property tests explore new random cases locally; under CI (CI=true) they are derandomized so

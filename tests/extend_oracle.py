@@ -24,6 +24,7 @@ from typing import Any
 import highspy
 import numpy as np
 import pyomo.environ as pyo
+import scipy.sparse as sp
 from pyomo.common.errors import InfeasibleConstraintException
 
 import crowdopt
@@ -79,6 +80,209 @@ def independent(model: Any) -> Answer:
     status = _STATUS.get(h.getModelStatus(), "other")
     objective = float(h.getInfo().objective_function_value) if status == "optimal" else None
     return Answer(status, objective, scale, _brute(h, lp), time.process_time() - t0)
+
+
+@dataclass(frozen=True)
+class Arrays:
+    """A linear model as Pyomo's MPS writer wrote it, read by `read_mps` (dense, exact)."""
+
+    c: np.ndarray
+    A: np.ndarray
+    rlo: np.ndarray
+    rhi: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    integ: np.ndarray
+    offset: float
+    maximize: bool
+
+
+def read_mps(path: str) -> Arrays:
+    """A free-format MPS file as Pyomo writes it (ROWS, COLUMNS, RHS, RANGES, BOUNDS with BV,
+    LI, UI, FX, FR, MI, PL, LO, UP; integer MARKER blocks), every coefficient as written:
+    HiGHS's own reader drops entries below its small_matrix_value (1e-9), which at weights of
+    1e-13 reads another model."""
+    rows: dict[str, int] = {}
+    kinds: list[str] = []
+    obj = None
+    cols: dict[str, int] = {}
+    entries: list[tuple[int, int, float]] = []
+    cost: dict[int, float] = {}
+    rhs: dict[int, float] = {}
+    ranges: dict[int, float] = {}
+    bounds: list[tuple[str, str, float]] = []
+    integer: set[int] = set()
+    maximize, section, marker = False, "", False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("*") or not line.strip():
+            continue
+        if not line[0].isspace():
+            section = line.split()[0]
+            continue
+        f = line.split()
+        if section == "OBJSENSE":
+            maximize = f[0].upper().startswith("MAX")
+        elif section == "ROWS":
+            if f[0] == "N":
+                obj = obj or f[1]
+            else:
+                rows[f[1]] = len(kinds)
+                kinds.append(f[0])
+        elif section == "COLUMNS":
+            if "'MARKER'" in f:
+                marker = "'INTORG'" in f
+                continue
+            j = cols.setdefault(f[0], len(cols))
+            if marker:
+                integer.add(j)
+            for name, val in zip(f[1::2], f[2::2], strict=True):
+                if name == obj:
+                    cost[j] = float(val)
+                else:
+                    entries.append((rows[name], j, float(val)))
+        elif section == "RHS":
+            for name, val in zip(f[1::2], f[2::2], strict=True):
+                if name == obj:
+                    cost[-1] = -float(val)
+                else:
+                    rhs[rows[name]] = float(val)
+        elif section == "RANGES":
+            for name, val in zip(f[1::2], f[2::2], strict=True):
+                ranges[rows[name]] = float(val)
+        elif section == "BOUNDS":
+            bounds.append((f[0], f[2], float(f[3]) if len(f) > 3 else 0.0))
+    n, m = len(cols), len(kinds)
+    A = np.zeros((m, n))
+    for i, j, v in entries:
+        A[i, j] += v
+    c = np.zeros(n)
+    for j, v in cost.items():
+        if j >= 0:
+            c[j] = v
+    rlo, rhi = np.full(m, -np.inf), np.full(m, np.inf)
+    for i, k in enumerate(kinds):
+        b = rhs.get(i, 0.0)
+        if k in ("E", "G"):
+            rlo[i] = b
+        if k in ("E", "L"):
+            rhi[i] = b
+        if i in ranges:
+            r = ranges[i]
+            if k == "G":
+                rhi[i] = b + abs(r)
+            elif k == "L":
+                rlo[i] = b - abs(r)
+            else:
+                rlo[i], rhi[i] = (b, b + r) if r > 0 else (b + r, b)
+    lo, hi = np.zeros(n), np.full(n, np.inf)
+    integ = np.zeros(n, bool)
+    integ[list(integer)] = True
+    for kind, name, v in bounds:
+        j = cols[name]
+        if kind == "BV":
+            lo[j], hi[j], integ[j] = 0.0, 1.0, True
+        elif kind in ("LO", "LI"):
+            lo[j] = v
+            integ[j] |= kind == "LI"
+        elif kind in ("UP", "UI"):
+            hi[j] = v
+            integ[j] |= kind == "UI"
+        elif kind == "FX":
+            lo[j] = hi[j] = v
+        elif kind == "FR":
+            lo[j], hi[j] = -np.inf, np.inf
+        elif kind == "MI":
+            lo[j] = -np.inf
+        elif kind == "PL":
+            hi[j] = np.inf
+    return Arrays(c, A, rlo, rhi, lo, hi, integ, cost.get(-1, 0.0), maximize)
+
+
+def holds(a: Arrays, x: np.ndarray) -> bool:
+    """Whether x is a point of the arrays: integer columns integral, bounds and rows within
+    1e-9 relative to their terms' magnitude (an absolute tolerance would accept a row of
+    weights near 1e-9 violated by 1 %)."""
+    if np.any(a.integ & (np.abs(x - np.round(x)) > 0)):
+        return False
+    if np.any(x < a.lo - 1e-9 * np.abs(a.lo)) or np.any(x > a.hi + 1e-9 * np.abs(a.hi)):
+        return False
+    ax = a.A @ x
+    mag = np.abs(a.A) @ np.abs(x)
+    tol_lo = 1e-9 * (mag + np.where(np.isfinite(a.rlo), np.abs(a.rlo), 0.0))
+    tol_hi = 1e-9 * (mag + np.where(np.isfinite(a.rhi), np.abs(a.rhi), 0.0))
+    return bool(np.all(ax >= a.rlo - tol_lo) and np.all(ax <= a.rhi + tol_hi))
+
+
+def witnesses(model: Any) -> tuple[list[float], float]:
+    """Feasible values of `model`'s objective that no crowdopt route produced. Pyomo writes the
+    model to MPS, `read_mps` reads it back exactly; a fresh highspy object solves it with each
+    row divided by its largest entry and the objective by its largest, its smallest and no
+    coefficient (powers of 2, HiGHS's defaults otherwise: independent of crowdopt's scaling);
+    each point, integer columns rounded, counts where it `holds` on the exact arrays, valued
+    there. Plus the best integer point where the model is a small pure-integer one. Returns the
+    values and the objective's scale (its largest |cost|)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "m.mps")
+        try:
+            model.write(path, io_options={"symbolic_solver_labels": True})
+        except InfeasibleConstraintException:
+            return [], 1.0
+        a = read_mps(path)
+    n = len(a.c)
+    nz = np.abs(a.c[a.c != 0])
+    scale = float(nz.max()) if nz.size else 1.0
+    if n == 0:
+        return [a.offset], scale
+    top = np.max(np.abs(a.A), axis=1, initial=0.0) if a.A.size else np.zeros(0)
+    rs = np.where(top > 0, np.exp2(-np.round(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    As = a.A * rs[:, None]
+    values = []
+    for big in sorted({scale, float(nz.min()) if nz.size else 1.0, 1.0}):
+        sigma = float(np.exp2(-np.round(np.log2(big))))
+        h = new_highs()
+        for name, value in (("mip_rel_gap", 0.0), ("threads", 1), ("time_limit", 30.0),
+                            ("mip_feasibility_tolerance", 1e-9),
+                            ("primal_feasibility_tolerance", 1e-9), ("small_matrix_value", 1e-12)):
+            h.setOptionValue(name, value)
+        cs = np.ascontiguousarray(a.c * sigma)
+        csc = sp.csc_array(As)
+        h.passModel(n, As.shape[0], int(csc.nnz), 1, -1 if a.maximize else 1, a.offset * sigma,
+                    cs, a.lo, a.hi, a.rlo * rs, a.rhi * rs,
+                    np.asarray(csc.indptr[:-1], np.int32), np.asarray(csc.indices, np.int32),
+                    np.asarray(csc.data, float), a.integ.astype(np.int32))
+        h.run()
+        if not h.getInfo().primal_solution_status:
+            continue
+        x = np.asarray(h.getSolution().col_value, dtype=float)
+        if x.size != n:
+            continue
+        x[a.integ] = np.round(x[a.integ])
+        if holds(a, x):
+            values.append(float(a.c @ x + a.offset))
+    brute = _brute_arrays(a)
+    if brute is not None and math.isfinite(brute):
+        values.append(brute)
+    return values, scale
+
+
+def _brute_arrays(a: Arrays) -> float | None:
+    """The best point of small pure-integer arrays that `holds` (None where not brute-able)."""
+    n = len(a.c)
+    if n == 0 or not np.all(a.integ) or not (np.all(np.isfinite(a.lo))
+                                              and np.all(np.isfinite(a.hi))):
+        return None
+    ranges = [range(int(math.ceil(lo)), int(math.floor(hi)) + 1)
+              for lo, hi in zip(a.lo, a.hi, strict=True)]
+    if math.prod(len(r) for r in ranges) > BRUTE_MAX_POINTS:
+        return None
+    best = None
+    for x in itertools.product(*ranges):
+        x = np.array(x, dtype=float)
+        if holds(a, x):
+            v = float(a.c @ x + a.offset)
+            if best is None or (v > best if a.maximize else v < best):
+                best = v
+    return best
 
 
 def _brute(h: Any, lp: Any) -> float | None:

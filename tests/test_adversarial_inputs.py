@@ -198,9 +198,13 @@ def _small_table(tmp_path) -> str:
     return str(tmp_path / "s.csv")
 
 
+# the small table: 12 tasks of 4 labels, 5 testers: a run that answers every task within its
+# budget needs (5 x 4 + 7) / 12 = 2.25 labels per task
 @pytest.mark.parametrize("budget, outcome", [("0", "2:--budget"), ("0.5", "2:--budget"),
                                              ("1e-300", "2:--budget"), ("-1", "2:--budget"),
-                                             ("nan", "2:--budget"), ("1", 0), ("2.5", 0)])
+                                             ("nan", "2:--budget"),
+                                             ("1", "2:budget: expected a number >= 2.25"),
+                                             ("2.25", 0), ("2.5", 0)])
 def test_lsol_replay_budgets(budget, outcome, tmp_path, capsys):
     code, out, err = _run(capsys, ["replay", "lsol", _small_table(tmp_path), "--budget", budget,
                                    "--runs", "1", "--json"])

@@ -22,6 +22,7 @@ pytest.importorskip("uvicorn")
 from crowdopt.campaign import Campaign, TableOracle  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+from campaign_db import STORES, STORES_SOAK, is_pg, sidecar  # noqa: E402
 from test_campaign import binary_table, caps_of  # noqa: E402
 
 
@@ -66,7 +67,7 @@ def start(db: Path, *extra: str):
                              "--host", "127.0.0.1", "--port", str(port), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
-    tok = Path(str(db) + ".token").read_text().strip()
+    tok = sidecar(db, ".token", Path.cwd()).read_text().strip()
     deadline = time.monotonic() + 60
     while True:
         assert proc.poll() is None, proc.communicate()[1]
@@ -80,16 +81,19 @@ def start(db: Path, *extra: str):
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, campaign_at, monkeypatch):
+    """A campaign served by `campaign serve` (a file; with `campaign_at` parametrized, a
+    PostgreSQL campaign too: its token files in the current folder, here tmp_path)."""
     from crowdopt.cli import main
 
+    monkeypatch.chdir(tmp_path)
     table, _ = binary_table(4, K=25)
-    db = tmp_path / "h.db"
+    db = campaign_at("h.db")
     items = tmp_path / "items.csv"
     items.write_text("item,max_labels\n" + "".join(f"{i},{c}\n" for i, c in caps_of(table).items()))
     assert main(["campaign", "init", str(db), "--policy", "optkg", "--items", str(items),
                  "--budget", "40", "--seed", "4", "--batching", "fill"]) == 0
-    tok = Path(str(db) + ".token").read_text().strip()  # written by init
+    tok = sidecar(db, ".token", tmp_path).read_text().strip()  # written by init
     proc, base = start(db)
     yield base, tok, table, db
     proc.terminate()
@@ -97,6 +101,7 @@ def server(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
 def test_whole_campaign_over_http(server):
     base, tok, table, db = server
     oracle, rng = TableOracle(table, seed=4), random.Random(0)
@@ -171,9 +176,11 @@ def cli(*argv: str) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-def test_tokens_roles_worker_tokens_and_rotation(server):
+@pytest.mark.parametrize("campaign_at", STORES_SOAK, indirect=True)
+def test_tokens_roles_worker_tokens_and_rotation(server, tmp_path):
     base, tok, _, db = server
-    read = Path(str(db) + ".read-token").read_text().strip()
+    read_file = sidecar(db, ".read-token", tmp_path)
+    read = read_file.read_text().strip()
     assert call(base, "/status", token=read)[0] == 200
     assert call(base, "/export", token=read)[0] == 200
     assert call(base, "/next", {"n": 1}, read)[0] == 403  # read-only
@@ -194,13 +201,16 @@ def test_tokens_roles_worker_tokens_and_rotation(server):
     # rotation: the old read token stops working (within the server's 1 s refresh)
     code, out = cli("campaign", "token", str(db), "--role", "read", "--json")
     assert code == 0 and json.loads(out)["token_file"].endswith(".read-token")
-    new = Path(str(db) + ".read-token").read_text().strip()
-    assert new != read and Path(str(db) + ".read-token").stat().st_mode & 0o777 == 0o600
+    new = read_file.read_text().strip()
+    assert new != read and read_file.stat().st_mode & 0o777 == 0o600
     time.sleep(1.2)
     assert call(base, "/status", token=read)[0] == 401
     assert call(base, "/status", token=new)[0] == 200
-    # nothing of a token is in the file but its hash
-    assert all(t.encode() not in Path(db).read_bytes() for t in (tok, read, new, wtok))
+    # nothing of a token is in the store but its hash
+    if not is_pg(db):
+        assert all(t.encode() not in Path(db).read_bytes() for t in (tok, read, new, wtok))
+    roles = Campaign.open(db, readonly=True).token_roles()
+    assert all(t not in str(roles) for t in (tok, read, new, wtok)) and len(roles) == 3
 
 
 @pytest.mark.slow
@@ -262,14 +272,15 @@ class _Receiver:
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
 
-def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(tmp_path):
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(campaign_at):
     import hashlib
     import hmac
 
     from crowdopt.campaign.webhooks import Delivery, register
 
     rx = _Receiver(fail=2)
-    db = tmp_path / "w.db"
+    db = campaign_at("w.db")
     camp = Campaign.create(db, policy="optkg", items=["a", "b"], budget=4, seed=0)
     register(db, [rx.url])
     for _ in range(4):
@@ -291,7 +302,9 @@ def test_webhooks_are_signed_retried_and_announce_thresholds_and_completion(tmp_
         assert headers["X-Crowdopt-Delivery"] == json.loads(body)["delivery"]
     assert len({e["delivery"] for e in events}) == len(events)
     assert hooks.failed == 0  # the two refusals were retried
-    assert all(e["campaign"] == "w.db" for e in events)  # the name, never the folder
+    # the name, never the folder (or the database's address)
+    assert all(e["campaign"] == Campaign.open(db, readonly=True).name for e in events)
+    assert is_pg(db) or events[0]["campaign"] == "w.db"
 
 
 def browser() -> str | None:

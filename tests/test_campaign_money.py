@@ -23,6 +23,7 @@ from crowdopt.cli import main
 from crowdopt.errors import InputError
 
 sys.path.insert(0, str(Path(__file__).parent))
+from campaign_db import STORES  # noqa: E402
 from test_campaign import binary_table, caps_of  # noqa: E402
 
 
@@ -38,8 +39,9 @@ def statuses(res: dict) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- hand-outs
-def test_a_named_hand_out_pays_only_its_worker_and_ghosts_are_never_paid(tmp_path, clock):
-    camp = Campaign.create(tmp_path / "g.db", policy="optkg", items=list("abcde"), budget=10,
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+def test_a_named_hand_out_pays_only_its_worker_and_ghosts_are_never_paid(campaign_at, clock):
+    camp = Campaign.create(campaign_at("g.db"), policy="optkg", items=list("abcde"), budget=10,
                            seed=0, batching="fill")
     mine = camp.next(2, worker="ann")
     res = camp.record([(q.item, "bob", 1) for q in mine])  # handed to ann, not to bob
@@ -58,8 +60,9 @@ def test_a_named_hand_out_pays_only_its_worker_and_ghosts_are_never_paid(tmp_pat
     assert all(w != "ghost0" for _, w, _ in camp.answers())
 
 
-def test_a_re_issue_that_could_pass_the_budget_waits_for_the_late_window(tmp_path, clock):
-    camp = Campaign.create(tmp_path / "b.db", policy="optkg", items=["a", "b"], budget=2,
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+def test_a_re_issue_that_could_pass_the_budget_waits_for_the_late_window(campaign_at, clock):
+    camp = Campaign.create(campaign_at("b.db"), policy="optkg", items=["a", "b"], budget=2,
                            seed=0, batching="fill")
     first = camp.next(2, lease=10)  # late windows close at 1020
     st = camp.status()
@@ -78,8 +81,9 @@ def test_a_re_issue_that_could_pass_the_budget_waits_for_the_late_window(tmp_pat
     assert (st["spent"], st["reserved"], st["left"], st["done"]) == (2, 0, 0, True)
 
 
-def test_a_query_that_names_its_worker_voids_its_other_hand_outs(tmp_path, clock):
-    camp = Campaign.create(tmp_path / "h.db", policy="optkg-het", items=["a", "b"],
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+def test_a_query_that_names_its_worker_voids_its_other_hand_outs(campaign_at, clock):
+    camp = Campaign.create(campaign_at("h.db"), policy="optkg-het", items=["a", "b"],
                            workers=["u", "v"], budget=3, seed=0)
     (q,) = camp.next(1, lease=10)
     clock[0] = 1011.0
@@ -111,6 +115,7 @@ def _same_status(db: Path, writer: Campaign) -> dict:
     replay = Campaign.open(db, readonly=True)
     replay.use_summary = False  # replays the log
     a, b, c = fresh.status(), replay.status(), writer.status()
+    replay.close()
     assert a == b == c
     # the text report's short lists (no whole lists built) are the whole lists' heads
     labelled = [r for r in a["labels"] if r["label"] is not None]
@@ -122,13 +127,20 @@ def _same_status(db: Path, writer: Campaign) -> dict:
         assert t["labels"] == a["labels"][:k] and t["workers"] == a["workers"][:k]
         rest = {x for x in a if x not in ("labels", "workers", "expired_leases", "page")}
         assert {x: t[x] for x in rest} == {x: a[x] for x in rest}
+    fresh.close()
     return a
 
 
-@pytest.mark.parametrize("policy,batching", [("optkg", "exact"), ("optkg", "fill"),
-                                             ("optkg-het", "exact"), ("lsol", "exact"),
-                                             ("lsol", "fill"), ("cltap", "exact")])
-def test_status_from_the_summary_equals_the_status_of_a_replay(tmp_path, clock, policy,
+SETUPS = [("optkg", "exact"), ("optkg", "fill"), ("optkg-het", "exact"), ("lsol", "exact"),
+          ("lsol", "fill"), ("cltap", "exact")]
+
+
+@pytest.mark.parametrize("campaign_at,policy,batching", [
+    *[("sqlite", p, b) for p, b in SETUPS],
+    *[pytest.param("postgresql", p, b, marks=pytest.mark.postgres)
+      for p, b in (("optkg", "fill"), ("optkg-het", "exact"), ("lsol", "exact"))]],
+    indirect=["campaign_at"])
+def test_status_from_the_summary_equals_the_status_of_a_replay(campaign_at, clock, policy,
                                                                 batching):
     table, _ = binary_table(3, K=14, W=6, dense=True)
     items = [str(t) for t in table.task_ids]
@@ -143,7 +155,7 @@ def test_status_from_the_summary_equals_the_status_of_a_replay(tmp_path, clock, 
         kw["params"] = {"G1": 1.0}
     elif policy == "cltap":
         kw["workers"], mode = {w: [0.8, 0.7, 0.75] for w in workers}, "dense"
-    db = tmp_path / "s.db"
+    db = campaign_at("s.db")
     camp = Campaign.create(db, **kw)
     st = _same_status(db, camp)  # nothing answered yet (a fresh LS_OL campaign too)
     assert st["spent"] == 0 and st["labelled"] == 0
@@ -252,10 +264,11 @@ def test_a_file_on_a_read_only_mount_gives_status_export_and_events(tmp_path):
     assert sorted(p.name for p in d.iterdir()) == ["r.db"]  # nothing written beside it
 
 
-def test_events_are_written_with_their_answers_and_listed_by_state(tmp_path, capsys):
+@pytest.mark.parametrize("campaign_at", STORES, indirect=True)
+def test_events_are_written_with_their_answers_and_listed_by_state(campaign_at, capsys):
     from crowdopt.campaign.webhooks import Delivery, register
 
-    db = tmp_path / "e.db"
+    db = campaign_at("e.db")
     camp = Campaign.create(db, policy="optkg", items=["a", "b"], budget=2)
     camp.record([(q.item, "u", 1) for q in camp.next(1)])  # no endpoint yet: no event
     register(db, ["http://127.0.0.1:9/nobody"])  # port 9: nothing listens

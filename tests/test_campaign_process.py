@@ -29,14 +29,14 @@ sys.path.insert(0, sys.argv[1])
 from test_campaign import binary_table
 from crowdopt.campaign import Campaign, TableOracle
 
-db, me, seed = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+db, me, seed, sig = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 table, _ = binary_table(seed, K=60)
 oracle = TableOracle(table, seed=seed)
 camp = Campaign.open(db)
 rng = random.Random(me)
 got, idle = [], 0
-open(f"{db}.ready{me}", "w").close()
-while not os.path.exists(f"{db}.go"):  # start together
+open(f"{sig}.ready{me}", "w").close()
+while not os.path.exists(f"{sig}.go"):  # start together
     time.sleep(0.005)
 while True:
     qs = camp.next(rng.randint(1, 8))
@@ -64,14 +64,16 @@ def run_processes(tmp_path, db, seed, n_proc=3) -> list[dict]:
     script.write_text(WORKER)
     tests = str(Path(__file__).parent)
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    procs = [subprocess.Popen([sys.executable, str(script), tests, str(db), str(me), str(seed)],
+    sig = tmp_path / "sig"  # the start signal's files
+    procs = [subprocess.Popen([sys.executable, str(script), tests, str(db), str(me), str(seed),
+                               str(sig)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for me in range(n_proc)]
     deadline = time.monotonic() + 120
-    while not all(Path(f"{db}.ready{me}").exists() for me in range(n_proc)):
+    while not all(Path(f"{sig}.ready{me}").exists() for me in range(n_proc)):
         assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
         time.sleep(0.01)
-    Path(f"{db}.go").touch()
+    Path(f"{sig}.go").touch()
     out = []
     for p in procs:
         so, se = p.communicate(timeout=300)
@@ -81,11 +83,14 @@ def run_processes(tmp_path, db, seed, n_proc=3) -> list[dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("batching", ["exact", "fill"])
-def test_concurrent_processes_stay_consistent(tmp_path, monkeypatch, batching):
+@pytest.mark.parametrize("campaign_at,batching", [
+    ("sqlite", "exact"), ("sqlite", "fill"),
+    pytest.param("postgresql", "fill", marks=[pytest.mark.postgres, pytest.mark.soak])],
+    indirect=["campaign_at"])
+def test_concurrent_processes_stay_consistent(tmp_path, monkeypatch, campaign_at, batching):
     seed, budget = 8, 200
     table, gold = binary_table(seed, K=60)
-    db = tmp_path / "c.db"
+    db = campaign_at("c.db")
     Campaign.create(db, policy="optkg", items=caps_of(table), budget=budget, seed=seed,
                     batching=batching).close()
     results = run_processes(tmp_path, db, seed)

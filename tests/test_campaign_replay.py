@@ -1,7 +1,8 @@
 """Live campaigns on real tables equal the replays, label for label, also when the driver is
 killed with SIGKILL at a random SQL statement (inside a transaction or between two) and
-restarted: Opt-KG on rte (3,200 labels, batches of 50), heterogeneous Opt-KG on rte, LS_OL
-on bluebirds. The driver runs in a subprocess; the SQLite trace callback kills it."""
+restarted: Opt-KG on rte (3,200 labels, batches of 50), heterogeneous Opt-KG on rte (in a
+SQLite file and in PostgreSQL), LS_OL on bluebirds. The driver runs in a subprocess; the
+store's statement hook (`CampaignStore.trace`) kills it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from crowdopt.campaign import Campaign
 from crowdopt.crowd.datasets import load_table
 
 sys.path.insert(0, str(Path(__file__).parent))
+from campaign_db import STORES_SOAK  # noqa: E402
 from test_campaign import gold_dict, lsol_trace, replay_accuracy, replay_trace  # noqa: E402
 
 DRIVER = r"""
@@ -34,7 +36,10 @@ if int(kill_at):
         count[0] += 1
         if count[0] == int(kill_at):
             os.kill(os.getpid(), signal.SIGKILL)
-    camp.conn.set_trace_callback(trace)
+    if hasattr(camp.conn, "set_trace_callback"):  # SQLite: every statement it runs
+        camp.conn.set_trace_callback(trace)
+    else:
+        camp.store.trace = trace
 oracle = TableOracle(load_table(dataset)[0], seed=int(seed), mode=mode)
 rng = random.Random(int(kill_at))
 while True:
@@ -69,11 +74,16 @@ def run_driver(tmp_path, db, dataset, mode, seed, batch, kills: list[int]) -> No
 
 def check_file(db) -> None:
     """After a crash: the file is intact and every answer closed exactly its query."""
+    sql = ("SELECT count(*) FROM queries q LEFT JOIN answers a ON a.query = q.id "
+           "WHERE (q.open = 0) != (a.query IS NOT NULL)")
+    if isinstance(db, str) and db.startswith("postgresql://"):
+        camp = Campaign.open(db, readonly=True)
+        assert camp.conn.execute(sql).fetchone()[0] == 0
+        camp.close()
+        return
     con = sqlite3.connect(db)
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    bad = con.execute("SELECT count(*) FROM queries q LEFT JOIN answers a ON a.query = q.id "
-                      "WHERE (q.open = 0) != (a.query IS NOT NULL)").fetchone()[0]
-    assert bad == 0
+    assert con.execute(sql).fetchone()[0] == 0
     con.close()
 
 
@@ -94,13 +104,14 @@ def test_rte_optkg_campaign_equals_replay_through_kills(tmp_path, monkeypatch, d
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("campaign_at", STORES_SOAK, indirect=True)
 def test_rte_heterogeneous_campaign_equals_replay_through_a_kill(tmp_path, monkeypatch,
-                                                                 data_dir):
+                                                                 data_dir, campaign_at):
     table, gold = load_table("rte")
     seed, budget = 3, 300
     trace, acc = replay_trace(monkeypatch, table, gold, budget=budget, seed=seed,
                               mode="heterogeneous")
-    db = tmp_path / "het.db"
+    db = campaign_at("het.db")
     Campaign.create(db, policy="optkg-het", items="dataset:rte", workers="dataset:rte",
                     pairs="dataset:rte", budget=budget, seed=seed).close()
     run_driver(tmp_path, db, "rte", "heterogeneous", seed, 50, [random.Random(3).randint(50, 1200)])

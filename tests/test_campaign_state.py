@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -47,6 +47,10 @@ WORKERS = ["u", "v", "x"]
 
 
 class CampaignMachine(RuleBasedStateMachine):
+    # where each example's campaign lives: None, a file of its own; else a function giving a
+    # new campaign target (a PostgreSQL campaign)
+    where = None
+
     def __init__(self):
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="camp_sm_"))
@@ -75,11 +79,13 @@ class CampaignMachine(RuleBasedStateMachine):
             kw["workers"] = WORKERS
         if policy == "lsol":
             kw["params"] = {"G1": 1.0}
+            budget = max(budget, len(WORKERS))  # the first decision asks every worker
+            self.budget = budget
         if policy == "cltap":
             kw["workers"] = {"u": [0.9, 0.7], "v": 0.8, "x": [0.6, 0.85]}
             budget = min(budget, 2 * len(WORKERS))  # at most one label per iteration
             self.budget = budget
-        self.db = self.dir / "c.db"
+        self.db = self.dir / "c.db" if self.where is None else type(self).where()
         self.camp = Campaign.create(self.db, policy=policy, items=self.items, budget=budget,
                                     seed=seed, batching=batching, labels=["no", "yes"]
                                     if policy != "lsol" else ["no", "yes"], **kw)
@@ -142,10 +148,8 @@ class CampaignMachine(RuleBasedStateMachine):
         res = self._record([(item, ghost, "yes")])
         if res["results"][0]["status"] in ("stored", "late"):
             # paid only against a hand-out to nobody in particular (anyone may answer it)
-            rows = sqlite3.connect(self.db).execute(
-                "SELECT h.worker FROM answers a JOIN handouts h ON h.id = a.handout JOIN "
-                "workers w ON w.idx = a.worker WHERE w.id = ?", (ghost,)).fetchall()
-            assert rows and all(w is None for (w,) in rows)
+            rows = [r[6] for r in self.camp.store.paid_answers() if r[2] == ghost]
+            assert rows and all(w is None for w in rows)
 
     @rule(data=st.data())
     def token_answers_for_another(self, data):
@@ -168,7 +172,7 @@ class CampaignMachine(RuleBasedStateMachine):
     @rule()
     def kill_and_reopen(self):
         """The process dies (its object is dropped unclosed) and another opens the file."""
-        self.camp.conn.close()
+        self.camp.close()
         self.camp = Campaign.open(self.db)
 
     @rule(role=st.sampled_from(["admin", "read", "worker"]), who=st.sampled_from(WORKERS))
@@ -186,26 +190,22 @@ class CampaignMachine(RuleBasedStateMachine):
     def money_and_log(self):
         if self.camp is None:
             return
-        conn = sqlite3.connect(self.db)
-        rows = conn.execute(
-            "SELECT a.seq, a.handout, h.worker, w.id, a.recorded_at, h.handed_at, h.late_until,"
-            " i.id, a.label FROM answers a LEFT JOIN handouts h ON h.id = a.handout "
-            "JOIN workers w ON w.idx = a.worker JOIN items i ON i.idx = a.item").fetchall()
-        conn.close()
-        hids = [r[1] for r in rows]
+        fresh = Campaign.open(self.db, readonly=True)
+        # (seq, item, worker, label, late, hand-out, its worker, handed_at, late_until, at)
+        rows = fresh.store.paid_answers()
+        hids = [r[5] for r in rows]
         assert None not in hids, "a paid answer without a hand-out"
         assert len(hids) == len(set(hids)), "a hand-out paid twice"
-        for _, _, h_worker, worker, at, handed, until, _, _ in rows:
+        for _, _, worker, _, _, _, h_worker, handed, until, at in rows:
             assert h_worker in (None, worker), "paid from a hand-out to someone else"
             assert handed <= at <= until, "paid outside its hand-out's late window"
-        keys = [(r[7], r[3]) for r in rows]
+        keys = [(r[1], r[2]) for r in rows]
         assert len(keys) == len(set(keys)), "two answers for one (item, worker)"
         classes = ["no", "yes"]
-        stored = {(r[7], r[3]): classes[r[8]] for r in rows}
+        stored = {(r[1], r[2]): classes[r[3]] for r in rows}
         for key, label in self.confirmed.items():
             assert stored.get(key) == label, f"a confirmed answer is lost: {key}"
         assert set(stored) == set(self.confirmed), "an answer nobody was told was paid"
-        fresh = Campaign.open(self.db, readonly=True)
         replay = Campaign.open(self.db, readonly=True)
         replay.use_summary = False
         a, b, c = fresh.status(), replay.status(), self.camp.status()
@@ -229,6 +229,22 @@ def test_campaign_store_state_machine():
     _run(examples=12, steps=20)
 
 
+@pytest.mark.postgres
+def test_campaign_store_state_machine_on_postgresql(postgres, monkeypatch):
+    """The same machine with each example's campaign in the scratch PostgreSQL server."""
+    monkeypatch.setattr(CampaignMachine, "where", lambda: postgres.url(
+        campaign=f"sm_{uuid.uuid4().hex[:12]}"))
+    _run(examples=int(os.environ.get("CROWDOPT_CAMPAIGN_EXAMPLES_PG", "5")), steps=20)
+
+
+@pytest.mark.soak
+@pytest.mark.postgres
+def test_campaign_store_state_machine_on_postgresql_soak(postgres, monkeypatch):
+    monkeypatch.setattr(CampaignMachine, "where", lambda: postgres.url(
+        campaign=f"sm_{uuid.uuid4().hex[:12]}"))
+    _run(examples=int(os.environ.get("CROWDOPT_CAMPAIGN_EXAMPLES", "400")) // 4, steps=50)
+
+
 @pytest.mark.soak
 def test_campaign_store_state_machine_soak():
     _run(examples=int(os.environ.get("CROWDOPT_CAMPAIGN_EXAMPLES", "400")), steps=50)
@@ -242,7 +258,7 @@ def test_the_machine_catches_a_store_that_pays_wrongly(monkeypatch, mutation):
             "any worker": lambda hs, worker: hs.pop(0) if hs else None}[mutation]
     monkeypatch.setattr(Campaign, "_pick", staticmethod(pick))
     with pytest.raises((AssertionError, BaseExceptionGroup)):
-        _run(examples=30, steps=20, derandomize=True, shrink=False)  # the first failure
+        _run(examples=100, steps=20, derandomize=True, shrink=False)  # the first failure
 
 
 def test_invalid_inputs_to_the_machine_rules_are_refused_not_crashes(tmp_path):

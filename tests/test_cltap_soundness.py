@@ -281,7 +281,16 @@ def pinned_search(monkeypatch):
     monkeypatch.setattr(cltap_exact, "local_search", by_steps)
 
 
-def test_mutation_refutations_not_rechecked_is_caught(monkeypatch, pinned_search):
+@pytest.fixture
+def no_net(monkeypatch):
+    """The verification step's net of fast methods off (`solvers.verify.fast_net`): it refutes
+    most wrong bounds too, and a mutation here must be caught by the check it disables."""
+    from crowdopt.solvers import verify
+
+    monkeypatch.setattr(verify, "fast_net", lambda *a, **k: ([], []))
+
+
+def test_mutation_refutations_not_rechecked_is_caught(monkeypatch, pinned_search, no_net):
     """With the presolve re-check of a refutation turned off, HiGHS presolve's false
     "infeasible" becomes a bound below OPT on instances of the soak set (three of its first 240
     seeds: ties and zero rows where optima leave annotators unused)."""
@@ -317,7 +326,7 @@ def test_mutation_short_reach_is_caught(monkeypatch, pinned_search):
     assert _first_failure(range(SAMPLE), ("head-cover",)) is not None
 
 
-def test_mutation_absolute_rounding_in_brute_force_is_caught(monkeypatch):
+def test_mutation_absolute_rounding_in_brute_force_is_caught(monkeypatch, no_net):
     """The brute force keyed on values rounded to 12 decimals merges distinct states when the
     weights are scaled to 1e-8: its regression instance catches it."""
     from crowdopt.solvers import cltap as S

@@ -106,16 +106,19 @@ def test_fitted_frames_are_built_on_access_and_rebuilt_by_a_refit():
 
 
 def test_opaque_ids_ints_strings_mixed_and_label_table_input():
-    df = pd.DataFrame({"task": [1, 1, "x", "x", 2.5, 2.5], "worker": ["a", 7, "a", 7, "a", 7],
+    df = pd.DataFrame({"task": [1, 1, "x", "x", 25, 25], "worker": ["a", 7, "a", 7, "a", 7],
                        "label": [0, 0, 1, 1, 1, 0]})
     m = DawidSkene().fit(df)
-    assert list(m.labels_.index) == [1, "x", 2.5]
+    assert list(m.labels_.index) == [1, "x", 25]
     assert list(m.skills_.index) == ["a", 7]
     tb = from_dataframe(df)
     m2 = DawidSkene().fit(tb)
     pd.testing.assert_series_equal(m.labels_, m2.labels_)
     back = to_dataframe(tb)
-    assert back["task"].tolist() == [1, 1, "x", "x", 2.5, 2.5]
+    assert back["task"].tolist() == [1, 1, "x", "x", 25, 25]
+    df.loc[4, "task"] = 2.5  # a float is no id (the id rule: a text or an integer)
+    with pytest.raises(InputError, match=r"^task\[4\]: expected a text or integer id"):
+        DawidSkene().fit(df)
 
 
 def test_thin_wrapper_gives_the_function_result():

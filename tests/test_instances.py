@@ -62,7 +62,7 @@ def test_bad_files(tmp_path, text, needle):
 def test_missing_file_and_directory(tmp_path):
     with pytest.raises(InputError, match="existing file"):
         load_instance(str(tmp_path / "nope.json"))
-    with pytest.raises(InputError, match="a file"):
+    with pytest.raises(InputError, match="a regular file, found a directory"):
         load_instance(str(tmp_path))
 
 

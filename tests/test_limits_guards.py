@@ -186,3 +186,38 @@ def test_bench_guards_names_a_missing_measurements_file_in_one_line(tmp_path):
                        capture_output=True, text=True, timeout=60, env=env)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "none.json" in r.stderr.strip().splitlines()[-1]
+
+
+def test_a_limit_counts_from_the_callers_start():
+    """The limit's clock is the caller's (`started`): a limit the set-up already used up is
+    status time_limit before the method starts, with the time spent in the certificate; the
+    quick methods still run under what is left."""
+    inst = crowdopt.generate("cltap", 700001, t=20, a=3, trend="inc")
+    r = crowdopt.solve(inst, "head-cover", time_limit=2, started=time.perf_counter() - 5)
+    assert r.status == "time_limit" and r.solution is None and not r.proven_optimal
+    assert "used up before head-cover started" in r.message
+    assert r.certificate.times["total_s"] >= 5
+    ok = crowdopt.solve(inst, "head-cover", time_limit=60, started=time.perf_counter() - 5)
+    assert ok.certificate.times["total_s"] >= 5
+
+
+def test_the_command_lines_clock_starts_with_the_command(tmp_path, monkeypatch, capsys):
+    """Reading the instance counts against --time-limit (`cli.STARTED`): a slow read that
+    uses up the limit ends in exit 4 and the one-line reason, times.total_s past the read."""
+    import crowdopt.api as api
+
+    path = tmp_path / "m1.json"
+    path.write_text(json.dumps(crowdopt.generate("cltap", 700001, t=20, a=3,
+                                                 trend="inc").to_dict()))
+    real = api.load
+
+    def slow(source):
+        time.sleep(0.5)
+        return real(source)
+
+    monkeypatch.setattr(api, "load", slow)
+    code = main(["solve", str(path), "--method", "head-cover", "--time-limit", "0.3",
+                 "--force", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 4 and doc["status"] == "time_limit"
+    assert doc["certificate"]["times"]["total_s"] >= 0.5

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from crowdopt.crowd.tables import from_arrays, gold_from_arrays
+from crowdopt.errors import InputError
 from crowdopt.sim.lsol_replay import (
     AnswerAgreement,
     capped_baselines,
@@ -199,13 +200,24 @@ def test_replay_grid_puts_the_default_beside_majority_vote():
     assert not checks["pooled"][">= majority vote"]
 
 
-@pytest.mark.parametrize("B", [1.0, 2.0])  # below 1 label per task: refused (test_input_rules)
-def test_sequential_replay_ends_within_the_budget_unless_the_testers_exceed_it(B):
+@pytest.mark.parametrize("extra", [0.0, 0.05, 1.0])
+def test_sequential_replay_keeps_its_budget_and_answers_every_task(extra):
+    """At the minimum budget (its testers, each a fully labeled task, and one label for each
+    other task) and above, a replay spends at most B per task and answers every task from a
+    bought label; a budget below the minimum is refused naming it."""
+    from crowdopt.policies.lsol import Schedule
+    from crowdopt.sim.lsol_replay import min_budget, tester_steps
+
     table, gold, _ = synthetic_table(0, n=60)
-    r = replay(table, gold, estimator="answers", exploit="sequential", budget=B,
-               order="shuffle", seed=0)
-    tester_labels = 7 * r["testers"]  # a full table: every tester step buys the row's 7
-    assert r["labels_spent"] <= max(B * r["tasks"], tester_labels)
+    need = min_budget(60, tester_steps(Schedule(2.0, 0.0), 60), 7)  # a full table: 7 a task
+    for seed in range(3):
+        r = replay(table, gold, estimator="answers", exploit="sequential", budget=need + extra,
+                   order="shuffle", seed=seed)
+        assert r["labels_spent"] <= (need + extra) * r["tasks"] + 1e-9
+        assert r["gold_tasks_labelled"] == r["gold_tasks"] == 60
+    assert need == (9 * 7 + 51) / 60  # 9 testers of 7 labels, one label for the other 51
+    with pytest.raises(InputError, match=r"^budget: expected a number >= 1\.9 labels per task"):
+        replay(table, gold, estimator="answers", exploit="sequential", budget=need - 0.01)
 
 
 def test_sequential_replay_with_a_budget_past_every_label_buys_as_without_a_cap():

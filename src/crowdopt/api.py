@@ -19,13 +19,14 @@ problems' constructors, or what `generate` and `load` return; a file or a docume
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 from typing import Any
 
 from .errors import CrowdoptError, InputError, SolverError
 from .instances import load_instance
-from .problems.catalogue import refutes
+from .models.snapshot import peeking
 from .registry import (
     MILP_DEFAULT_TIME,
     Method,
@@ -43,7 +44,9 @@ from .solvers.certify import (
     lower_upper,
     make_certificate,
     with_bound,
+    without_bound,
 )
+from .solvers.verify import Candidate, Claim, refutation_message, settle, verify_run
 from .status import Status
 from .validate import MAX_INT, NO_LIMIT_S, integer, real
 from .validate import time_limit as time_limit_of
@@ -118,9 +121,10 @@ def _options(time_limit: Any, threads: Any, seed: Any, mip_rel_gap: Any,
 
 
 def _flag(value: Any, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise InputError(field, "True or False", value)
-    return value
+    """A yes/no argument by the one flag rule (`validate.flag`)."""
+    from .validate import flag
+
+    return flag(value, field)
 
 
 def _method_name(method: Any, field: str = "method") -> str:
@@ -145,7 +149,27 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     if options.time_limit is None and not options.no_time_limit and (
             m.time_limit is not None or forced):
         options = dataclasses.replace(options, time_limit=m.time_limit or MILP_DEFAULT_TIME)
-    t0 = time.perf_counter()
+    # the limit's clock runs from the caller's start (the command line's: reading the instance
+    # counts) and the solver modules' imports count against it too
+    t0 = options.started if options.started is not None else time.perf_counter()
+    limit = options.time_limit
+    if m.kind != "fast":
+        _import_solvers(spec, m)
+    if limit is not None:
+        used = time.perf_counter() - t0
+        if limit - used < MIN_LEFT_S:
+            why = (f"the time limit ({limit:g} s) was used up before {m.algorithm} started "
+                   f"({used:.3g} s: reading, imports): no solution")
+            cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm,
+                                    status=Status.TIME_LIMIT, evaluation=None, bound=None,
+                                    bound_source=None, times={"total_s": used},
+                                    seed=options.seed, details={"message": why,
+                                                                "time_limit_s": limit},
+                                    problem_size=spec.size(instance))
+            return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm,
+                          status=Status.TIME_LIMIT, time_s=used, instance=instance,
+                          message=why, certificate=cert, details={"time_limit_s": limit})
+        options = dataclasses.replace(options, time_limit=limit - used)
     try:
         out = m.run(instance, options)
     except InputError:
@@ -159,8 +183,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     objective = evaluation.objective if evaluation is not None else None
     incumbent = objective if evaluation is not None and evaluation.feasible else None
     lower, upper = lower_upper(spec.sense, incumbent, out.bound)
-    unit = out.details.get("objective_unit")  # HiGHS's noise floor, as in the certificate
-    gap = gap_ratio(lower, upper, SOLVER_ABS_TOL * unit if unit else 0.0)[0]
+    floor = solver_floor(out.details)
+    gap = gap_ratio(lower, upper, floor)[0]
     status = out.status
     message = str(out.details.get("message", ""))
     if status is Status.TIME_LIMIT and not message:
@@ -175,60 +199,84 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                               if options.mip_rel_gap > 0 else
                               f"the solver reports optimal, but its bound is {gap:.3g} from the "
                               "recomputed objective (beyond the relative tolerance): not proven")
-    if status is Status.OPTIMAL and m.kind == "exact" and incumbent is not None:
-        refuted = _refuted_by_fast_path(spec, instance, incumbent, options)
-        if refuted is not None:
-            status = Status.FEASIBLE
-            out = dataclasses.replace(out, bound=None, bound_source=None,
-                                      details={**out.details, "refuted_by": refuted})
-            gap = None
-            message = (f"the solver reported optimal, but the fast path's {refuted['method']} "
-                       f"finds {refuted['objective']:.9g}, better than {incumbent:.9g}: "
-                       "the claim is refuted (a solver defect), not proven")
-            warnings.warn(message, RuntimeWarning, stacklevel=2)
-    times = {"total_s": elapsed, **{k: v for k, v in out.details.items() if k.endswith("_s")}}
+    # the one verification step: a proof is checked against every fast method's plan, a bound
+    # a feasible value crosses is dropped with its proof, the best answer seen is kept
+    t1 = time.perf_counter()
+    v = verify_run(spec, instance, m.algorithm, status, out.solution, evaluation, out.bound,
+                   _source_of(m.algorithm, out.bound_source), floor,
+                   dataclasses.replace(options, time_limit=limit, started=t0))
+    verify_s = time.perf_counter() - t1
     details = dict(out.details)
+    if v.record:
+        details["verification"] = {**v.record, "time_s": verify_s}
+    if v.record.get("refuted"):
+        r = v.record["refuted"][0]
+        details["refuted_by"] = {"method": r["by"], "objective": r["crossed_by"],
+                                 "claimed": r["bound"]}
+        warnings.warn(v.message, RuntimeWarning, stacklevel=2)
+    status, message = v.status, v.message or message
+    bound, bound_source = out.bound, out.bound_source
+    if v.bound is None:
+        bound = bound_source = None
+    if v.solution is not out.solution:
+        evaluation = v.evaluation
+        objective = evaluation.objective if evaluation is not None else None
+    if v.value is not None:
+        gap = gap_ratio(*lower_upper(spec.sense, v.value, bound), floor)[0]
+    elapsed = time.perf_counter() - t0
+    times = {"total_s": elapsed, **{k: x for k, x in out.details.items() if k.endswith("_s")},
+             "verify_s": verify_s}
     if forced:
         details["forced"] = forced
     if options.time_limit is not None:
         details.setdefault("time_limit_s", options.time_limit)
     cert = make_certificate(spec, method=m.kind, algorithm=m.algorithm, status=status,
-                            evaluation=evaluation, bound=out.bound, bound_source=out.bound_source,
-                            times=times, reported_objective=out.reported_objective,
-                            seed=options.seed, details=details,
+                            evaluation=evaluation, bound=bound, bound_source=bound_source,
+                            times=times, reported_objective=(out.reported_objective
+                                                             if v.solution is out.solution
+                                                             else None),
+                            primal_source=v.primal_source, seed=options.seed, details=details,
                             problem_size=spec.size(instance))
     return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm, status=status,
-                  objective=objective, bound=out.bound, bound_source=out.bound_source, gap=gap,
-                  time_s=elapsed, message=message, solution=out.solution, certificate=cert,
-                  evaluation=evaluation, details=out.details, instance=instance)
+                  objective=objective, bound=bound, bound_source=bound_source, gap=gap,
+                  time_s=elapsed, message=message, solution=v.solution, certificate=cert,
+                  evaluation=evaluation, details=details, instance=instance)
 
 
-def _refuted_by_fast_path(spec: ProblemSpec, instance: Any, claimed: float,
-                          options: RunOptions) -> dict | None:
-    """The problem's default fast path (the paper's closed form or greedy: milliseconds) run on
-    the instance; its solution, evaluated, refutes a claimed optimum it beats (`refutes`): a
-    MILP solver's "optimal" is not a certificate. None when nothing refutes the claim."""
-    fast = next((f for f in spec.methods if f.kind == "fast"), None)
-    if fast is None or fast.refuses(instance, False):
-        return None
-    try:
-        out = fast.run(instance, RunOptions(seed=options.seed, search_s=options.search_s))
-    except CrowdoptError:
-        return None
-    if out.solution is None:
-        return None
-    ev = spec.evaluate(instance, out.solution)
-    if not ev.feasible or ev.objective is None:
-        return None
-    if not refutes(spec.sense, ev.objective, claimed):
-        return None
-    return {"method": fast.algorithm, "objective": ev.objective, "claimed": claimed}
+MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
+
+
+def _import_solvers(spec: ProblemSpec, m: Method) -> None:
+    """Import what an exact or bound method runs on (its solver module, the problem's models,
+    Pyomo and HiGHS through them): done here, the imports count against its time limit."""
+    import importlib
+
+    from .problems.catalogue import Lazy
+
+    if isinstance(m.run, Lazy):
+        m.run.resolve()
+    if spec.models:
+        importlib.import_module(spec.models)
+    importlib.import_module("crowdopt.solvers.exact_runner")
+
+
+def _source_of(algorithm: str, bound_source: str | None) -> str:
+    """A bound's name as comparisons print it: 'algorithm:source'."""
+    return f"{algorithm}:{bound_source}" if bound_source else algorithm
+
+
+def solver_floor(details: Any) -> float:
+    """The solver's absolute noise on a run's numbers (`SOLVER_ABS_TOL` times the magnitude of
+    the objective's terms at the answer, `objective_unit`), 0 where no solver number is
+    involved."""
+    unit = details.get("objective_unit") if isinstance(details, dict) else None
+    return SOLVER_ABS_TOL * float(unit) if unit and unit > 0 else 0.0
 
 
 def solve(instance: Any, method: str = "fast", *, time_limit: float | None = None,
           threads: int = 1, seed: int = 0, mip_rel_gap: float = 0.0,
           presolve: bool | None = None, force: bool = False,
-          search_time: float | None = None) -> Result:
+          search_time: float | None = None, started: float | None = None) -> Result:
     """Solve an instance with one method and certify the answer.
 
     instance: an instance object (`OlasSelectInstance.from_arrays(...)` and the other
@@ -248,18 +296,55 @@ def solve(instance: Any, method: str = "fast", *, time_limit: float | None = Non
     presolve: force HiGHS presolve on/off (None = each model's own setting).
     search_time: seconds of a local-search heuristic's search (CL-TAP's cbp+ls and best-of;
         None = its default, 2 s); a time limit only cuts it.
+    started: the `time.perf_counter()` reading at which the limit's clock started (the
+        command line passes its own start: reading and imports count); None = this call.
 
     Returns a frozen `Result`: status, objective (recomputed by the problem's evaluator),
     bound, gap, solution (typed, indices into the instance's arrays), certificate;
     `print(result)` is one line, `result.summary()` a few, `result.to_dict()` the CLI's JSON.
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
-    opts = _options(time_limit, threads, seed, mip_rel_gap, presolve, search_time)
+    opts = dataclasses.replace(_options(time_limit, threads, seed, mip_rel_gap, presolve,
+                                        search_time), started=t0)
     force = _flag(force, "force")
     return run_method(spec, inst, spec.resolve(_method_name(method), inst, force), opts, force)
 
 
 # ----------------------------------------------------------------------------- side by side
+def _settle_runs(spec: ProblemSpec, results: list[Result], given: Any = None,
+                 solution: Any = None) -> tuple[list[Result], float | None, str | None]:
+    """The verification step across the runs of a comparison or a certificate: a bound that
+    any run's feasible answer (or the given solution, evaluation `given`) crosses is refuted,
+    dropped with the proof made from it (that run becomes `feasible`, its certificate loses
+    the bound); the best bound is the tightest one left."""
+    cands = [Candidate(r.algorithm, r.solution, r.evaluation, float(r.objective))
+             for r in results if r.evaluation is not None and r.evaluation.feasible
+             and r.objective is not None and math.isfinite(r.objective)]
+    if given is not None and given.feasible and math.isfinite(given.objective):
+        cands.append(Candidate("given", solution, given, float(given.objective)))
+    claims = [Claim(float(r.bound), f"{r.algorithm}:{r.bound_source}", r.algorithm,
+                    solver_floor(r.details)) for r in results
+              if r.bound is not None and r.status not in (Status.ERROR, Status.SKIPPED)]
+    settled = settle(spec.sense, cands, claims)
+    refuted = settled.refuted_owners()
+    out = []
+    for r in results:
+        if r.algorithm in refuted and r.bound is not None:
+            why = refutation_message(settled, r.algorithm)
+            warnings.warn(f"{r.algorithm}: {why}", RuntimeWarning, stacklevel=3)
+            hit = next(x for x in settled.refuted if x["owner"] == r.algorithm)
+            r = r.replace(status=Status.FEASIBLE if r.status is Status.OPTIMAL else r.status,
+                          bound=None, bound_source=None, gap=None, message=why,
+                          certificate=without_bound(r.certificate, why),
+                          details={**r.details, "refuted_by": {
+                              "method": hit["by"], "objective": hit["crossed_by"],
+                              "claimed": hit["bound"]}})
+        out.append(r)
+    b = settled.bound
+    return out, (b.value if b else None), (b.source if b else None)
+
+
 def _best_bound(spec: ProblemSpec, results: list[Result]) -> tuple[float | None, str | None]:
     best, source = None, None
     for r in results:
@@ -339,8 +424,10 @@ class _Clock:
     MIN_S = 0.05  # less than this left: the next method is skipped, not started
 
     def __init__(self, total: float | None, per_method: float | None,
-                 force: bool = False, no_method_limit: bool = False) -> None:
-        self.t0, self.total, self.per_method = time.perf_counter(), total, per_method
+                 force: bool = False, no_method_limit: bool = False,
+                 t0: float | None = None) -> None:
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.total, self.per_method = total, per_method
         self.force = force  # run methods past their time guards
         self.no_method_limit = no_method_limit  # a per-method limit of a year or more
 
@@ -391,7 +478,8 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
             time_limit: float | None = None, threads: int = 1, seed: int = 0,
             mip_rel_gap: float = 0.0, presolve: bool | None = None,
             warmup: bool = True, total_time_limit: float | None = None,
-            force: bool = False, search_time: float | None = None) -> Comparison:
+            force: bool = False, search_time: float | None = None,
+            started: float | None = None) -> Comparison:
     """Every fast path and exact model side by side (or only `algorithms`), each measured
     against the best bound found in the run; when no exact model gives a bound (all too
     large), the bound methods join in.
@@ -411,13 +499,16 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
     force: run exact methods past their time guards too (under the time limits).
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     Returns a `Comparison`: a sequence of `Result`s with the run's `bound`, `best`, `table()`
     and `to_dict()` (the CLI's JSON).
     """
+    t0 = time.perf_counter() if started is None else real(started, "started")
     spec, inst = spec_and_instance(instance)
     opts = _options(None, threads, seed, mip_rel_gap, presolve, search_time)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     warmup = _flag(warmup, "warmup")
     if algorithms is not None and (isinstance(algorithms, str) or not isinstance(
             algorithms, list | tuple) or not algorithms):
@@ -430,14 +521,14 @@ def compare(instance: Any, *, algorithms: list[str] | None = None,
         m for m in spec.methods if m.kind in ("fast", "exact")]
     warm = warm_up(spec, inst, methods, clock.force) if warmup else 0.0
     results = [clock.run(spec, inst, m, opts) for m in methods]
-    best, source = _best_bound(spec, results)
+    results, best, source = _settle_runs(spec, results)
     if best is None and algorithms is None:
         # every exact model skipped (too large) or failed: fall back to the bound methods
         bounds = [m for m in spec.methods if m.kind == "bound"]
         if warmup and bounds and not clock.used_up():
             warm += warm_up(spec, inst, bounds, clock.force)
         results += [clock.run(spec, inst, m, opts) for m in bounds]
-        best, source = _best_bound(spec, results)
+        results, best, source = _settle_runs(spec, results)
     out = []
     for r in results:
         if r.evaluation is not None and r.evaluation.feasible and best is not None:
@@ -475,7 +566,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
             max_rounds: int | None = None, colgen_rounds: int | None = None,
-            search_time: float | None = None) -> Certificate:
+            search_time: float | None = None, started: float | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -501,6 +592,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
         pricing rounds cost far more than the configuration LP's.
     search_time: seconds of each local-search heuristic's search (None: its default, 2 s);
         the time limits only cut it.
+    started: the `time.perf_counter()` reading at which the overall limit's clock started
+        (the command line passes its own start); None = this call.
     threads: HiGHS threads. seed: for randomized methods. mip_rel_gap: HiGHS's relative gap
         (0 = proofs). presolve: force HiGHS presolve on/off (None = each model's setting).
     Returns a frozen `Certificate` (`certified`, `proven_optimal`, `lower`, `upper`, `gap`,
@@ -516,8 +609,8 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
                                                                  lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
-    clock = _Clock(total, per_method, _flag(force, "force"), no_limit)
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if started is None else real(started, "started")
+    clock = _Clock(total, per_method, _flag(force, "force"), no_limit, t0)
     runs: list[Result] = []
     given = spec.evaluate(inst, solution) if solution is not None else None
     provers = proof_order([m for m in spec.methods if m.kind in ("exact", "bound")])
@@ -546,7 +639,7 @@ def certify(instance: Any, solution: Any = None, *, time_limit: float | None = N
                                status=Status.SKIPPED, message=stop, instance=inst))
             continue
         runs.append(clock.run(spec, inst, m, opts))
-    bound, bound_source = _best_bound(spec, runs)
+    runs, bound, bound_source = _settle_runs(spec, runs, given, solution)
     if solution is not None:
         evaluation = given
         primal_source = "given"
@@ -615,13 +708,30 @@ def build_model(instance: Any, method: str | None = None) -> Any:
 
 
 def _fingerprint(spec: ProblemSpec, inst: Any) -> str:
-    """A digest of an instance's document: a model built from one instance is refused with
-    another (its variables are indexed by the other's ids; decoding would fail or mislead)."""
+    """A digest of an instance's data: a model built from one instance is refused with
+    another (its variables are indexed by the other's ids; decoding would fail or mislead).
+    Arrays are hashed as bytes (at 100,000 points the instance's JSON took 0.08 s, twice per
+    extended solve); caches and the generator's notes (`meta`) are left out."""
     import hashlib
     import json
 
-    text = json.dumps(spec.to_dict(inst), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    import numpy as np
+
+    h = hashlib.sha256(spec.name.encode())
+    if not dataclasses.is_dataclass(inst):
+        h.update(json.dumps(spec.to_dict(inst), sort_keys=True, default=str).encode())
+        return h.hexdigest()
+    for f in dataclasses.fields(inst):
+        if f.name.startswith("_") or f.name == "meta":
+            continue
+        v = getattr(inst, f.name)
+        h.update(f.name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(f"{v.dtype.str}{v.shape}".encode())
+            h.update(np.ascontiguousarray(v).tobytes())
+        else:
+            h.update(repr(v).encode())
+    return h.hexdigest()
 
 
 def _record_of(spec: ProblemSpec, inst: Any, model: Any) -> Any:
@@ -706,7 +816,13 @@ def _same_variable(model: Any, snap: Any, name: str) -> None:
     if now is not comp:
         raise InputError(f"model.{name}", expected, f"another {now.ctype.__name__} "
                          f"({len(now) if now.is_indexed() else 1} entries)")
-    if not same_objects(list(comp.values()), data):
+    sparse = id(comp) in snap.defaults
+    entries = list(comp._data.values() if sparse else comp.values())
+    if sparse:  # entries made on demand join, none may go
+        have = {id(v) for v in entries}
+        if not all(id(v) in have for v in data):
+            raise InputError(f"model.{name}", expected, "entries deleted")
+    elif not same_objects(entries, data):
         raise InputError(f"model.{name}", expected, f"{len(comp)} entries")
 
 
@@ -723,10 +839,12 @@ def _decoder(spec: ProblemSpec) -> Any:
     return decode
 
 
-def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
-    """(the formulation to run, what the details say about the route): a formulation's
-    passes where they stay exact under the user's change (`Formulation.valid_for`), else one
-    plain solve of the model as given; a model build_model did not make: one plain solve."""
+def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict, Any]:
+    """(the formulation to run, what the details say about the route, the model's change):
+    a formulation's passes where they stay exact under the user's change
+    (`Formulation.exact_under`: the kind of change and the formulation's own condition on it),
+    else one plain solve of the model as given; a model build_model did not make: one plain
+    solve (change None)."""
     from .models.formulation import ONE_SOLVE, Formulation, plain
     from .models.snapshot import ADDED_ROWS, UNCHANGED, compare
 
@@ -734,7 +852,7 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
         form = Formulation(spec.name, "model", lambda inst: model, _decoder(spec))
         return form, {"change": "unknown (the model carries no record of build_model)",
                       "passes": ONE_SOLVE, "passes_why": "a model build_model did not make "
-                      "is solved as given"}
+                      "is solved as given"}, None
     form = _formulations(spec)[rec.method]
     change = compare(rec.snapshot, model)
     for name in form.reads if change.kind != UNCHANGED else ():
@@ -743,15 +861,14 @@ def _route(spec: ProblemSpec, model: Any, rec: Any) -> tuple[Any, dict]:
         _fixed_values(model)
     info = {"change": change.what, "change_kind": change.kind,
             **({"deleted": list(change.deleted)} if change.deleted else {})}
-    if change.kind in form.valid_for:
+    why_not = form.exact_under(model, change)
+    if why_not is None:
         why = {UNCHANGED: "the model is as build_model returned it",
-               ADDED_ROWS: "added rows only restrict the model; its passes carry them into "
-                           "every solve and stay exact"}.get(
+               ADDED_ROWS: "added rows only restrict the model, and they meet the passes' "
+                           "condition; the passes carry them into every solve and stay exact"}.get(
             change.kind, "its passes are exact whatever the model holds")
-        return form, {**info, "passes": form.route, "passes_why": why}
-    return plain(form), {**info, "passes": ONE_SOLVE,
-                         "passes_why": f"{rec.method}'s passes ({form.route}) are exact only "
-                         f"on a model that is {' or has '.join(form.valid_for)}"}
+        return form, {**info, "passes": form.route, "passes_why": why}, change
+    return plain(form), {**info, "passes": ONE_SOLVE, "passes_why": why_not}, change
 
 
 def decode(instance: Any, model: Any, result: Any) -> Any:
@@ -807,14 +924,15 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
     limit = checked.time_limit if time_limit is not None else MILP_DEFAULT_TIME
     t0 = time.perf_counter()
     rec = _record_of(spec, inst, model)
-    _one_objective(model)
-    if rec is None:
-        _fixed_values(model)
-    form, route = _route(spec, model, rec)
+    with peeking(model):  # a model whose registered part is built on first need stays unbuilt
+        _one_objective(model)
+        if rec is None:
+            _fixed_values(model)
+        form, route, change = _route(spec, model, rec)
     opts = RunOptions(time_limit=limit, threads=threads, mip_rel_gap=mip_rel_gap,
                       presolve=presolve, no_time_limit=checked.no_time_limit)
     try:
-        done = run(form, inst, opts, model=model)
+        done = run(form, inst, opts, model=model, change=change)
     except InfeasibleRow as exc:
         return _infeasible_row(spec, inst, model, str(exc), route, time.perf_counter() - t0)
     except InputError as exc:  # Pyomo's compiler on a row of a deleted variable: name it
@@ -824,41 +942,82 @@ def solve_model(instance: Any, model: Any, *, time_limit: float | None = None,
                          "deleted while a row or the objective still uses it") from None
     res, hm = done.result.res, done.model
     algorithm = str(model.name)
+    # the model's objective is the problem's where build_model made it and the user left its
+    # terms, sense, Expressions and Params alone: only then do its values and bound speak of
+    # the problem's objective
+    same = change is not None and change.same_objective and res.sense == spec.sense
     scope = (f"optimality is for the model {model.name!r} as given (its own rows and bound), "
              f"not for the original {spec.name} problem")
     details = {**res.summary(), **done.details, **route, "scope": scope, "time_limit_s": limit,
-               "formulation": form.method,
-               "model": {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
-                         "is_mip": res.is_mip, "sense": res.sense}}
+               "formulation": form.method}
     solution = done.result.solution
-    elapsed = time.perf_counter() - t0
     evaluation = spec.evaluate(inst, solution) if solution is not None else None
     status = res.status
-    failures: list[str] = []
-    if res.sense != spec.sense and res.objective is not None:
-        failures.append(f"the model {res.sense}imizes but {spec.name} {spec.sense}imizes: its "
-                        "bound does not bound the problem's objective")
-    if res.max_violation is not None and res.max_violation > MODEL_FEASIBILITY_TOL:
-        failures.append(f"the returned point violates the model's rows by {res.max_violation:.3g}")
     if status is Status.OPTIMAL and mip_rel_gap > 0 and res.abs_gap:
         status = Status.FEASIBLE
     bound_source = (f"model {model.name!r}: " +
                     ("MIP dual bound" if res.is_mip else "LP optimum (its own bound)"))
-    cert = make_certificate(spec, method="model", algorithm=algorithm, status=status,
-                            evaluation=evaluation, bound=res.bound, bound_source=bound_source,
-                            times={"total_s": elapsed, "compile_s": res.compile_s,
-                                   "solve_s": res.solve_s},
-                            reported_objective=res.objective, details=details,
-                            failures=failures, problem_size=spec.size(inst),
-                            objective_must_match=True)
+    floor = solver_floor(details)
+    if status is Status.OPTIMAL and res.objective is not None and res.bound is not None:
+        g = gap_ratio(*lower_upper(res.sense, res.objective, res.bound), floor)[0]
+        if g is not None and g > 0:
+            status = Status.FEASIBLE
+    # the verification step, in the model's terms: its answer a point of it, the fast plans
+    # that are points as a net, a bound a point's value crosses refuted
+    t1 = time.perf_counter()
+    v = verify_run(spec, inst, algorithm, status, solution, evaluation, res.bound,
+                   bound_source, floor, RunOptions(), point=done.point, same_objective=same,
+                   own_value=res.objective, sense=res.sense, own_x=res.x)
+    details["verification"] = {**v.record, "time_s": time.perf_counter() - t1}
+    if v.record.get("refuted"):
+        warnings.warn(v.message, RuntimeWarning, stacklevel=2)
+    status, solution, evaluation = v.status, v.solution, v.evaluation
+    model_value = v.value if v.value is not None else res.objective
+    if v.solution is not done.result.solution and v.value is not None:
+        details["objective"] = v.value
+    gap = (gap_ratio(*lower_upper(res.sense, model_value, v.bound), floor)[0]
+           if model_value is not None and v.bound is not None else None)
+    proven = (status is Status.OPTIMAL and gap == 0.0 and solution is not None)
+    details["model"] = {"name": model.name, "rows": hm.num_row, "columns": hm.num_col,
+                        "is_mip": res.is_mip, "sense": res.sense, "objective": model_value,
+                        "bound": v.bound, "status": str(status), "proven": proven,
+                        "objective_is_problems": same}
+    failures: list[str] = []
+    if res.max_violation is not None and res.max_violation > MODEL_FEASIBILITY_TOL:
+        failures.append(f"the returned point violates the model's rows by {res.max_violation:.3g}")
+    elapsed = time.perf_counter() - t0
+    times = {"total_s": elapsed, "compile_s": res.compile_s, "solve_s": res.solve_s,
+             "verify_s": details["verification"]["time_s"]}
+    if same:
+        cert = make_certificate(spec, method="model", algorithm=algorithm, status=status,
+                                evaluation=evaluation, bound=v.bound, bound_source=bound_source,
+                                times=times, reported_objective=(
+                                    res.objective if solution is done.result.solution
+                                    else None),
+                                primal_source=v.primal_source, details=details,
+                                failures=failures, problem_size=spec.size(inst),
+                                objective_must_match=True)
+    else:  # no claim on the problem's objective: the model's own is in details.model
+        cert = make_certificate(spec, method="model", algorithm=algorithm,
+                                status=(Status.FEASIBLE if status is Status.OPTIMAL
+                                        else status),
+                                evaluation=evaluation, bound=None, bound_source=None,
+                                times=times, primal_source=v.primal_source, details=details,
+                                failures=failures, problem_size=spec.size(inst),
+                                uncertified=(
+                                    "the model's objective is not the problem's (changed "
+                                    "terms, sense, Expression or Param, or a model "
+                                    "build_model did not make): nothing is claimed for the "
+                                    f"{spec.name} objective; the model's own result is in "
+                                    "details.model"))
     objective = evaluation.objective if evaluation is not None else None
-    message = res.message
+    message = v.message or res.message
     if status is Status.INFEASIBLE:
         message = message or "the model has no feasible point (your constraints contradict)"
     return Result(problem=spec.name, method="model", algorithm=algorithm, status=status,
-                  objective=objective, bound=res.bound, bound_source=bound_source, gap=cert.gap,
-                  time_s=elapsed, message=message, solution=solution, certificate=cert,
-                  evaluation=evaluation, details=details, instance=inst)
+                  objective=objective, bound=v.bound, bound_source=v.bound_source and
+                  bound_source, gap=gap, time_s=elapsed, message=message, solution=solution,
+                  certificate=cert, evaluation=evaluation, details=details, instance=inst)
 
 
 def _infeasible_row(spec: ProblemSpec, inst: Any, model: Any, why: str, route: dict,

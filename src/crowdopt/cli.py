@@ -9,11 +9,13 @@ command never edits this file.
 from __future__ import annotations
 
 import argparse
+import contextvars
 import importlib
 import json
 import os
 import pkgutil
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,64 @@ class Cli:
     reproduce: Any  # subparsers of `crowdopt reproduce PAPER`
 
 
+# the options given so far in the command line being parsed (the top parser and the
+# subparsers of its command share it): key (dest or option string) -> how it was given
+_GIVEN: contextvars.ContextVar[dict | None] = contextvars.ContextVar("crowdopt_given",
+                                                                    default=None)
+
+
+class _Once:
+    """Mixin of every option action that is not documented as repeatable (argparse's store,
+    store_const, store_true, store_false and BooleanOptionalAction, whose `--x` and `--no-x`
+    are one option; `append` options say "repeatable" in their help):
+    given a second time in one command line, under any of its spellings (`-o`/`--output`, an
+    old alias, the same global option before and after the command), it is refused in one
+    line naming it, never "the last one wins"."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = _GIVEN.get()
+        if self.option_strings and given is not None:
+            shown = " ".join([option_string, *getattr(parser, "_raw", [])])
+            keys = (("dest", self.dest), *(("option", s) for s in self.option_strings))
+            first = next((given[k] for k in keys if k in given), None)
+            if first is not None:
+                parser.error(f"argument {'/'.join(self.option_strings)}: expected once, found "
+                             f"twice ({first!r} and {shown!r})")
+            given.update(dict.fromkeys(keys, shown))
+        super().__call__(parser, namespace, values, option_string)
+
+
+_ONCE_ACTIONS = {name: type(f"Once{cls.__name__}", (_Once, cls), {})
+                 for name, cls in ((None, argparse._StoreAction),
+                                   ("store", argparse._StoreAction),
+                                   ("store_const", argparse._StoreConstAction),
+                                   ("store_true", argparse._StoreTrueAction),
+                                   ("store_false", argparse._StoreFalseAction),
+                                   (argparse.BooleanOptionalAction,
+                                    argparse.BooleanOptionalAction))}
+
+
 class _Parser(argparse.ArgumentParser):
+    """argparse with the command line's rules: an error is one line and exit 2, and an option
+    is given at most once unless it is repeatable (`_Once`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, cls in _ONCE_ACTIONS.items():
+            self.register("action", name, cls)
+
+    def parse_known_args(self, args=None, namespace=None):
+        token = _GIVEN.set({}) if _GIVEN.get() is None else None  # the outermost parse
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            if token is not None:
+                _GIVEN.reset(token)
+
+    def _get_values(self, action, arg_strings):
+        self._raw = arg_strings  # the words as typed, for `_Once`'s message
+        return super()._get_values(action, arg_strings)
+
     def error(self, message: str) -> None:  # one line, exit 2
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
 
@@ -139,7 +198,7 @@ def warn_coverage(command: str, cov: dict | None, what: str) -> None:
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     """--param k=v pairs; values parsed as JSON when possible (3, 0.5, true, [1,2]) else text.
     A key given twice is refused (never "the last one wins")."""
-    from .validate import Shown, json_int
+    from .validate import Shown, json_int, json_loads
 
     out: dict[str, Any] = {}
     for item in items or []:
@@ -151,7 +210,7 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
             raise InputError(f"--param {k}", "one value (each key once)",
                              Shown(f"{k}={json.dumps(out[k])} and {item}"))
         try:
-            out[k] = json.loads(v, parse_int=json_int)
+            out[k] = json_loads(v, f"--param {k}", parse_int=json_int)
         except (json.JSONDecodeError, RecursionError):
             out[k] = v
     return out
@@ -246,7 +305,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     inst = load(args.instance)
     r = solve(inst, args.method, time_limit=args.time_limit, threads=args.threads,
-              seed=args.seed, force=args.force, search_time=args.search_time)
+              seed=args.seed, force=args.force, search_time=args.search_time,
+              started=STARTED.get())
     if args.json or args.output:
         emit_json(r.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
@@ -262,7 +322,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     comp = compare(inst, time_limit=args.method_time_limit, threads=args.threads,
                    seed=args.seed, algorithms=args.algorithms,
                    total_time_limit=args.time_limit, force=args.force,
-                   search_time=args.search_time)
+                   search_time=args.search_time, started=STARTED.get())
     if args.json or args.output:
         emit_json(comp.to_dict(), args.output, stdout=args.json, force=args.force)
     if not args.json:
@@ -277,17 +337,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def certify_one(path: str, solution: str | None, time_limit: float | None, threads: int,
                 seed: int, method_time_limit: float | None = None, gap: float = 0.0,
-                force: bool = False, search_time: float | None = None) -> dict:
+                force: bool = False, search_time: float | None = None,
+                started: float | None = None) -> dict:
     """Certificate of one instance file (and optional solution file), JSON-ready. time_limit:
-    the file's overall budget (--time-limit); method_time_limit: each method's; force: past
-    the time guards too."""
+    the file's overall budget (--time-limit), counted from `started` (None: now, reading
+    the file included); method_time_limit: each method's; force: past the time guards too."""
     from .api import certify, load, read_solution
 
+    started = time.perf_counter() if started is None else started
     inst = load(path)
     # any document the package writes with a solution in it (solutions.SOLUTION_FORMATS)
     sol = read_solution(inst, solution) if solution is not None else None
     cert = certify(inst, sol, time_limit=method_time_limit, threads=threads, seed=seed,
-                   total_time_limit=time_limit, gap=gap, force=force, search_time=search_time)
+                   total_time_limit=time_limit, gap=gap, force=force, search_time=search_time,
+                   started=started)
     return cert.replace(instance=str(path)).to_dict()
 
 
@@ -324,7 +387,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
                                  "here, in this process)", args.instance)
         certs = [certify_one(args.instance, args.solution, args.time_limit, args.threads,
                              args.seed, args.method_time_limit, args.gap, args.force,
-                             args.search_time)]
+                             args.search_time, started=STARTED.get())]
     doc = certs[0] if len(certs) == 1 and not target.is_dir() else {"certificates": certs}
     if args.json or args.output:
         emit_json(doc, args.output, stdout=args.json, force=force)
@@ -582,13 +645,26 @@ def _missing_target(gp: argparse.ArgumentParser):
     return run
 
 
+# when this module was imported: as the process's command (`main()`), the start of a time
+# limit's clock (imports, reading and building count against --time-limit)
+IMPORTED = time.perf_counter()
+STARTED: contextvars.ContextVar[float] = contextvars.ContextVar("crowdopt_started",
+                                                                default=IMPORTED)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on `argv`; returns the exit code (bad input: 2, one line on stderr).
 
-    As the process's command (`argv` None) it does not wait for a HiGHS run the watchdog left
-    behind (a presolve that ignores the time limit): once the output is flushed the process
-    ends with the code (`exit_past_left_behind_runs`)."""
-    code = _run_cli(argv)
+    A time limit's clock starts when the command starts: at this module's import for the
+    process's command (`argv` None), at this call otherwise (`STARTED`). As the process's
+    command it does not wait for a HiGHS run the watchdog left behind (a presolve that ignores
+    the time limit): once the output is flushed the process ends with the code
+    (`exit_past_left_behind_runs`)."""
+    token = STARTED.set(IMPORTED if argv is None else time.perf_counter())
+    try:
+        code = _run_cli(argv)
+    finally:
+        STARTED.reset(token)
     if argv is None:
         exit_past_left_behind_runs(code)
     return code
@@ -614,13 +690,21 @@ def exit_past_left_behind_runs(code: int) -> None:
 def _run_cli(argv: list[str] | None) -> int:
     parser = build_parser(_command_of(sys.argv[1:] if argv is None else argv))
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     except SystemExit as exc:  # a bad option: argparse printed its one line; --help exits 0
         if exc.code in (0, None):
             raise
         return int(exc.code)
     if not getattr(args, "func", None):
         parser.print_help()
+        return EXIT_INPUT
+    from .validate import ENV_FLAGS, env_flag
+
+    try:
+        for name in ENV_FLAGS:  # a flag of the environment is read by the flag rule, at once
+            env_flag(name)
+    except InputError as exc:
+        print(f"crowdopt: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     if getattr(args, "verbose", False):
         os.environ["CROWDOPT_VERBOSE"] = "1"  # read by the HiGHS adapter (and spawned workers)
@@ -649,6 +733,26 @@ def _run_cli(argv: list[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file the command could not read or write (permissions, a folder)
+        if exc.filename is None:
+            raise
+        print(f"crowdopt: error: {exc.filename}: expected a file this process may use, found "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line. The words of a list argument may be split by options (`datasets
+    fetch gal_toy --mirror URL sentiment`): a command that declares its list (set_defaults
+    `intermixed=DEST`) gets the words argparse left over; any other leftover is refused as
+    argparse refuses it."""
+    args, extra = parser.parse_known_args(argv)
+    dest = getattr(args, "intermixed", None)
+    if extra and dest and not any(a.startswith("-") for a in extra):
+        getattr(args, dest).extend(extra)
+    elif extra:
+        parser.error("unrecognized arguments: " + " ".join(extra))
+    return args
 
 
 if __name__ == "__main__":  # pragma: no cover

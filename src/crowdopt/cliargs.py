@@ -139,7 +139,10 @@ def separator(text: str) -> str:
 
 
 def new_file(text: str) -> str:
-    """argparse type of a file crowdopt creates (a campaign store): its folder exists."""
+    """argparse type of a file crowdopt creates (a campaign store): its folder exists; a
+    postgresql:// URL names a campaign in a database instead (checked when opened)."""
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
     return output_file(text)
 
 

@@ -21,9 +21,12 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .dataset_catalogue import catalogue, entry, sha256_of
 from .errors import DataError, InputError
+from .validate import env_flag
+from .validate import flag as _flag
 
 PARTIAL_DIR = ".partial"  # interrupted downloads, kept outside the FOLDER/FILE layout
 DEFAULT_TIMEOUT = 60.0  # seconds for each file's whole download (`--timeout`)
@@ -64,11 +67,24 @@ def cache_dir() -> Path:
     return Path(base) / "crowdopt"
 
 
+def folder_arg(data_dir: Any, field: str = "data_dir") -> Path | None:
+    """The `data_dir` argument as a Path (a text or os.PathLike), or None; bytes, a number or
+    anything else is a one-line InputError naming the argument (never a TypeError)."""
+    if data_dir is None:
+        return None
+    if isinstance(data_dir, str) or (isinstance(data_dir, os.PathLike)
+                                     and isinstance(os.fspath(data_dir), str)):
+        if not str(data_dir):
+            raise InputError(field, "a folder path", "''")
+        return Path(data_dir)
+    raise InputError(field, "a folder path (a str or pathlib.Path)", data_dir)
+
+
 def download_dir(data_dir: str | Path | None = None) -> Path:
     """Where fetched files go: `data_dir` when given, else $CROWDOPT_DATA when set, else the
     per-user cache."""
     if data_dir is not None:
-        return Path(data_dir)
+        return folder_arg(data_dir)
     env = os.environ.get("CROWDOPT_DATA")
     return Path(env) if env else cache_dir()
 
@@ -78,7 +94,7 @@ def search_dirs(data_dir: str | Path | None = None) -> list[Path]:
     $CROWDOPT_DATA, else the shared folder when there is one), then the cache."""
     env = os.environ.get("CROWDOPT_DATA")
     if data_dir is not None:
-        first = [Path(data_dir)]
+        first = [folder_arg(data_dir)]
     else:
         first = [Path(env)] if env else [c for c in _shared_candidates() if c.is_dir()][:1]
     out = []
@@ -88,23 +104,29 @@ def search_dirs(data_dir: str | Path | None = None) -> list[Path]:
     return out
 
 
-def offline(flag: bool | None = None) -> bool:
-    """True when downloads are refused: `flag` when given, else CROWDOPT_OFFLINE
-    (1/true/yes/on)."""
+def offline(flag: Any = None) -> bool:
+    """True when downloads are refused: the `offline` argument when given (True or False),
+    else CROWDOPT_OFFLINE (true/false, 1/0, yes/no); anything else (offline="no",
+    CROWDOPT_OFFLINE=maybe) is a one-line InputError naming it (`validate.flag`)."""
     if flag is not None:
-        return bool(flag)
-    return os.environ.get("CROWDOPT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+        return _flag(flag, "offline")
+    return env_flag("CROWDOPT_OFFLINE")
 
 
-def mirror_url(mirror: str | None = None) -> str | None:
+def mirror_url(mirror: Any = None, field: str = "mirror") -> str | None:
     """The mirror base URL (`mirror`, else $CROWDOPT_DATASETS_MIRROR), checked; None: use the
-    public sources."""
+    public sources. `field` names the argument in messages (`--mirror` on the command
+    line)."""
+    if mirror is not None and not isinstance(mirror, str):
+        raise InputError(field, "a base URL text (http://, https:// or file://)", mirror)
+    if mirror is None:
+        field = "CROWDOPT_DATASETS_MIRROR"
     url = mirror if mirror is not None else os.environ.get("CROWDOPT_DATASETS_MIRROR") or None
     if url is None:
         return None
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https", "file"):
-        raise InputError("--mirror", "an http://, https:// or file:// base URL", url)
+        raise InputError(field, "an http://, https:// or file:// base URL", url)
     return url.rstrip("/") + "/"
 
 
@@ -165,7 +187,9 @@ def set_folder(name: str, *, fetch: bool = True, mirror: str | None = None,
     """A folder holding every file of set `name`: found (`search_dirs`), or fetched into
     `download_dir()` unless `fetch` is False or downloads are off (DataError naming every
     way to get it). With `check`, each file is verified against the catalogue's SHA-256 the
-    first time this process reads it (`check_set`)."""
+    first time this process reads it (`check_set`). `mirror`, `data_dir` and `offline` are
+    checked whether or not a download is needed (a wrong one is an error either way)."""
+    check_source_args(mirror=mirror, data_dir=data_dir, offline=offline)
     found = find_set(name, data_dir)
     if found is None:
         if not fetch:
@@ -181,6 +205,14 @@ def set_folder(name: str, *, fetch: bool = True, mirror: str | None = None,
 
 
 _offline = offline  # `set_folder` and `fetch_set` take an argument of that name
+
+
+def check_source_args(*, mirror: Any = None, data_dir: Any = None, offline: Any = None) -> None:
+    """The arguments that say where a set comes from, each by its rule (a URL text, a folder
+    path, a flag): a one-line InputError naming the first wrong one."""
+    folder_arg(data_dir)
+    mirror_url(mirror)
+    _offline(offline)
 
 
 def require_sets(names: Iterable[str], *, mirror: str | None = None,
@@ -232,6 +264,7 @@ def fetch_set(name: str, *, mirror: str | None = None, data_dir: str | Path | No
     folder take turns (a lock on its partial-files folder)."""
     from .download import check_timeout, download  # urllib.request: only when fetching
 
+    check_source_args(mirror=mirror, data_dir=data_dir, offline=offline)
     check_timeout(timeout)
     base, root, files = mirror_url(mirror), download_dir(data_dir), entry(name).files
     if _offline(offline) and (force or not _present(root, files)):

@@ -1,4 +1,9 @@
-"""The one writer of files crowdopt is asked to write (`-o FILE`, exports, token files).
+"""The one writer of files crowdopt is asked to write (`-o FILE`, exports, token files), and
+the one reader of the files it is given (instances, solutions, label tables, configurations).
+
+Reading (`read_input`): a path that is not a text or os.PathLike, a missing file, a folder, a
+device or socket, and a file this process may not read (permissions) are each one InputError
+naming the file, never an OSError traceback; a regular file or a pipe (`<(zcat f.gz)`) is read.
 
 Only regular files are written (DESIGN rule 9): the text goes to a temporary file in the
 target's folder, which is then renamed over the target, so a reader never sees half a file
@@ -16,8 +21,10 @@ import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
+from .validate import Shown
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
          (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"),
@@ -85,3 +92,28 @@ def write_file(path: str | os.PathLike, data: str | bytes, *, force: bool = Fals
         tmp.unlink(missing_ok=True)
         raise
     return p
+
+
+def read_input(path: Any, field: str) -> bytes:
+    """The bytes of the input file at `path` (see the module): a regular file or a pipe; a
+    directory, device or socket is refused before it is opened (reading /dev/zero would never
+    end), and an unreadable file (permissions) is one line naming it."""
+    if not (isinstance(path, str) or (isinstance(path, os.PathLike)
+                                      and isinstance(os.fspath(path), str))) or not str(path):
+        raise InputError(field, "a file path (a str or pathlib.Path)", path)
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(field, "an existing file", str(p)) from None
+    except OSError as exc:
+        raise InputError(field, "a file this process may read", Shown(exc.strerror or exc),
+                         note=str(p)) from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        raise InputError(field, "a regular file", Shown(_kind(st.st_mode)), note=str(p))
+    try:
+        with open(p, "rb") as fh:
+            return fh.read()
+    except OSError as exc:  # permissions (another user's file), an I/O error
+        raise InputError(field, "a file this process may read", Shown(exc.strerror or exc),
+                         note=str(p)) from None

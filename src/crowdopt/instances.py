@@ -7,14 +7,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .files import read_input
 from .registry import SCHEMA_VERSION, ProblemSpec, get_problem, instance_document
 from .validate import (
     integer,
     json_int,
+    json_loads,
     require_key,
     require_mapping,
     stdin_text,
@@ -45,16 +46,12 @@ def read_json(source: Any, what: str = "instance") -> Any:
         text = stdin_text(what)
         name = "<stdin>"
     else:
-        path = Path(name)
-        if not path.exists():
-            raise InputError(what, "an existing file", name)
-        if path.is_dir():
-            raise InputError(what, "a file", f"directory {name}")
-        text = utf8_text(path.read_bytes(), what, name)
+        text = utf8_text(read_input(source, what), what, name)
     if not text.strip():
         raise InputError(what, "a JSON object", f"an empty file ({name})")
-    try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=json_int)
+    try:  # a number out of range is named by its path: `p[0][1]`, `solution.assignment[1]`
+        return json_loads(text, "" if what == "instance" else what,
+                          object_pairs_hook=_unique_keys, parse_int=json_int)
     except json.JSONDecodeError as exc:
         raise InputError(what, "valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno} of {name}") from None
     except _DuplicateKey as exc:

@@ -8,7 +8,6 @@ for results that arrive from a pool.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -16,9 +15,11 @@ from typing import Any
 
 
 def progress_enabled(enabled: bool = True) -> bool:
-    """False when the caller says so or CROWDOPT_PROGRESS is 0/false/no/off."""
-    env = os.environ.get("CROWDOPT_PROGRESS", "").strip().lower()
-    return bool(enabled) and env not in ("0", "false", "no", "off")
+    """False when the caller says so or the flag CROWDOPT_PROGRESS is off (0/false/no;
+    `validate.flag`: another word is an InputError naming the variable)."""
+    from .validate import env_flag
+
+    return bool(enabled) and env_flag("CROWDOPT_PROGRESS", default=True)
 
 
 class ProgressBar:

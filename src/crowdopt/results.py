@@ -185,7 +185,8 @@ class Certificate(_ByKey):
         """One line for people: NOT certified / proven optimal / the ratio (n/a over a near-zero
         bound), with a warning when the ratio is below `LOOSE_RATIO`."""
         return verdict_text(self.certified, self.failures, self.proven_optimal, self.ratio,
-                            self.upper if self.sense != "min" else self.lower, self.status)
+                            self.upper if self.sense != "min" else self.lower, self.status,
+                            _uncertified_why(self.certified, self.feasible, self.notes))
 
     def __str__(self) -> str:
         head = f"{self.problem} certificate ({self.primal_source or self.algorithm})"
@@ -201,7 +202,7 @@ NEAR_ZERO = 1e-9  # a bound this close to 0 gives no meaningful ratio
 
 
 def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: float | None,
-                 bound_side: float | None, status: Any = None) -> str:
+                 bound_side: float | None, status: Any = None, why: str | None = None) -> str:
     """The verdict line of a certificate (also from its JSON dict: `verdict_of`).
 
     lower == upper (within 1e-7, also 0 == 0) reads 'proven optimal'; a ratio over a bound
@@ -210,6 +211,8 @@ def verdict_text(certified: bool, failures: Any, proven_optimal: bool, ratio: fl
     if failures:
         return "NOT certified: " + "; ".join(list(failures)[:2])
     if not certified:
+        if why:  # a feasible solution about which nothing is claimed, and the reason
+            return f"no certificate: {why}"
         return f"no certificate: no feasible solution (status {status or 'unknown'})"
     if proven_optimal:
         if bound_side is not None and bound_side == 0.0:
@@ -230,7 +233,14 @@ def verdict_of(cert: dict) -> str:
     """`verdict_text` of a certificate's JSON form."""
     side = cert.get("lower") if cert.get("sense") == "min" else cert.get("upper")
     return verdict_text(cert["certified"], cert.get("failures", ()), cert["proven_optimal"],
-                        cert.get("ratio"), side, cert.get("status"))
+                        cert.get("ratio"), side, cert.get("status"),
+                        _uncertified_why(cert["certified"], cert.get("feasible"),
+                                         cert.get("notes", ())))
+
+
+def _uncertified_why(certified: bool, feasible: Any, notes: Any) -> str | None:
+    """Why a feasible solution carries no certificate (the first note), else None."""
+    return notes[0] if not certified and feasible and notes else None
 
 
 def _solution_shape(solution: Any) -> str:

@@ -4,15 +4,23 @@ Each helper either returns a clean Python/numpy value or raises `InputError(fiel
 found)`. They accept JSON-ish input (lists, numbers, array-likes such as numpy arrays and pandas
 Series) and reject NaN, infinities, booleans posing as numbers, and wrong shapes.
 
-One rule for every number, wherever it comes from (a JSON value, a number written inside a
-string such as `'logistic:0.5,-1,1'`, a CSV cell, a command-line word, a Python argument):
-finite where a number is meant, integers of magnitude <= 2^53 (exact as JSON numbers and
-floats; a 400-digit or 5,000-digit integer is refused, never an OverflowError), in range.
+One reader per kind of value, used by the command line, the Python API and the HTTP service
+alike (docs/inputs.md states the rules):
+
+- numbers (`real`, `real_text`, `json_loads`): finite where a number is meant, within the
+  float range (an overflow and an underflow are refused alike), written as text by one
+  grammar (sign, ASCII digits, point, exponent: `1_0` and `nan` are no numbers), in range;
+- integers (`integer`, `integer_text`): magnitude <= 2^53 (exact as JSON numbers and floats;
+  a 400-digit or 5,000-digit integer is refused, never an OverflowError), a boolean never one;
+- text (`clean_text`, `id_text`, `opaque_id`): no Cc, Cf, Zl, Zp character, lone surrogate or
+  variation selector, and NFC;
+- flags (`flag`, `env_flag`): true/false, 1/0, yes/no.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 import sys
@@ -133,40 +141,178 @@ def json_int(text: str) -> int | float:
     return int(text) if len(text) <= 4000 else float(text)
 
 
+class _OutOfRange(float):
+    """A number literal of a JSON or TOML document outside the float range, held (as 0.0)
+    until `json_loads` names its place: never a value of a parsed document."""
+
+    def __new__(cls, text: str) -> _OutOfRange:
+        out = super().__new__(cls, 0.0)
+        out.text = text
+        return out
+
+
+def float_hook(text: str) -> float:
+    """`parse_float` of json/tomllib by the number rule: a literal that overflows (1e400, read
+    as inf) or underflows (1e-400, read as 0.0) becomes a marker `json_loads` refuses."""
+    v = float(text)
+    return _OutOfRange(text) if number_range_fault(text, v) else v
+
+
+# a literal that may be out of range: a 3-digit exponent, or a run of 300 digits; a text
+# without one is parsed at the json module's full speed (no Python hook per number)
+_SUSPECT = re.compile(r"[0-9.][eE][+-]?0*[0-9]{3}|[0-9]{300}")
+_SUSPECT_B = re.compile(rb"[0-9.][eE][+-]?0*[0-9]{3}|[0-9]{300}")
+_LONG_INT = re.compile(r"[0-9]{16}")
+_LONG_INT_B = re.compile(rb"[0-9]{16}")
+
+
+def json_loads(text: str | bytes, field: str = "", *, max_int: bool = False, **kw: Any) -> Any:
+    """`json.loads(text, **kw)` by the number rule: a number that overflows or underflows
+    (1e400 and 1e-400 alike) is a one-line InputError naming its place (`field` + its path in
+    the document, e.g. `body.answers[0].label`), never inf or 0.0; with `max_int`, so is an
+    integer beyond 2^53 (a document whose integers are all ids or counts). json's own errors
+    (JSONDecodeError, RecursionError, a hook's) reach the caller unchanged."""
+    binary = isinstance(text, bytes | bytearray)
+    suspect = (_SUSPECT_B if binary else _SUSPECT).search(text) is not None
+    if not suspect and max_int:
+        suspect = (_LONG_INT_B if binary else _LONG_INT).search(text) is not None
+    if not suspect:
+        return json.loads(text, **kw)
+    doc = json.loads(text, parse_float=float_hook, **kw)
+    refuse_out_of_range(doc, field, max_int=max_int)
+    return doc
+
+
+def refuse_out_of_range(doc: Any, field: str, *, max_int: bool = False) -> None:
+    """The first number of a parsed document (`float_hook`) outside the float range, or with
+    `max_int` an integer beyond 2^53 (or one too long to read, json_int's inf): an InputError
+    naming its path; the document is walked without recursion."""
+    stack: list[tuple[Any, str]] = [(doc, field)]
+    while stack:
+        x, path = stack.pop()
+        if isinstance(x, Mapping):
+            stack.extend((v, _join(path, str(k))) for k, v in reversed(list(x.items())))
+        elif isinstance(x, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(x))))
+        elif isinstance(x, _OutOfRange):
+            raise InputError(path or "document", "a number within the float range (about "
+                             "2.2e-308 to 1.8e308 in magnitude, or 0)",
+                             Shown(f"{_short_text(x.text)}, which "
+                                   f"{number_range_fault(x.text, float(x.text))}"))
+        elif max_int and isinstance(x, int | float) and not isinstance(x, bool) and (
+                isinstance(x, int) and abs(x) > MAX_INT or isinstance(x, float)
+                and math.isinf(x)):
+            raise InputError(path or "document", "an integer of magnitude <= 2^53",
+                             _digits(x) if isinstance(x, int) and abs(x) > 10**30 else x)
+
+
+# ----------------------------------------------------------------------------- number texts
+# One grammar for every number written as text (a command-line word, an HTTP query parameter, a
+# CSV cell, a number inside a string such as 'logistic:0.5,-1,1'): after trimming surrounding
+# white space, an optional sign, ASCII digits with an optional decimal point and an optional
+# exponent. Python's float() and int() accept more, each in its own way ('1_0', 'nan',
+# 'infinity', full-width digits, '0x10' for neither): none of that is a number here. A number
+# that overflows (1e400) or underflows (1e-400: non-zero digits that would read as 0, or as a
+# subnormal float that keeps only some of them) is refused alike.
+INT_TEXT = re.compile(r"[+-]?[0-9]+")
+NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+MAX_TEXT = 40  # characters of an integer text: far beyond 2^53 (16 digits)
+
+
+def number_range_fault(text: str, v: float) -> str | None:
+    """Why the number literal `text`, read as `v`, is outside the float range ('overflows',
+    'underflows'), or None."""
+    if math.isinf(v):
+        return "overflows"
+    if v == 0.0:
+        digits = re.split("[eE]", text, maxsplit=1)[0]
+        return "underflows" if digits.strip("+-0. ") else None
+    return "underflows" if abs(v) < sys.float_info.min else None
+
+
+def spells_number(text: str) -> bool:
+    """Whether `text` (trimmed) is a number by the grammar, in range or not."""
+    return NUMBER_TEXT.fullmatch(text.strip()) is not None
+
+
+def text_number(text: str) -> float | None:
+    """The float a text spells by the number grammar, None when it spells no number or one
+    outside the float range (`spells_number` tells the two apart)."""
+    t = text.strip()
+    if NUMBER_TEXT.fullmatch(t) is None:
+        return None
+    v = float(t)
+    return None if number_range_fault(t, v) else v
+
+
 def real_text(text: Any, field: str, *, lo: float | None = None, hi: float | None = None,
               lo_open: bool = False, hi_open: bool = False) -> float:
-    """A number written inside a string (a CSV cell, 'logistic:w0,we,wa', '0.9,0.8'): parsed,
-    then held to the same rule as `real` (finite, in range), so 'nan', 'inf' and '1e400' are
-    refused like the numbers they spell."""
+    """A number written inside a string (a CSV cell, 'logistic:w0,we,wa', '0.9,0.8', a
+    command-line word, a query parameter) by the number grammar above, then held to the same
+    rule as `real` (finite, in range): 'nan', 'inf', '1_0', '1e400' and '1e-400' are refused."""
     if _is_number(text):
         return real(text, field, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
     if not isinstance(text, str):
         raise InputError(field, "a number", text)
-    try:
-        v = float(text.strip())
-    except ValueError:
-        raise InputError(field, "a number", text) from None
-    if not math.isfinite(v):
-        raise InputError(field, "a finite number", text)
+    t = text.strip()
+    if NUMBER_TEXT.fullmatch(t) is None:
+        raise InputError(field, "a number (digits, an optional sign, point and exponent)",
+                         text)
+    v = float(t)
+    fault = number_range_fault(t, v)
+    if fault:
+        raise InputError(field, "a number within the float range (about 2.2e-308 to 1.8e308 "
+                         "in magnitude, or 0)", Shown(f"{_short_text(text)}, which {fault}"))
     return real(v, field, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
 
 
 def integer_text(text: Any, field: str, *, lo: int | None = None, hi: int | None = None) -> int:
-    """An integer written inside a string (a CSV cell, a command-line word): the same rule as
-    `integer` (magnitude <= 2^53, in range); a 5,000-digit text is refused before int() would
-    hit Python's digit limit."""
+    """An integer written inside a string (a CSV cell, a command-line word, a query parameter):
+    an optional sign and ASCII digits ('1_0', '3.0', '1e3', full-width digits are refused),
+    then the same rule as `integer` (magnitude <= 2^53, in range); a 5,000-digit text is
+    refused before int() would hit Python's digit limit."""
     if _is_number(text):
         return integer(text, field, lo=lo, hi=hi)
     if not isinstance(text, str):
         raise InputError(field, "an integer", text)
     t = text.strip()
-    if len(t) > 40:  # far beyond 2^53 (16 digits); int() of it may be slow or refused
+    if len(t) > MAX_TEXT and INT_TEXT.fullmatch(t):
         raise InputError(field, "an integer of magnitude <= 2^53", f"a text of {len(t)} characters")
-    try:
-        v = int(t)
-    except ValueError:
-        raise InputError(field, "an integer", text) from None
-    return integer(v, field, lo=lo, hi=hi)
+    if INT_TEXT.fullmatch(t) is None:
+        raise InputError(field, "an integer (digits and an optional sign)", text)
+    return integer(int(t), field, lo=lo, hi=hi)
+
+
+def _short_text(text: str) -> str:
+    return text if len(text) <= 40 else f"a text of {len(text)} characters"
+
+
+# ----------------------------------------------------------------------------- flags
+FLAG_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def flag(x: Any, field: str, *, text: bool = False) -> bool:
+    """A yes/no setting: a boolean (a numpy one too); where the setting is written as text (an
+    environment variable: `text`), one of the words true/false, 1/0, yes/no (any case,
+    trimmed). Anything else ('no' or 0 as a Python argument, 'maybe' or 'on' in the
+    environment) is refused naming the value, never read as either."""
+    if isinstance(x, bool | np.bool_):
+        return bool(x)
+    if text and isinstance(x, str) and x.strip().lower() in FLAG_WORDS:
+        return FLAG_WORDS[x.strip().lower()]
+    raise InputError(field, "a yes/no flag: true/false, 1/0 or yes/no" if text
+                     else "True or False", x)
+
+
+ENV_FLAGS = ("CROWDOPT_OFFLINE", "CROWDOPT_PROGRESS", "CROWDOPT_VERBOSE")  # read by `env_flag`
+
+
+def env_flag(name: str, default: bool = False) -> bool:
+    """The flag in environment variable `name` (`flag`); unset or empty: `default`."""
+    import os
+
+    raw = os.environ.get(name, "")
+    return default if not raw.strip() else flag(raw, name, text=True)
 
 
 NO_LIMIT_S = 31_536_000.0  # a year: a time limit this long or longer is no limit
@@ -201,6 +347,13 @@ def labels_for_tasks(x: Any, field: str, tasks: int) -> int:
         raise InputError(field, f"an integer >= {tasks} (one label for each of the {tasks} "
                          "tasks)", x)
     return v
+
+
+def plain(v: Any) -> Any:
+    """A numpy scalar as the Python value it holds (np.int64(12) is 12, np.str_('ana') is
+    'ana', np.bool_(True) is True, which every integer check then refuses); anything else
+    unchanged."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def as_list(x: Any) -> Any:
@@ -282,28 +435,66 @@ def choice(x: Any, field: str, options: Sequence[str]) -> str:
     return x
 
 
-# ----------------------------------------------------------------------------- ids and labels
-# One text rule for every id and label, wherever it comes from (an instance file, a label or
-# gold table, a solution, a campaign answer, a Python argument): no control character (C0, DEL,
-# C1, the line and paragraph separators U+2028/U+2029: a NUL or a newline inside an id breaks
-# every file it is written to) and no bidi override or isolate (U+202A-U+202E, U+2066-U+2069:
-# they make one id display as another); an id is never blank, an integer id is within 2^53.
-FORBIDDEN_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# ----------------------------------------------------------------------------- text
+# One text rule for every id, label and name, wherever it comes from (an instance file, a label
+# or gold table, a solution, a campaign answer, an HTTP body, a Python argument): no character
+# of the Unicode categories Cc (controls: NUL, tab, line breaks, DEL, C1), Cf (format
+# characters: bidi overrides and isolates, zero-width space and joiners, U+FEFF, soft hyphen),
+# Zl and Zp (U+2028, U+2029), Cs (a lone surrogate, which no UTF-8 file or database can hold),
+# and no variation selector (U+FE00-U+FE0F, U+E0100-U+E01EF, U+180B-U+180F): each is invisible
+# or changes how the text displays, so two ids that print alike would differ. Text must be in
+# Unicode NFC (the composed form every keyboard and most files produce): 'cafe' + U+0301 is
+# refused, not normalized, so an id is never silently rewritten into another one and two
+# spellings of one word are never two classes. An id is never blank; an integer id is within
+# 2^53.
+REFUSED_CATEGORIES = {"Cc": "a control character", "Cf": "a format character",
+                      "Zl": "a line separator", "Zp": "a paragraph separator",
+                      "Cs": "a lone surrogate"}
+VARIATION_SELECTORS = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+TEXT_RULE = ("without control or bidi/format characters (Unicode Cc, Cf, Zl, Zp), lone "
+             "surrogates or variation selectors")
+
+
+def text_ok(s: str) -> bool:
+    """Whether `s` keeps the text rule (the fast test; `clean_text` says why not)."""
+    if s.isascii():
+        return s.isprintable()  # ASCII: only the controls (Cc) are not printable
+    if not s.isprintable() and any(unicodedata.category(ch) in REFUSED_CATEGORIES for ch in s):
+        return False
+    return VARIATION_SELECTORS.search(s) is None and unicodedata.is_normalized("NFC", s)
 
 
 def clean_text(text: str, field: str, what: str = "a text") -> str:
-    """`text` unchanged if it holds no control character and no bidi override or isolate
-    (FORBIDDEN_CHARS), else a one-line InputError naming the first one by code point."""
-    m = FORBIDDEN_CHARS.search(text)
-    if m:
-        raise InputError(field, f"{what} without control characters or bidi overrides",
-                         Shown(f"U+{ord(m.group()):04X} at character {m.start()} of {text!r}"))
-    return text
+    """`text` unchanged if it keeps the text rule (above), else a one-line InputError naming
+    the first refused character by code point, or the NFC form the text should have."""
+    if text_ok(text):
+        return text
+    for i, ch in enumerate(text):
+        kind = REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if kind is None and VARIATION_SELECTORS.match(ch):
+            kind = "a variation selector"
+        if kind is not None:
+            raise InputError(field, f"{what} {TEXT_RULE}",
+                             Shown(f"U+{ord(ch):04X} ({kind}) at character {i} of "
+                                   f"{_shown(text)}"))
+    nfc = unicodedata.normalize("NFC", text)
+    raise InputError(field, f"{what} in Unicode NFC (composed) form",
+                     Shown(f"{ascii(_cut(text))}, whose NFC form is {ascii(_cut(nfc))}"))
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _shown(text: str) -> str:
+    """repr of a text that may hold a lone surrogate (repr escapes it), cut to 60 chars."""
+    return repr(_cut(text))
 
 
 def opaque_id(v: Any, field: str) -> str | int:
-    """An id as given: a non-blank text without control characters or bidi overrides
-    (`clean_text`), or an integer of magnitude <= 2^53 (not a boolean, not a float)."""
+    """An id as given: a non-blank text by the text rule (`clean_text`), or an integer of
+    magnitude <= 2^53 (not a boolean, not a float); a numpy scalar is its Python value."""
+    v = plain(v)
     if isinstance(v, str):
         if not v.strip():
             raise InputError(field, "a non-blank id", v)
@@ -318,12 +509,11 @@ def opaque_id(v: Any, field: str) -> str | int:
 
 def ids(x: Any, field: str, length: int) -> list:
     """Opaque ids (`opaque_id`: strings or integers), unique, of the given length."""
-    seq = sequence(x, field, length=length)
-    for k, v in enumerate(seq):
-        opaque_id(v, f"{field}[{k}]")
+    seq = [opaque_id(v, f"{field}[{k}]")
+           for k, v in enumerate(sequence(x, field, length=length))]
     if len(set(seq)) != len(seq):
         raise InputError(field, "unique ids", "duplicates")
-    return list(seq)
+    return seq
 
 
 def _join(field: str, key: str) -> str:
@@ -370,6 +560,7 @@ def solution_entries(x: Any, field: str, names: list | None, n: int, what: str, 
     out = np.empty(len(seq), dtype=np.int64)
     seen: dict[int, int] = {}
     for k, v in enumerate(seq):
+        v = plain(v)  # list(np.array([12, 10])) holds np.int64 values: the ids 12 and 10
         if v is None and allow_null:
             out[k] = -1
             continue
@@ -415,24 +606,12 @@ def separator(sep: Any, field: str = "sep") -> str | None:
     return sep
 
 
-# bidi embeddings, overrides and isolates: they reorder how an id is shown (U+202E makes
-# 'txt.exe' look like 'exe.txt')
-BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
-
-
 def id_text(s: str, field: str) -> str:
-    """An id or label as text: non-empty, without control characters (NUL, line breaks, tab,
-    ... : Unicode category Cc) or bidi controls (U+202A-U+202E, U+2066-U+2069); else a
+    """An id or label as text: non-empty and by the text rule (`clean_text`); else a
     one-line InputError naming `field` and the first offending character."""
     if not s:
         raise InputError(field, "a non-empty id", repr(s))
-    if s.isprintable():  # no character of categories C* or Z* but the space: the common case
-        return s
-    for ch in s:
-        if ch in BIDI_CONTROLS or unicodedata.category(ch) == "Cc":
-            raise InputError(field, "an id without control or bidi characters",
-                             f"U+{ord(ch):04X} in {s!r}")
-    return s
+    return clean_text(s, field, "an id")
 
 
 def utf8_text(raw: bytes, field: str, where: str) -> str:

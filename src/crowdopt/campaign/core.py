@@ -1,4 +1,5 @@
-"""`Campaign`: a live labeling campaign over one SQLite file (see `store` for the schema).
+"""`Campaign`: a live labeling campaign over a store (a SQLite file or a PostgreSQL campaign;
+see `store` for the tables and the interface).
 
 State. The policy state is a deterministic function of (policy, parameters, seed, the ordered
 log of decisions and answers): `Campaign.open` rebuilds it by replaying the log into a fresh
@@ -6,13 +7,15 @@ policy object, checking that the policy reproduces every logged decision, and ev
 first catches up with the events other processes appended (event numbers are monotone).
 Nothing is pickled; a damaged or foreign log is refused (`Diverged`).
 
-Operations. `next` and `record` are each one transaction holding the write lock
-(`BEGIN IMMEDIATE`): catch up, decide or validate, write, commit; `status`, `queries` and
-`answers` read one consistent snapshot (`BEGIN`). The in-memory state
-is a cache of the file: it changes only with what is committed, and any failure drops it (the
-next call rebuilds it from the file). So two processes calling `next`/`record` at once are
-serialized by SQLite: a query is handed to one caller at a time, an answer counts once, and
-the result equals some one-at-a-time order of the same calls.
+Operations. `next` and `record` are each one transaction holding the campaign's write lock
+(the store serializes the writers of a campaign: SQLite's file lock, a lock on PostgreSQL's
+campaign row): catch up, decide or validate, write, commit; `status`, `queries` and `answers`
+read one consistent snapshot. The in-memory state is a cache of the store: it changes only
+with what is committed, and any failure drops it (the next call rebuilds it from the store).
+So two processes (or servers) calling `next`/`record` at once are serialized: a query is
+handed to one caller at a time, an answer counts once, and the result equals some
+one-at-a-time order of the same calls. A transaction the database refuses as not
+serializable (`store.Conflict`) is run again from the start, on state read anew.
 
 Hand-outs and leases. `next` hands out a query with a lease (`lease` seconds) and a late
 window (`late_window` seconds after the lease, default the lease length again). A leased query
@@ -51,8 +54,8 @@ import functools
 import json
 import math
 import os
+import random
 import secrets
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -63,7 +66,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CrowdoptError, InputError
-from . import store
+from . import store, stores
+from .store import Busy, StoreError
 
 
 class _Drivers:
@@ -81,22 +85,12 @@ class _Drivers:
 dv = _Drivers()
 
 DEFAULT_LEASE = 600.0
+CONFLICT_TRIES = 8  # a write the database refuses as not serializable is tried this often
 
 
 def _now() -> float:
     """The clock of leases (Unix time; tests replace it)."""
     return time.time()
-
-
-class StoreError(CrowdoptError):
-    """SQLite could not complete an operation (it was rolled back as a whole): the file is
-    locked beyond the wait limit, read-only, full or damaged. The CLI exits 6."""
-
-    exit_code = 6
-
-
-class Busy(StoreError):
-    """Another process held the write lock longer than the wait limit (retry later)."""
 
 
 @dataclass(frozen=True)
@@ -210,39 +204,33 @@ class AnswerLog:
 
 
 class Campaign:
-    """A live campaign in a SQLite file. Create with `Campaign.create`, reopen with
-    `Campaign.open`; `next(n)` hands out queries, `record(rows)` stores answers, `status()`
-    reports. Safe to use from several processes at once (each with its own object)."""
+    """A live campaign in a store (a SQLite file, or a campaign of a PostgreSQL database).
+    Create with `Campaign.create`, reopen with `Campaign.open`; `next(n)` hands out queries,
+    `record(rows)` stores answers, `status()` reports. Safe to use from several processes
+    (and servers) at once, each with its own object."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, readonly: bool = False):
-        self.path = path
-        self.conn = conn
-        self.readonly = readonly
+    def __init__(self, st: store.CampaignStore):
+        self.store = st
+        self.path = st.location  # a Path (SQLite) or the URL without its password
+        self.readonly = st.readonly
         self.new_tokens: dict[str, str] = {}  # the plain tokens `create` made (never stored)
-        row = conn.execute("SELECT policy, params, seed, budget, batching, classes, "
-                           "open_workers, created_at, crowdopt_version FROM campaign"
-                           ).fetchone()
+        row = st.campaign_row()
         if row is None:
-            raise InputError("DB", "a campaign file (init did not complete)", str(path))
+            raise InputError("DB", "a campaign file (init did not complete)", str(self.path))
         (self.policy, params, self.seed, self.budget, self.batching, classes, ow,
-         self.created_at, self.created_by) = row
+         self.created_at, self.created_by, name) = row
         self.params: dict = json.loads(params)
         self.classes: list[str] = json.loads(classes)
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = "
-                                             "'table'")}
-        self.has_summary = "summary" in tables  # schema 3 (an old read-only file: not)
-        self.name = Path(path).name
-        if self.has_summary:
-            (name,) = conn.execute("SELECT name FROM campaign").fetchone()
-            self.name = name or self.name
+        self.has_summary = st.version() >= 3  # (an old read-only file: not)
+        self.name = name or st.default_name
         self.open_workers = bool(ow)
         # the item and worker tables are read on first use (a status names a page of them)
         self._items: tuple[list[str], list[int | None]] | None = None
-        (self.n_items,) = conn.execute("SELECT count(*) FROM items").fetchone()
+        self.n_items = st.count("items")
         self._workers: tuple[list[str], list[Any], dict[str, int]] | None = None
-        (self.n_fixed_workers,) = conn.execute("SELECT count(*) FROM workers").fetchone()
+        self.n_fixed_workers = st.count("workers")
         self.class_index = {c: i for i, c in enumerate(self.classes)}
-        pr = [tuple(r) for r in conn.execute("SELECT item, worker FROM pairs")]
+        pr = st.pairs()
         self.pairs = np.array(pr, dtype=np.int64) if pr else None
         self._mem: _Mem | None = None
         self._summary_at = -1  # the event number the file's summary is current for
@@ -256,6 +244,11 @@ class Campaign:
         self._buf_dec: list[tuple] = []  # decisions and queries to write (see _log_decision)
         self._buf_q: list[tuple] = []
 
+    @property
+    def conn(self) -> Any:
+        """The store's DB-API connection (tests and tools; the campaign uses `store`)."""
+        return self.store.conn
+
     # ------------------------------------------------------------------ ids
     @property
     def item_ids(self) -> list[str]:
@@ -268,7 +261,7 @@ class Campaign:
         return (self._items or self._load_items())[1]
 
     def _load_items(self) -> tuple[list[str], list[int | None]]:
-        rows = self.conn.execute("SELECT id, max_labels FROM items ORDER BY idx").fetchall()
+        rows = self.store.items()
         self._items = ([r[0] for r in rows], [r[1] for r in rows])
         return self._items
 
@@ -303,9 +296,7 @@ class Campaign:
         if isinstance(idx, range) and idx.step == 1 and (have is None or idx.stop > len(have[0])):
             if not idx:
                 return []
-            return [r[0] for r in self.conn.execute(
-                f"SELECT id FROM {table} WHERE idx >= ? AND idx < ? ORDER BY idx",
-                (idx.start, idx.stop))]
+            return self.store.ids_between(table, idx.start, idx.stop)
         idx = list(idx)
         if have is None and len(idx) > 1000:
             have = self._load_items() if table == "items" else self._load_workers()
@@ -314,19 +305,12 @@ class Campaign:
         if have is not None:
             ids = have[0]
             return [ids[i] for i in idx]
-        found: dict[int, str] = {}
-        for k in range(0, len(idx), 500):
-            part = idx[k:k + 500]
-            found.update(self.conn.execute(
-                f"SELECT idx, id FROM {table} WHERE idx IN ({','.join('?' * len(part))})",
-                part).fetchall())
+        found = self.store.ids_at(table, idx)
         return [found[i] for i in idx]
 
     def count(self, table: str) -> int:
         """How many items or workers (`table`) the file holds now."""
-        if table not in ("items", "workers"):
-            raise ValueError(f"table: expected items or workers, found {table!r}")
-        return self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return self.store.count(table)
 
     @functools.cached_property
     def item_index(self) -> dict[str, int]:
@@ -338,8 +322,10 @@ class Campaign:
     def create(cls, path: str | os.PathLike, *, policy: str, items: Any, budget: int,
                workers: Any = None, seed: int = 0, batching: str = "exact",
                labels: Sequence[Any] | None = None, pairs: Any = None,
-               params: Mapping[str, Any] | None = None, name: str | None = None) -> Campaign:
-        """A new campaign file (refuses an existing path).
+               params: Mapping[str, Any] | None = None, name: str | None = None,
+               caps: Mapping[str, Any] | None = None) -> Campaign:
+        """A new campaign: a file path (refuses an existing path) or a PostgreSQL URL
+        `postgresql://host/db?campaign=NAME` (refuses an existing campaign NAME).
 
         items: an items CSV (column item/task/..., optional max_labels), 'dataset:NAME' (its
         tasks, max_labels = its labels per task) or a list of ids. workers: a workers CSV
@@ -348,12 +334,17 @@ class Campaign:
         (binary policies: negative then positive; default 0,1). pairs (optkg-het): the allowed
         (item, worker) pairs (CSV, 'dataset:NAME' or a list of pairs; default all). params:
         policy options (see `crowdopt campaign init --help`). name: what the status page
-        shows its read-only viewers (default: the file's name; never its folder)."""
+        shows its read-only viewers (default: the file's name, never its folder; the URL's
+        campaign). caps: the most a token of each role may ask of /next, {role: {n, lease,
+        late_window}} (see `caps`; default `caps.DEFAULT`). The budget must cover the
+        policy's first decision (LS_OL asks every worker at once): a smaller one is refused,
+        naming the minimum."""
+        from . import caps as ccaps
         from . import io as cio
 
-        path = Path(path)
-        if os.path.lexists(path):  # a dangling symlink too: never written through
-            raise InputError("DB", "a new file (init never overwrites)", str(path))
+        target: Any = path if stores.is_url(path) else Path(path)
+        if not stores.is_url(path) and os.path.lexists(target):  # a dangling symlink too
+            raise InputError("DB", "a new file (init never overwrites)", str(target))
         if policy not in dv.POLICIES:
             raise InputError("--policy", f"one of {', '.join(dv.POLICIES)}", policy)
         if batching not in dv.BATCHING:
@@ -364,7 +355,8 @@ class Campaign:
             raise InputError("--seed", "an integer >= 0", seed)
         from ..version import __version__  # package metadata: read only here
 
-        name = path.name if name is None else cio.text_id(name, "--name")
+        name = stores.default_name(path) if name is None else cio.text_id(name, "--name")
+        limits = ccaps.merge(ccaps.DEFAULT, caps or {})
 
         item_rows = cio.read_items(items)
         worker_rows = cio.read_workers(workers, need_accuracy=policy == "cltap")
@@ -388,43 +380,33 @@ class Campaign:
                 raise InputError("items: max_labels", "a per-item cap only with policy optkg",
                                  policy)
             item_rows = [(r[0], None) for r in item_rows]  # pairs / workers bound the labels
+        if policy != "cltap":  # (a CL-TAP plan's decisions are one label each)
+            first = dv.build(policy, full, int(seed), int(budget), len(ids), len(wids),
+                             [r[1] for r in item_rows],
+                             None if pair_idx is None else np.asarray(pair_idx, np.int64),
+                             None, batching == "fill")
+            need = first.size() if first.determined() else 1
+            if need > budget:
+                raise InputError("--budget", f"an integer >= {need} (the policy's first "
+                                 f"decision asks for {need} labels at once)", int(budget),
+                                 note="a smaller budget would end the campaign before its "
+                                 "first query")
         tokens = {"admin": secrets.token_urlsafe(24), "read": secrets.token_urlsafe(24)}
-        tmp = path.with_name(f".{path.name}.init-{os.getpid()}")
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
-        conn = store.connect(tmp)
-        try:
-            store.migrate(conn, tmp, create=True)
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "INSERT INTO campaign (id, policy, params, seed, budget, batching, classes, "
-                "open_workers, token, created_at, crowdopt_version, name) VALUES "
-                "(1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (policy, json.dumps(full), int(seed), int(budget), batching,
-                 json.dumps(classes), int(not worker_rows), "", time.time(), __version__,
-                 name))
-            conn.executemany("INSERT INTO tokens (role, hash, created_at) VALUES (?, ?, ?)",
-                             [(role, store.token_hash(t), time.time())
-                              for role, t in tokens.items()])
-            conn.executemany("INSERT INTO items (idx, id, max_labels) VALUES (?, ?, ?)",
-                             [(i, r[0], r[1]) for i, r in enumerate(item_rows)])
-            conn.executemany("INSERT INTO workers (idx, id, data) VALUES (?, ?, ?)",
-                             [(j, r[0], None if r[1] is None else json.dumps(r[1]))
-                              for j, r in enumerate(worker_rows)])
-            if pair_idx is not None:
-                conn.executemany("INSERT INTO pairs (item, worker) VALUES (?, ?)",
-                                 [tuple(map(int, p)) for p in pair_idx])
-            conn.execute("COMMIT")
-            conn.close()
-            os.replace(tmp, path)  # the campaign appears complete or not at all
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            conn.close()
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(tmp) + suffix).unlink(missing_ok=True)
-            raise
-        camp = cls.open(path)
+        row = {"policy": policy, "params": json.dumps(full), "seed": int(seed),
+               "budget": int(budget), "batching": batching, "classes": json.dumps(classes),
+               "open_workers": int(not worker_rows), "created_at": time.time(),
+               "version": __version__, "name": name, "caps": json.dumps(limits)}
+
+        def fill(st: store.CampaignStore) -> None:
+            st.insert_campaign(
+                row, [(role, store.token_hash(t), time.time()) for role, t in tokens.items()],
+                [(i, r[0], r[1]) for i, r in enumerate(item_rows)],
+                [(j, r[0], None if r[1] is None else json.dumps(r[1]))
+                 for j, r in enumerate(worker_rows)],
+                None if pair_idx is None else [tuple(map(int, p)) for p in pair_idx])
+
+        stores.create_store(target, fill)
+        camp = cls.open(target)
         camp.new_tokens = tokens
         # cltap: the whole plan is decided offline: log it now; every policy: the summary
         camp._plan_all()
@@ -433,54 +415,24 @@ class Campaign:
     @classmethod
     def open(cls, path: str | os.PathLike, *, readonly: bool | None = None,
              busy_timeout: float = store.DEFAULT_BUSY_TIMEOUT) -> Campaign:
-        """Open a campaign file (migrating an older schema in place). `readonly` (default:
-        when the file or its folder may not be written) opens it with SQLite's `mode=ro`:
-        status, queries, answers and exports work, next/record refuse. A write waits at most
-        `busy_timeout` seconds for another writer (then `Busy`, nothing changed)."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputError("DB", "an existing campaign file", str(path))
-        if readonly is None:
-            readonly = not (os.access(path, os.W_OK) and os.access(path.parent or ".", os.W_OK))
+        """Open a campaign: a file (migrating an older schema in place; `readonly`, default:
+        when the file or its folder may not be written, opens it with SQLite's `mode=ro`) or
+        a PostgreSQL URL (`readonly`: a read-only session). Status, queries, answers and
+        exports work read-only; next/record refuse. A write waits at most `busy_timeout`
+        seconds for another writer (then `Busy`, nothing changed)."""
+        st = stores.open_store(path, readonly=readonly, busy_timeout=busy_timeout)
         try:
-            if not readonly:  # refuse a file without the schema before WAL mode writes to it
-                probe = store.connect(path, readonly=True, busy_timeout=busy_timeout)
-                try:
-                    v = store.version(probe)
-                except sqlite3.OperationalError:  # busy: the writable open reports it
-                    v = None
-                finally:
-                    probe.close()
-                if v == 0:
-                    raise InputError("DB", "a campaign file (crowdopt campaign init)", str(path))
-            conn = store.connect(path, readonly=readonly, busy_timeout=busy_timeout)
-        except sqlite3.DatabaseError as exc:
-            raise InputError("DB", "a campaign file", f"{path} ({exc})") from None
-        try:
-            if readonly:
-                v = store.version(conn)
-                if not 1 <= v <= store.SCHEMA_VERSION:
-                    raise InputError("DB", f"a campaign file of schema version 1..."
-                                     f"{store.SCHEMA_VERSION}", f"{path} (version {v})")
-            else:
-                store.migrate(conn, path)
-            return cls(path, conn, readonly)
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise Busy(f"campaign file {path}: {exc} (another process holds the write "
-                           "lock; nothing was changed)") from None
-            raise StoreError(f"campaign file {path}: {exc}") from None
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise InputError("DB", "a campaign file", f"{path} ({exc})") from None
-        except BaseException:
-            conn.close()
+            return cls(st)
+        except BaseException as exc:
+            err = st.failure(exc)
+            st.close()
+            if err is not None:
+                raise InputError("DB", "a campaign file", f"{st.location} ({exc})") from None
             raise
 
     def close(self) -> None:
-        """Close the campaign's SQLite connection."""
-        self.conn.close()
+        """Close the campaign's connection to its store."""
+        self.store.close()
 
     def __enter__(self) -> Campaign:
         return self
@@ -490,8 +442,8 @@ class Campaign:
 
     @property
     def token(self) -> str:
-        """The admin bearer token `create` made (only the object that created the file
-        knows it: the file keeps hashes; `new_token` makes more)."""
+        """The admin bearer token `create` made (only the object that created the campaign
+        knows it: the store keeps hashes; `new_token` makes more)."""
         if "admin" not in self.new_tokens:
             raise InputError("token", "a campaign object from Campaign.create (the file keeps "
                              "only token hashes)", str(self.path))
@@ -516,40 +468,87 @@ class Campaign:
         elif worker is not None:
             raise InputError("--worker", "only with --role worker", worker)
         tok = secrets.token_urlsafe(24)
-        with self._tx():
-            now = time.time()
-            if revoke_old:
-                self.conn.execute("UPDATE tokens SET revoked_at = ? WHERE role = ? AND "
-                                  "worker IS ? AND revoked_at IS NULL", (now, role, w))
-            self.conn.execute("INSERT INTO tokens (role, worker, hash, created_at) VALUES "
-                              "(?, ?, ?, ?)", (role, w, store.token_hash(tok), now))
+
+        def write() -> None:
+            with self._tx():
+                self.store.add_token(role, w, store.token_hash(tok), time.time(), revoke_old)
+        self._retrying(write)
         return tok
 
     def token_roles(self) -> dict[str, tuple[str, str | None]]:
         """hash -> (role, worker) of the live tokens (an old file: its one admin token)."""
-        has = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                "name = 'tokens'").fetchone()
-        if not has:
-            (tok,) = self.conn.execute("SELECT token FROM campaign").fetchone()
-            return {store.token_hash(tok): ("admin", None)} if tok else {}
-        return {h: (r, w) for h, r, w in self.conn.execute(
-            "SELECT hash, role, worker FROM tokens WHERE revoked_at IS NULL")}
+        try:
+            return self.store.token_roles()
+        except BaseException as exc:
+            err = self.store.failure(exc)
+            if err is not None:
+                self.store.rollback()
+                raise err from None
+            raise
+
+    def next_caps(self) -> dict:
+        """The most a token of each role may ask of /next: {role: {n, lease, late_window}}
+        (an old file: `caps.DEFAULT`)."""
+        from . import caps as ccaps
+
+        text = self.store.caps()
+        return ccaps.merge(ccaps.DEFAULT, json.loads(text) if text else {})
+
+    def set_next_caps(self, changes: Mapping[str, Any]) -> dict:
+        """Change some caps ({role: {field: value}}, see `caps`); returns them all."""
+        from . import caps as ccaps
+
+        def write() -> dict:
+            with self._tx():
+                text = self.store.caps()
+                new = ccaps.merge(ccaps.merge(ccaps.DEFAULT, json.loads(text) if text else {}),
+                                  changes)
+                self.store.set_caps(json.dumps(new))
+                return new
+        return self._retrying(write)
+
+    def release(self, worker: Any) -> dict:
+        """Free `worker`'s open hand-outs: each ends now (an answer to it is no longer paid:
+        rejected) and stops reserving the budget, and the queries it held on a running lease
+        go back in line for the next `next`. Returns the counts (handouts, queries)."""
+        from .io import text_id
+
+        w = text_id(worker, "--worker")
+
+        def write() -> dict:
+            with self._tx():
+                held, leased = self.store.release(w, _now())
+            return {"worker": w, "handouts": held, "queries": leased}
+        return self._retrying(write)
 
     # ------------------------------------------------------------------ transactions
+    def _retrying(self, fn: Any) -> Any:
+        """Run write `fn` again (on state read anew) when the database refused it as not
+        serializable, up to CONFLICT_TRIES times."""
+        for attempt in range(CONFLICT_TRIES):
+            try:
+                return fn()
+            except store.Conflict:
+                if attempt == CONFLICT_TRIES - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.005 * 2 ** attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
     @contextmanager
     def _tx(self, write: bool = True) -> Iterator[_Mem]:
         if write and self.readonly:
             raise InputError("DB", "a campaign file this process may write",
                              "a read-only file", note=f"{self.path}: status and export work, "
                              "next and record do not")
+        st = self.store
         try:
             if write and self._mem is None:
                 # a fresh object replays the whole log: do it in a read snapshot, so the
                 # write lock is then held only for the events appended since
-                self.conn.execute("BEGIN")
+                st.begin(False)
                 self._catch_up()
-                self.conn.execute("COMMIT")
-            self.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                st.commit()
+            st.begin(write)
             mem = self._catch_up()
             full = write and self._summary_at != mem.seq  # stale: written whole
             mem.A.dirty_items.clear()  # what others wrote is in the summary already
@@ -558,23 +557,16 @@ class Campaign:
             yield mem
             if write and (full or mem.seq != seq0):  # the new events and their summary
                 self._write_summary(mem, full)
-            self.conn.execute("COMMIT")
+            st.commit()
         except BaseException as exc:
-            try:
-                if self.conn.in_transaction:
-                    self.conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            st.rollback()
             self._buf_dec, self._buf_q = [], []
-            if self._dirty:  # memory may be ahead of the file: rebuild on the next call
+            if self._dirty:  # memory may be ahead of the store: rebuild on the next call
                 self._mem = None
-            if isinstance(exc, sqlite3.OperationalError) and (
-                    "locked" in str(exc) or "busy" in str(exc)):
-                raise Busy(f"campaign file {self.path}: {exc} (another process held the "
-                           "write lock too long; nothing was changed, retry)") from None
-            if isinstance(exc, sqlite3.Error):  # read-only, disk full, damaged
-                raise StoreError(f"campaign file {self.path}: {exc} (nothing was changed)"
-                                 ) from None
+                self._workers = None  # (workers registered by the rolled-back write too)
+            err = st.failure(exc)
+            if err is not None:  # locked too long, read-only, disk full, damaged, gone
+                raise err from None
             raise
         finally:
             self._dirty = False
@@ -583,6 +575,7 @@ class Campaign:
         """Write what `status` needs of the policy state for the items and workers changed
         by this transaction (`full`: all), stamped with its last event number."""
         A = mem.A
+        st = self.store
         if full:
             items, workers, data = A.summary()
         elif A.dirty_items or A.dirty_workers or self.policy == "lsol":
@@ -590,11 +583,10 @@ class Campaign:
         else:  # decisions only (next): the policy's summary rows did not change
             items, workers, data = [], [], None
         if full:
-            self.conn.execute("DELETE FROM summary")
+            st.clear_summary()
         rows = [(0, *r) for r in items] + [(1, *r) for r in workers]
         if rows:
-            self.conn.executemany("INSERT INTO summary (kind, idx, x, y, z) VALUES "
-                                  "(?, ?, ?, ?, ?)", rows)
+            st.append_summary(rows)
         A.dirty_items.clear()
         A.dirty_workers.clear()
         # the policy has nothing left within the budget (meaningful once nothing is open)
@@ -603,31 +595,14 @@ class Campaign:
         self._summary_writes += 1
         if rows and (ex or self._summary_writes % 64 == 0):
             # superseded rows dropped past twice the state, and when it is finished
-            (last,) = self.conn.execute("SELECT max(id) FROM summary").fetchone()
+            last = st.summary_last_id()
             n = len(self.item_ids) + len(self.worker_ids)
             # a finished campaign keeps one row per item and worker: its status reads no
             # superseded row (the summary of the first write of a process is whole)
-            if last > 2 * n + 4096 or (ex and last > min(n, self.conn.execute(
-                    "SELECT count(*) FROM (SELECT DISTINCT kind, idx FROM summary)"
-                    ).fetchone()[0])):
-                self._compact_summary()
-        self.conn.execute("UPDATE campaign SET seq = ?, summary_seq = ?, summary_applied = ?, "
-                          "summary_exhausted = ?, summary_data = ?",
-                          (mem.seq, mem.seq, int(mem.applied), int(ex),
-                           None if data is None else json.dumps(data)))
+            if last > 2 * n + 4096 or (ex and last > min(n, st.summary_keys())):
+                st.compact_summary()
+        st.set_head(mem.seq, mem.applied, ex, None if data is None else json.dumps(data))
         self._summary_at = mem.seq
-
-    def _compact_summary(self) -> None:
-        """Keep the last summary row of each item and worker, renumbered from 1 (the table
-        stays within about twice the items and workers)."""
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS summary_keep (kind, idx, x, y, z)")
-        self.conn.execute("DELETE FROM summary_keep")
-        self.conn.execute("INSERT INTO summary_keep SELECT s.kind, s.idx, s.x, s.y, s.z FROM "
-                          "summary s JOIN (SELECT max(id) AS id FROM summary GROUP BY kind, "
-                          "idx) m ON m.id = s.id ORDER BY s.id")
-        self.conn.execute("DELETE FROM summary")
-        self.conn.execute("INSERT INTO summary (kind, idx, x, y, z) SELECT * FROM summary_keep")
-        self.conn.execute("DELETE FROM summary_keep")
 
     def _load_workers(self) -> tuple[list[str], list[Any], dict[str, int]]:
         """Read the workers added to the file since this object last looked (all of them the
@@ -636,8 +611,7 @@ class Campaign:
             self._workers = ([], [], {})
         wids, wdata, windex = self._workers
         n = len(wids)
-        rows = self.conn.execute("SELECT idx, id, data FROM workers WHERE idx >= ? ORDER BY "
-                                 "idx", (n,)).fetchall()
+        rows = self.store.workers_from(n)
         if rows:
             if rows[0][0] != n or rows[-1][0] != n + len(rows) - 1:  # 0, 1, 2, ...
                 raise StoreError(f"campaign file {self.path}: worker indices are not "
@@ -665,27 +639,17 @@ class Campaign:
             mem = _Mem(self._new_driver())
             mem.rounds = [0] * len(self.item_ids)
             self._mem = mem
-        if self.has_summary:
-            cur, self._summary_at, self.endpoints_rev = self.conn.execute(
-                "SELECT seq, summary_seq, endpoints_rev FROM campaign").fetchone()
-        else:
-            (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
+        cur, self._summary_at, self.endpoints_rev = self.store.head()
         if cur == mem.seq:
             return mem
         self._dirty = True
         self._load_workers()
-        decs = self.conn.execute(
-            "SELECT k, seq, kind, item, data FROM decisions WHERE seq > ? ORDER BY seq",
-            (mem.seq,)).fetchall()
+        decs = self.store.decisions_after(mem.seq)
         qs: dict[int, list] = {}
         if decs:
-            for qid, k, item, worker in self.conn.execute(
-                    "SELECT id, k, item, worker FROM queries WHERE k >= ? ORDER BY k, pos",
-                    (decs[0][0],)):
+            for qid, k, item, worker in self.store.queries_from(decs[0][0]):
                 qs.setdefault(k, []).append((qid, item, worker))
-        ans = self.conn.execute(
-            "SELECT seq, query, item, worker, label, recorded_at FROM answers WHERE seq > ? "
-            "ORDER BY seq", (mem.seq,)).fetchall()
+        ans = self.store.answers_after(mem.seq)
         events = sorted([(d[1], 0, d) for d in decs] + [(a[0], 1, a) for a in ans])
         for _, kind, ev in events:
             if kind == 0:
@@ -836,10 +800,12 @@ class Campaign:
         return None
 
     def _plan_all(self) -> None:
-        with self._tx() as mem:
-            if self.policy == "cltap":
-                mem.extra = 0
-                self._plan_rest(mem)
+        def write() -> None:
+            with self._tx() as mem:
+                if self.policy == "cltap":
+                    mem.extra = 0
+                    self._plan_rest(mem)
+        self._retrying(write)
 
     def _plan_rest(self, mem: _Mem) -> None:
         """CL-TAP: log every decision of the offline plan not logged yet (init does it; a
@@ -872,10 +838,7 @@ class Campaign:
 
     def _flush_log(self) -> None:
         if self._buf_dec:
-            self.conn.executemany("INSERT INTO decisions (k, seq, kind, item, data, "
-                                  "created_at) VALUES (?, ?, ?, ?, ?, ?)", self._buf_dec)
-            self.conn.executemany("INSERT INTO queries (id, k, pos, item, worker, round) "
-                                  "VALUES (?, ?, ?, ?, ?, ?)", self._buf_q)
+            self.store.log_decisions(self._buf_dec, self._buf_q)
         self._buf_dec, self._buf_q = [], []
 
     # ------------------------------------------------------------------ hand-outs
@@ -886,10 +849,7 @@ class Campaign:
         every hand-out of an answered one)."""
         live: dict[int, list[list]] = {}
         extra = 0
-        for hid, qid, w, until, is_open in self.conn.execute(
-                "SELECT h.id, h.query, h.worker, h.late_until, q.open FROM handouts h "
-                "JOIN queries q ON q.id = h.query WHERE h.live = 1 AND h.late_until >= ? "
-                "ORDER BY h.late_until, h.id", (now,)):
+        for hid, qid, w, until, is_open in self.store.live_handouts(now):
             hs = live.get(qid)
             if hs is None:
                 hs = live[qid] = []
@@ -934,6 +894,10 @@ class Campaign:
                 (math.isfinite(late) and 0 <= late <= 1e9):
             raise InputError("late_window", "a number of seconds in [0, 1e9]", late)
         w_txt = None if worker is None else self._worker_arg(worker)
+        return self._retrying(lambda: self._hand_out(n, w_txt, lease, late))
+
+    def _hand_out(self, n: int, w_txt: str | None, lease: float, late: float) -> list[Query]:
+        """`next` as one write transaction (run again on a conflict)."""
         with self._tx() as mem:
             w_idx = self._caller(w_txt)
             now = _now()
@@ -941,9 +905,7 @@ class Campaign:
             if self.policy == "cltap" and not mem.exhausted:
                 self._plan_rest(mem)
             out: list[tuple[int, int, int, int | None, int]] = []  # (qid, k, item, w, round)
-            for qid, k, item, w, rnd in self.conn.execute(
-                    "SELECT id, k, item, worker, round FROM queries WHERE open = 1 AND "
-                    "(lease_until IS NULL OR lease_until < ?) ORDER BY id", (now,)):
+            for qid, k, item, w, rnd in self.store.available_queries(now):
                 if len(out) >= n:
                     break
                 if not self._eligible(mem, item, w, w_txt, w_idx):
@@ -971,13 +933,7 @@ class Campaign:
             self._flush_log()
             mem.seq = seq  # written with the summary at the end of the transaction
             until = now + float(lease)
-            self.conn.executemany(
-                "UPDATE queries SET handed = handed + 1, lease_until = ?, leased_to = ? "
-                "WHERE id = ?", [(until, w_txt, q[0]) for q in out])
-            self.conn.executemany(
-                "INSERT INTO handouts (query, worker, handed_at, lease_until, late_until) "
-                "VALUES (?, ?, ?, ?, ?)", [(q[0], w_txt, now, until, until + float(late))
-                                           for q in out])
+            self.store.hand_out([q[0] for q in out], w_txt, now, until, until + float(late))
         return [self._query(mem, qid, k, item, w, rnd, until) for qid, k, item, w, rnd in out]
 
     def _left(self, mem: _Mem) -> int:
@@ -1024,6 +980,10 @@ class Campaign:
 
         parsed = cio.answer_rows(rows)
         only = None if as_worker is None else str(as_worker)
+        return self._retrying(lambda: self._record(parsed, only))
+
+    def _record(self, parsed: list[tuple], only: str | None) -> dict:
+        """`record` as one write transaction (run again on a conflict)."""
         results: list[dict] = []
         with self._tx() as mem:
             now = _now()
@@ -1047,7 +1007,7 @@ class Campaign:
             new_workers: dict[str, int] = {}
             # (qid or None, item, worker, label, late_for, hand-out id)
             todo: list[tuple[int | None, int, int, int, int | None, int]] = []
-            void: list[tuple[int]] = []  # hand-outs of a query naming a worker, answered
+            void: list[int] = []  # hand-outs of a query naming a worker, answered
             seen: dict[tuple[int, int], int] = {}  # (item, worker) -> label, this batch
             taken: set[int] = set()  # queries answered by an earlier row of this batch
 
@@ -1123,7 +1083,7 @@ class Campaign:
                     rest = live.get(qid)
                     if named:
                         if rest:  # nobody else may answer it: its other hand-outs end
-                            void += [(h_[1],) for h_ in rest]
+                            void += [h_[1] for h_ in rest]
                             extra -= len(rest)
                             del live[qid]
                     elif rest:  # the others may still bring one late answer each
@@ -1133,8 +1093,7 @@ class Campaign:
                 res["status"] = "stored" if qid is not None else "late"
                 todo.append((qid, item, w, label, late_for, h[1]))
             self._dirty = True
-            self.conn.executemany("INSERT INTO workers (idx, id) VALUES (?, ?)",
-                                  sorted(((i, w) for w, i in new_workers.items())))
+            self.store.add_workers(sorted(((i, w) for w, i in new_workers.items())))
             seq = mem.seq
             ins, upd, used, seqs = [], [], [], []
             for qid, item, w, label, late_for, hid in todo:
@@ -1143,14 +1102,10 @@ class Campaign:
                 ins.append((seq, qid, late_for, item, w, label, now, hid))
                 used.append((seq, hid))
                 if qid is not None:
-                    upd.append((qid,))
-            self.conn.executemany("INSERT INTO answers (seq, query, late_for, item, worker, "
-                                  "label, recorded_at, handout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                  ins)
-            self.conn.executemany("UPDATE queries SET open = 0 WHERE id = ?", upd)
-            self.conn.executemany("UPDATE handouts SET live = 0 WHERE id = ?", void)
-            self.conn.executemany("UPDATE handouts SET live = 0, answer = ? WHERE id = ?", used)
-            self._load_workers()
+                    upd.append(qid)
+            self.store.store_answers(ins, upd, void, used)
+            if new_workers:  # (others' workers came with their answers, in the catch-up)
+                self._load_workers()
             spent0 = mem.log.n
             for t, s_ in zip(todo, seqs):
                 qid, item, w, label, _, _ = t
@@ -1184,8 +1139,7 @@ class Campaign:
                 to = sorted({h[2] for h in hs})
                 return str(InputError(where, "an answer to a hand-out of its query", who,
                                       note=f"its query is handed out to {', '.join(to)} only"))
-            (handed,) = self.conn.execute("SELECT handed FROM queries WHERE id = ?",
-                                          (qid,)).fetchone()
+            handed = self.store.handed(qid)
             note = ("its query was never handed out" if not handed else
                     "the late window of every hand-out of its query closed; the query waits "
                     "to be handed out again")
@@ -1199,17 +1153,13 @@ class Campaign:
         return str(InputError(where, "an answer to an open query", who, note=note))
 
     def _item_queries(self, item: int) -> list[int]:
-        return [r[0] for r in self.conn.execute("SELECT id FROM queries WHERE item = ? "
-                                                "AND handed > 0", (item,))]
+        return self.store.handed_queries_of(item)
 
     # ------------------------------------------------------------------ reading
     def queries(self, *, open_only: bool = False) -> list[Query]:
         """Queries decided so far (open_only: handed out and not answered yet), in order."""
         with self._tx(write=False) as mem:
-            sql = "SELECT id, k, item, worker, round, lease_until FROM queries"
-            if open_only:
-                sql += " WHERE open = 1 AND handed > 0"
-            rows = self.conn.execute(sql + " ORDER BY id").fetchall()
+            rows = self.store.queries(open_only)
             return [self._query(mem, qid, k, item, w, rnd, until or 0.0)
                     for qid, k, item, w, rnd, until in rows]
 
@@ -1221,17 +1171,18 @@ class Campaign:
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
                                   or v < 0):
                 raise InputError(name, "an integer >= 0", v)
+        st = self.store
         try:
-            self.conn.execute("BEGIN")
+            st.begin(False)
             self._load_workers()
-            rows = self.conn.execute("SELECT item, worker, label FROM answers ORDER BY seq "
-                                     "LIMIT ? OFFSET ?", (-1 if limit is None else int(limit),
-                                                          int(offset))).fetchall()
-            self.conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise StoreError(f"campaign file {self.path}: {exc}") from None
+            rows = st.answers_page(int(offset), None if limit is None else int(limit))
+            st.commit()
+        except BaseException as exc:
+            st.rollback()
+            err = st.failure(exc)
+            if err is not None:
+                raise err from None
+            raise
         return [(self.item_ids[i], self.worker_ids[w], self.classes[y]) for i, w, y in rows]
 
     def status(self, *, gold: Mapping[str, Any] | str | os.PathLike | None = None,
@@ -1256,22 +1207,26 @@ class Campaign:
                 "top": None if top is None else int(top)}
         if self._mem is None and self.has_summary and self.use_summary:
             # a fresh object: the summary, when it is current, spares the replay of the log
+            st = self.store
             try:
-                self.conn.execute("BEGIN")
-                (cur,) = self.conn.execute("SELECT seq FROM campaign").fetchone()
-                seq, applied, exhausted, data = self.conn.execute(
-                    "SELECT summary_seq, summary_applied, summary_exhausted, summary_data "
-                    "FROM campaign").fetchone()
+                st.begin(False)
+                cur, seq, applied, exhausted, data = st.summary_head()
                 if seq == cur:
-                    ps = report.from_summary(self, self.conn, applied, exhausted, data)
+                    ps = report.from_summary(self, applied, exhausted, data)
                     return report.status(self, ps, gold, _now(), **page)
-            except sqlite3.Error as exc:
-                raise StoreError(f"campaign file {self.path}: {exc}") from None
+            except BaseException as exc:
+                err = st.failure(exc)
+                if err is not None:
+                    raise err from None
+                raise
             finally:
-                if self.conn.in_transaction:
-                    self.conn.execute("COMMIT")
+                st.rollback()  # a read: nothing to keep
         with self._tx(write=False) as mem:
             return report.status(self, report.from_memory(self, mem), gold, _now(), **page)
+
+    def answer_count(self) -> int:
+        """How many answers the store holds now (late ones included)."""
+        return self.store.answer_count()
 
     def answer_times(self) -> list[float]:
         """When each answer so far was recorded (seconds since the epoch, in log order, late
@@ -1283,4 +1238,4 @@ class Campaign:
         return f"Campaign({str(self.path)!r}, policy={self.policy!r}, budget={self.budget})"
 
 
-__all__ = ["Campaign", "Query", "CrowdoptError"]
+__all__ = ["Campaign", "Query", "CrowdoptError", "StoreError", "Busy"]

@@ -1,7 +1,8 @@
-"""Webhook events in the campaign file (the outbox, see `store`): an event is written in the
-transaction of the record that caused it, one delivery row per endpoint of the last
-`campaign serve --webhook`, so an event exists exactly when its answers do, whichever process
-recorded them (the server, `campaign record`, Python); `webhooks.Delivery` sends them.
+"""Webhook events in the campaign's store (the outbox, see `store`): an event is written in the
+transaction of the record that caused it, one delivery row per registered endpoint
+(`campaign webhook add`, `serve --webhook`), so an event exists exactly when its answers do,
+whichever process recorded them (a server, `campaign record`, Python); `webhooks.Delivery`
+sends them.
 
 Events: `answers` (after each record that stored answers: counts and the budget: spent,
 reserved, left), `budget` (the spend crossed 25, 50, 75 or 100 % of the budget: each
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 from typing import Any
 
 THRESHOLDS = (0.25, 0.5, 0.75, 1.0)
@@ -20,26 +20,23 @@ STATES = ("pending", "delivered", "failed")
 
 
 def active_endpoints(camp) -> list[int]:
-    """Ids of the endpoints new events are written for (re-read when the campaign row says a
-    server registered endpoints since: `endpoints_rev`, read with the event number)."""
+    """Ids of the endpoints new events are written for (re-read when the campaign row says
+    endpoints were added or removed since: `endpoints_rev`, read with the event number)."""
     rev, eps = getattr(camp, "_endpoints", (None, []))
     if rev != camp.endpoints_rev:
-        eps = [r[0] for r in camp.conn.execute("SELECT id FROM endpoints WHERE active = 1")]
+        eps = camp.store.active_endpoints()
         camp._endpoints = (camp.endpoints_rev, eps)
     return eps
 
 
-def enqueue(conn: sqlite3.Connection, kind: str, data: dict, campaign: str, now: float,
+def enqueue(st, kind: str, data: dict, campaign: str, now: float,
             endpoints: list[int]) -> None:
     """Write event `kind` and one pending delivery per endpoint (inside the caller's
     transaction). The body carries a delivery id that stays the same on every retry: a
     receiver drops repeats by it."""
     doc = {"event": kind, "campaign": campaign, "time": now,
            "delivery": secrets.token_hex(8), **data}
-    cur = conn.execute("INSERT INTO events (kind, body, created_at) VALUES (?, ?, ?)",
-                       (kind, json.dumps(doc), now))
-    conn.executemany("INSERT INTO outbox (event, endpoint, next_at) VALUES (?, ?, ?)",
-                     [(cur.lastrowid, e, now) for e in endpoints])
+    st.add_event(kind, json.dumps(doc), now, endpoints)
 
 
 def after_record(camp, mem, counts: dict, spent0: int, budget: dict, now: float) -> None:
@@ -52,32 +49,28 @@ def after_record(camp, mem, counts: dict, spent0: int, budget: dict, now: float)
     data: dict[str, Any] = {"rows": sum(counts.values()), "stored": counts["stored"],
                             "late": counts["late"], "duplicates": counts["duplicate"],
                             "rejected": counts["rejected"], **budget, "budget": total}
-    enqueue(camp.conn, "answers", data, camp.name, now, eps)
+    enqueue(camp.store, "answers", data, camp.name, now, eps)
     for t in THRESHOLDS:
         if spent0 < t * total <= spent:
-            enqueue(camp.conn, "budget", {"fraction": t, "spent": spent, "budget": total},
+            enqueue(camp.store, "budget", {"fraction": t, "spent": spent, "budget": total},
                     camp.name, now, eps)
     idle = mem.known == mem.n_queries and not mem.extra and mem.applied == len(mem.decs)
-    if idle and mem.A.exhausted(total - spent) and camp.conn.execute(
-            "SELECT 1 FROM events WHERE kind = 'done' LIMIT 1").fetchone() is None:
-        enqueue(camp.conn, "done", {"spent": spent, "budget": total}, camp.name, now, eps)
+    if idle and mem.A.exhausted(total - spent) and not camp.store.has_event("done"):
+        enqueue(camp.store, "done", {"spent": spent, "budget": total}, camp.name, now, eps)
 
 
-def listing(conn: sqlite3.Connection, state: str | None = None, limit: int = 50) -> dict:
-    """Counts per endpoint and state, and the last `limit` deliveries (of `state`)."""
-    eps = []
-    for eid, url, active in conn.execute("SELECT id, url, active FROM endpoints ORDER BY id"):
-        n = dict(conn.execute("SELECT state, count(*) FROM outbox WHERE endpoint = ? "
-                              "GROUP BY state", (eid,)).fetchall())
-        eps.append({"url": url, "active": bool(active), **{s: n.get(s, 0) for s in STATES}})
-    sql = ("SELECT o.event, e.kind, p.url, o.state, o.attempts, e.created_at, o.next_at, "
-           "o.done_at, o.last_error FROM outbox o JOIN events e ON e.id = o.event "
-           "JOIN endpoints p ON p.id = o.endpoint")
-    args: tuple = ()
-    if state is not None:
-        sql += " WHERE o.state = ?"
-        args = (state,)
-    rows = conn.execute(sql + " ORDER BY o.event DESC, p.id LIMIT ?", (*args, limit))
+def listing(st, state: str | None = None, limit: int = 50) -> dict:
+    """Counts per endpoint and state, and the last `limit` deliveries (of `state`), read
+    from store `st` in one snapshot."""
+    st.begin(False)
+    try:
+        eps = []
+        for eid, url, active in st.endpoints():
+            n = st.outbox_counts(eid)
+            eps.append({"url": url, "active": bool(active), **{s: n.get(s, 0) for s in STATES}})
+        rows = st.deliveries(state, limit)
+    finally:
+        st.rollback()
     keys = ("event", "kind", "endpoint", "state", "attempts", "created_at", "next_at",
             "done_at", "last_error")
     deliveries = [dict(zip(keys, r)) for r in rows]

@@ -5,7 +5,9 @@ a token without the right 403):
 
 - POST /next    {"n": 1, "worker": null, "lease": 600, "late_window": 600}
   -> {"queries": [...], "count": k} (admin, worker: a worker token gets only its own queries,
-  handed out to it; n <= MAX_N)
+  handed out to it; n <= MAX_N). n, lease and late_window are capped per role (`caps`, set by
+  the admin): a request asking for more gets the cap, and `capped` in the reply says so
+- POST /release {"worker": W} -> the counts of W's hand-outs ended (admin; `campaign release`)
 - POST /record  {"answers": [{"item", "worker", "label"}, ...]}  -> counts and an outcome per
   row (stored, duplicate, late, rejected + reason); a worker token answers only as itself
 - GET  /status?offset=0&limit=100  -> the `campaign status --json` document, paged (admin, read;
@@ -15,17 +17,24 @@ a token without the right 403):
   also be given as ?token=)
 
 The scheme of the Authorization header is case-insensitive (RFC 7235): `bearer` works.
+Every response carries SECURITY_HEADERS: a Content-Security-Policy that allows the page's own
+style sheet and nothing else (no script, no framing: `frame-ancestors 'none'`), `nosniff`,
+no referrer (a page opened with ?token= never sends its URL on), and `Cache-Control: no-store`
+(no proxy or browser keeps a status or a token-bearing page).
 
 Reads answer with a `Server-Timing` header: `app` (wall) and `cpu` (the worker thread's CPU)
 milliseconds of the database work and the computed document (its JSON text is not in them).
 
-Writes (next/record) go through one Campaign object, one at a time in arrival order: a small
-one (at most INLINE_ROWS rows or queries) on the event loop when nothing is queued and no other
-process holds the file's write lock (it never waits there), the others on one writer thread,
-each waiting at most WRITE_WAIT seconds in the queue and for other processes' writers:
-otherwise 503 with Retry-After, nothing changed. Reads (status,
-export, the page) run on a second thread with a read-only Campaign: they never wait for a
-writer (SQLite WAL). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422; an
+Writes (next/record/release) go through one Campaign object, one at a time in arrival order:
+with a SQLite file, a small one (at most INLINE_ROWS rows or queries) on the event loop when
+nothing is queued and no other process holds the file's write lock (it never waits there, and
+its commit never syncs to disk: the file's WAL checkpoints, which fsync, run on a thread of
+their own every CHECKPOINT_EVERY seconds), the others on one writer thread, each waiting at
+most WRITE_WAIT seconds in the queue and for other processes' writers: otherwise 503 with
+Retry-After, nothing changed. With PostgreSQL (or CROWDOPT_CAMPAIGN_SYNC=FULL, where each
+commit fsyncs) every write runs on the writer thread: the event loop never waits for the
+database. Reads (status, export, the page) run on a second thread with a read-only Campaign:
+they never wait for a writer (SQLite WAL, PostgreSQL snapshots). Bodies over MAX_BODY bytes get 413; bad JSON, nesting, a bad `n` 422; an
 unknown path 404, a wrong method 405 (JSON `{"error": ...}` in every case).
 
 The app is plain ASGI (no web framework: the routing is five paths, and a framework's layers
@@ -47,19 +56,28 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CrowdoptError, InputError
-from ..validate import json_int
-from . import store
+from ..validate import MAX_INT, Shown, id_text, integer_text, json_int, json_loads
+from . import caps as ccaps
+from . import store, stores
 from .core import Busy, Campaign, StoreError
+from .page import CSP
 
 INSTALL = "pip install 'crowdopt[serve]'"
 MAX_BODY = 8 * 1024 * 1024  # bytes of a request body
-MAX_N = 1000  # queries per /next
+MAX_N = ccaps.MAX_N  # queries per /next
 MAX_DEPTH = 8  # JSON nesting of a body ({"answers": [{...}]} is 3)
 WRITE_WAIT = 2.0  # seconds a write waits for the lock
 INLINE_ROWS = 64  # a write of at most this many queries or answers runs on the event loop
+CHECKPOINT_EVERY = 1.0  # seconds between the SQLite file's WAL checkpoints (off the loop)
 STATUS_LIMIT, EXPORT_LIMIT, PAGE_ROWS = 100, 10_000, 50  # default page sizes
 ROLES = {"/next": ("admin", "worker"), "/record": ("admin", "worker"),
+         "/release": ("admin",),
          "/status": ("admin", "read"), "/export": ("admin", "read"), "/": ("admin", "read")}
+SECURITY_HEADERS = [(b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"cache-control", b"no-store")]
 
 
 class BindError(CrowdoptError):
@@ -102,25 +120,52 @@ def _too_deep(doc: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def _int_param(request, name: str, default: int | None, hi: int | None = None) -> int | None:
+    """Query parameter `name` by the integer rule of the command line (`validate.integer_text`:
+    digits, at most 2^53; '1_0' and 2^64 are refused), in [0, hi]."""
     v = request.query_params.get(name)
     if v is None:
         return default
-    try:
-        x = int(v)
-    except ValueError:
-        x = -1
-    if x < 0 or (hi is not None and x > hi):
-        raise InputError(name, f"an integer in [0, {hi}]" if hi else "an integer >= 0", v)
-    return x
+    return integer_text(v, name, lo=0, hi=MAX_INT if hi is None else hi)
+
+
+# the query parameters each path reads: any other, or one given twice, is refused (422) like
+# an unknown key of a body
+QUERY_PARAMS = {"/next": (), "/record": (), "/release": (), "/status": ("offset", "limit"),
+                "/export": ("what", "offset", "limit"), "/": ("offset", "token")}
+
+
+def _check_query(request, path: str) -> None:
+    """Refuse a query parameter `path` does not read, or one given twice (never "the last one
+    wins"), in one line naming it."""
+    allowed = QUERY_PARAMS[path]
+    unknown = next((k for k in request.query_names if k not in allowed), None)
+    if unknown is not None:
+        raise InputError("query", "parameters among " + (", ".join(allowed) or "none")
+                         + f" on {path}", unknown)
+    if request.repeated is not None:
+        raise InputError(request.repeated, "one value (the parameter once)",
+                         Shown(f"{request.repeated} given twice"))
+
+
+def _worker_param(worker: Any) -> Any:
+    """The worker of a /next body by the id rule: a text by the text rule (a lone surrogate,
+    NUL or U+200B is refused, 422), an integer within 2^53, never a boolean; None stays None."""
+    if worker is None or isinstance(worker, int) and not isinstance(worker, bool):
+        return worker
+    if not isinstance(worker, str):
+        raise InputError("worker", "a text or integer worker id", worker)
+    return id_text(worker.strip(), "worker")
 
 
 class Tokens:
-    """The live token hashes, re-read from the file at most once a second (rotation by
-    `campaign token` takes effect within a second)."""
+    """The live token hashes and the caps on /next per role, re-read from the store at most
+    once a second (rotation by `campaign token`, caps set by another server: within a
+    second)."""
 
     def __init__(self, camp: Campaign):
         self.camp = camp
         self.roles: dict[str, tuple[str, str | None]] = {}
+        self.caps: dict = ccaps.DEFAULT
         self.at = -1.0
 
     def stale(self) -> bool:
@@ -131,6 +176,7 @@ class Tokens:
         """Re-read the hashes (a database read: call it on the reads' thread, the one user
         of `camp`'s connection)."""
         self.roles = self.camp.token_roles()
+        self.caps = self.camp.next_caps()
         self.at = time.monotonic()
 
     def role(self, token: str) -> tuple[str, str | None] | None:
@@ -155,15 +201,20 @@ def for_role(st: dict, role: str) -> dict:
 
 
 class Request:
-    """What an endpoint reads of an HTTP request: its method, query parameters (the last
-    value of a repeated one) and headers (lower-case names)."""
+    """What an endpoint reads of an HTTP request: its method, query parameters (their names in
+    order, and the first name given twice, which `_check_query` refuses) and headers
+    (lower-case names)."""
 
-    __slots__ = ("method", "query_params", "headers")
+    __slots__ = ("method", "query_params", "query_names", "repeated", "headers")
 
     def __init__(self, scope: dict):
         self.method = scope["method"]
-        self.query_params = dict(urllib.parse.parse_qsl(
-            scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
+        pairs = urllib.parse.parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                                       keep_blank_values=True)
+        self.query_params = dict(pairs)
+        self.query_names = [k for k, _ in pairs]
+        self.repeated = next((k for i, k in enumerate(self.query_names)
+                              if k in self.query_names[:i]), None)
         self.headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
 
 
@@ -174,7 +225,8 @@ def _json_bytes(doc: Any) -> bytes:
 
 async def _respond(send, status: int, body: bytes, ctype: bytes,
                    headers: dict[str, str] | None = None) -> None:
-    head = [(b"content-type", ctype), (b"content-length", str(len(body)).encode())]
+    head = [(b"content-type", ctype), (b"content-length", str(len(body)).encode()),
+            *SECURITY_HEADERS]
     if headers:
         head += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": head})
@@ -222,15 +274,59 @@ class App:
                                                    "server)"}), JSON_TYPE)
 
 
+class Checkpoints:
+    """The SQLite file's WAL checkpoints on a thread of their own, every `every` seconds (and
+    at `close`): the server's writer connection never checkpoints, and the WAL is started
+    over by this thread (`SqliteStore.checkpoint`), so no fsync ever runs on the event loop,
+    where the small writes are committed. The loop writes only while it holds `lock`, which a
+    checkpoint holds from its start to the WAL's restart (else the loop may write the first
+    frame of the restarted WAL, and sync it). `count`: checkpoints made."""
+
+    def __init__(self, db: str, every: float = CHECKPOINT_EVERY):
+        import threading
+
+        self.st = stores.open_store(db, busy_timeout=WRITE_WAIT)
+        self.every, self.count = every, 0
+        self.lock = threading.Lock()
+        self._checkpoint()  # a WAL started here, before the loop's first write
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="crowdopt-checkpoint",
+                                       daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.every):
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        try:
+            with self.lock:
+                self.st.checkpoint()
+            self.count += 1
+        except Exception as exc:  # noqa: BLE001 - a busy file: the next round does it
+            print(f"checkpoint: {self.st.failure(exc) or exc}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Stop the thread after one last checkpoint."""
+        self.stop.set()
+        self.thread.join(30)
+        self._checkpoint()
+        self.st.close()
+
+
 def create_app(db: str, *, webhooks: list[str] | None = None,
                webhook_secret: bytes | None = None, gold: Any = None,
-               horizon: float | None = None) -> App:
-    """The ASGI app serving campaign file `db` (`gold`: the gold file or data set, for the
-    page; `webhooks`: the endpoints events are delivered to, `horizon` seconds at most).
+               horizon: float | None = None, caps: dict | None = None,
+               owner: str | None = None) -> App:
+    """The ASGI app serving campaign `db` (a file or a PostgreSQL URL; `gold`: the gold file
+    or data set, for the page; `webhooks`: endpoints to register, and then this server
+    delivers every registered endpoint's events, `horizon` seconds at most, as `owner` of its
+    claims; `caps`: changes to the caps on /next per role, stored for every server).
 
-    Writes are applied one at a time, in arrival order: a small one on the event loop itself,
-    the others (and any while one waits for another process's lock) on one writer thread.
-    Reads run on another thread, so a long status never holds up a write and the reverse."""
+    Writes are applied one at a time, in arrival order: with a SQLite file, a small one on the
+    event loop itself, the others (and any while one waits for another process's lock) on
+    one writer thread; with PostgreSQL all on the writer thread. Reads run on another thread,
+    so a long status never holds up a write and the reverse."""
     _require()
     from concurrent.futures import ThreadPoolExecutor
     from types import SimpleNamespace
@@ -238,6 +334,16 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     from .webhooks import HORIZON, Delivery, register
 
     writer = Campaign.open(db, busy_timeout=WRITE_WAIT)
+    if caps and not writer.readonly:
+        writer.set_next_caps(caps)
+    # small writes on the loop: a SQLite file whose commits do not fsync (NORMAL), its
+    # checkpoints (which do) moved to their own thread
+    inline = isinstance(writer.store, store.SqliteStore) and store.sync_mode() == "NORMAL" \
+        and not writer.readonly
+    checkpoints = None
+    if inline:
+        writer.store.defer_checkpoints()
+        checkpoints = Checkpoints(db)
     reader = Campaign.open(db, readonly=True)
     reader.trust_log = True  # `writer` checks the logged decisions (at its next write)
     # a long-lived reader follows the log in memory (each status costs what changed since);
@@ -251,11 +357,11 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     reads = ThreadPoolExecutor(1, thread_name_prefix="crowdopt-read")
     tokens = Tokens(reader)
     refreshing: list = []  # the token refresh in flight, shared by the requests that wait
-    if not writer.readonly:
-        register(db, webhooks or [])  # the endpoints new events are written for
+    if webhooks and not writer.readonly:
+        register(db, webhooks)  # added to the endpoints events are written for
     hooks = None
     if webhooks:
-        hooks = Delivery(db, webhook_secret or b"", horizon=horizon or HORIZON)
+        hooks = Delivery(db, webhook_secret or b"", horizon=horizon or HORIZON, owner=owner)
 
     def error(status: int, msg: str, **headers: str) -> tuple:
         return status, _json_bytes({"error": msg}), JSON_TYPE, headers or None
@@ -266,16 +372,19 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
             raise Busy("the campaign is busy with other requests")
         return fn(*a)
 
-    writer.conn.execute("PRAGMA busy_timeout = 0")  # on the loop: never wait for the lock
+    if inline:
+        writer.store.set_wait(0)  # on the loop: never wait for the lock
     backlog = [0]  # writes handed to the writer thread and not finished (touched on the loop)
 
     def waiting(fn, *a):
         """A write on the writer thread: it may wait WRITE_WAIT for other processes."""
-        writer.conn.execute(f"PRAGMA busy_timeout = {int(WRITE_WAIT * 1000)}")
+        if not inline:
+            return fn(*a)
+        writer.store.set_wait(WRITE_WAIT)
         try:
             return fn(*a)
         finally:
-            writer.conn.execute("PRAGMA busy_timeout = 0")
+            writer.store.set_wait(0)
 
     def small(body: Any) -> bool:
         """Whether a write body asks for little work (<= INLINE_ROWS queries or answers)."""
@@ -291,11 +400,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         millisecond or two: handing it to a thread would cost more than the call, as the
         two threads then trade the interpreter lock); otherwise on the writer thread, in
         order, waiting at most WRITE_WAIT."""
-        if not backlog[0] and small(body):
+        if inline and not backlog[0] and small(body) and checkpoints.lock.acquire(False):
             try:
                 return fn(body, role, request)
             except Busy:  # another process holds the write lock: nothing was changed
                 pass
+            finally:
+                checkpoints.lock.release()
         backlog[0] += 1
         job = writes.submit(queued, time.monotonic(), waiting, fn, body, role, request)
         # counted down on the loop once the thread is done with it (not when this request
@@ -350,10 +461,13 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         raw = b"".join(chunks)
         deep = error(422, f"body: expected JSON nested at most {MAX_DEPTH} deep, found deeper")
         try:
-            # a 5,000-digit integer becomes inf: the field's own check refuses it
-            body = json.loads(raw or b"{}", parse_int=json_int)
+            # numbers by the number rule: 1e-400 like 1e400, integers within 2^53 (a 5,000-digit
+            # one included), each refused by its place in the body
+            body = json_loads(raw or b"{}", "body", max_int=True, parse_int=json_int)
         except RecursionError:
             return None, deep
+        except InputError as exc:
+            return None, error(422, str(exc))
         except ValueError:  # JSONDecodeError, UnicodeDecodeError
             return None, error(422, "body: expected a JSON object, found invalid JSON")
         if _too_deep(body):
@@ -380,6 +494,10 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
                              **{"WWW-Authenticate": "Bearer"})
             if role[0] not in ROLES[path]:
                 return error(403, f"forbidden: a {role[0]} token may not use {path}")
+            try:
+                _check_query(request, path)
+            except InputError as exc:
+                return error(422, str(exc))
             body = None
             if request.method == "POST":
                 body, refused = await body_of(receive, request)
@@ -411,14 +529,25 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         n = b.get("n", 1)
         if isinstance(n, int) and not isinstance(n, bool) and n > MAX_N:
             raise InputError("n", f"an integer in [1, {MAX_N}] per request", n)
-        worker = b.get("worker")
+        worker = _worker_param(b.get("worker"))
         if role[0] == "worker":
             if worker is not None and str(worker) != role[1]:
                 raise InputError("worker", f"{role[1]!r} (this token's worker)", worker)
             worker = role[1]
-        qs = writer.next(n, worker=worker, lease=b.get("lease"),
-                         late_window=b.get("late_window"))
-        return {"queries": [q.to_dict() for q in qs], "count": len(qs)}
+        n, lease, late, capped = ccaps.apply(tokens.caps, role[0], n, b.get("lease"),
+                                             b.get("late_window"))
+        qs = writer.next(n, worker=worker, lease=lease, late_window=late)
+        out = {"queries": [q.to_dict() for q in qs], "count": len(qs)}
+        if capped:  # asked for more than the role may: given the cap, and told
+            out["capped"] = capped
+        return out
+
+    def release(body: Any, role, request) -> dict:
+        b = _fields(body, {"worker"})
+        worker = _worker_param(b.get("worker"))
+        if worker is None:
+            raise InputError("worker", "the worker whose hand-outs end", None)
+        return writer.release(worker)
 
     def record(body: Any, role, request) -> dict:
         rows = body.get("answers") if isinstance(body, dict) else None
@@ -445,7 +574,7 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
         lim = _int_param(request, "limit", EXPORT_LIMIT, 1_000_000)
         if what == "answers":
             rows = reader.answers(offset=off, limit=lim)
-            total = reader.conn.execute("SELECT count(*) FROM answers").fetchone()[0]
+            total = reader.answer_count()
             return {"what": what, "offset": off, "limit": lim, "total": total,
                     "answers": [{"item": i, "worker": w, "label": y} for i, w, y in rows]}
         header, rows = export_rows(reader, what)
@@ -462,10 +591,12 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
 
     routes = {"/next": ("POST", endpoint("/next", next_, True)),
               "/record": ("POST", endpoint("/record", record, True)),
+              "/release": ("POST", endpoint("/release", release, True)),
               "/status": ("GET", endpoint("/status", status, False)),
               "/export": ("GET", endpoint("/export", export, False)),
               "/": ("GET", endpoint("/", page, False, html=True))}
     return App(routes, SimpleNamespace(campaigns=(writer, reader), hooks=hooks,
+                                       checkpoints=checkpoints,
                                        pools=(writes, reads)))
 
 
@@ -506,8 +637,9 @@ def bind(host: str, port: int) -> socket.socket:
 def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str | None = None,
           keyfile: str | None = None, webhooks: list[str] | None = None,
           webhook_secret_file: str | None = None, gold: Any = None,
-          webhook_horizon: float | None = None) -> int:
-    """Run the service until interrupted (uvicorn, one process); returns the exit code."""
+          webhook_horizon: float | None = None, caps: dict | None = None) -> int:
+    """Run the service until interrupted (uvicorn, one process); returns the exit code.
+    Several processes may serve one campaign (a PostgreSQL one on several machines)."""
     _require()
     import uvicorn
 
@@ -519,9 +651,17 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
         from .webhooks import check_urls, load_secret
 
         check_urls(webhooks)
-        secret = load_secret(webhook_secret_file or f"{db}.webhook-secret")
-    app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold,
-                     horizon=webhook_horizon)
+        secret = load_secret(webhook_secret_file or stores.sidecar(db, ".webhook-secret"))
+    sock = bind(host, port)
+    real_port = sock.getsockname()[1]
+    try:
+        # the delivery claims are this server's, by host and port: a restart takes them back
+        app = create_app(db, webhooks=webhooks, webhook_secret=secret, gold=gold,
+                         horizon=webhook_horizon, caps=caps,
+                         owner=f"{socket.gethostname()}:{real_port}")
+    except BaseException:
+        sock.close()
+        raise
     # the modules and the campaigns' state so far live as long as the server: out of the
     # garbage collector's full passes, which otherwise visit them all (tens of ms each)
     gc.collect()
@@ -529,16 +669,15 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
     # hand the interpreter lock between threads every 1 ms (default 5 ms): a status read does
     # not sit behind several write requests' time slices
     sys.setswitchinterval(0.001)
-    sock = bind(host, port)
     scheme = "https" if certfile else "http"
+    where = stores.describe(db)
     if not certfile and not _loopback(host):
-        print(f"warning: serving {db} on {host} over plain HTTP: bearer tokens and answers "
+        print(f"warning: serving {where} on {host} over plain HTTP: bearer tokens and answers "
               "travel unencrypted; use --certfile/--keyfile or a TLS proxy", file=sys.stderr,
               flush=True)
-    real_port = sock.getsockname()[1]
-    print(f"serving {db} on {scheme}://{host}:{real_port} (status page at /, POST /next "
-          f"/record, GET /status /export; tokens in {db}.token and {db}.read-token)",
-          flush=True)
+    print(f"serving {where} on {scheme}://{host}:{real_port} (status page at /, POST /next "
+          f"/record /release, GET /status /export; tokens in "
+          f"{stores.sidecar(db, '.token')} and {stores.sidecar(db, '.read-token')})", flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False,
                             ssl_certfile=certfile, ssl_keyfile=keyfile)
     server = uvicorn.Server(config)
@@ -552,4 +691,6 @@ def serve(db: str, host: str = "127.0.0.1", port: int = 8000, *, certfile: str |
             app.state.hooks.close()
         for pool in app.state.pools:
             pool.shutdown(wait=True, cancel_futures=True)
+        if app.state.checkpoints is not None:
+            app.state.checkpoints.close()
     return 0

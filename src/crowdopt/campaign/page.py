@@ -3,17 +3,44 @@ from the `status` document (the same figures as `campaign status --json`): the b
 spent / reserved / left, inline SVG plots (answers over time, label confidence histogram), the
 worker table paged by links (`?offset=`); it reloads itself every REFRESH s. It names the
 campaign as the status document given to it does (`http.for_role`: the file's path for an
-admin, the campaign's name for a read token)."""
+admin, the campaign's name for a read token).
+
+It fits a phone: the plots scale to the width of the screen (a view box, never wider than
+their card), the cards wrap, the worker table scrolls inside its own box. No script runs and
+its one style sheet is allowed by its hash (`CSP`): the server's Content-Security-Policy
+forbids everything else, framing included."""
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import hashlib
 import html
 import math
+import time
 import urllib.parse
 from typing import Any
 
 REFRESH = 10  # seconds between reloads
+STYLE = """
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:1em;color:#222;background:#fafafa;
+overflow-wrap:anywhere}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(9.5em,1fr));gap:.6em}
+.card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.5em .8em;min-width:0}
+.v{font-size:1.5em;font-weight:600} .k{font-size:.8em;color:#555}
+.plots{display:flex;flex-wrap:wrap;gap:1em;margin:1em 0}
+.plot{flex:1 1 20em;max-width:440px;min-width:0;background:#fff;border:1px solid #ddd;
+border-radius:6px;padding:.3em}
+.plot svg{display:block;width:100%;height:auto}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;background:#fff} td,th{border:1px solid #ddd;padding:.2em .6em;
+text-align:right} td:first-child,th:first-child{text-align:left}
+"""
+# what the server's Content-Security-Policy allows of the page: its one style sheet
+CSP = ("default-src 'none'; style-src 'sha256-"
+       + base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
+       + "'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 
 
 def _e(x: Any) -> str:
@@ -52,8 +79,8 @@ def histogram_svg(hist: dict, width: int = 420, height: int = 170) -> str:
                     f' {c}</title></rect>')
     ticks = "".join(f'<text x="{pad + k * bw:.1f}" y="{height - pad + 14}" font-size="10" '
                     f'text-anchor="middle">{edges[k]:.2f}</text>' for k in range(0, n + 1, 2))
-    return (f'<svg id="confidence-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" role="img" aria-label="label confidence histogram">'
+    return (f'<svg id="confidence-plot" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="label confidence histogram">'
             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
             f'stroke="#444"/>{"".join(bars)}{ticks}<text x="{pad}" y="14" font-size="11">'
             f'labels per confidence bin (max {top})</text></svg>')
@@ -80,8 +107,8 @@ def progress_svg(times: list[float], budget: int, width: int = 420, height: int 
                 f'<text x="{pad}" y="{height - pad + 14}" font-size="10">'
                 f'{_e(_clock(t0))}</text><text x="{width - pad}" y="{height - pad + 14}" '
                 f'font-size="10" text-anchor="end">{_e(_clock(t1))}</text>')
-    return (f'<svg id="progress-plot" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-            f'height="{height}" role="img" aria-label="answers over time">'
+    return (f'<svg id="progress-plot" xmlns="http://www.w3.org/2000/svg" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="answers over time">'
             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
             f'stroke="#444"/>{body}<text x="{pad}" y="14" font-size="11">answers recorded '
             f'over time</text></svg>')
@@ -112,10 +139,11 @@ def worker_pages(st: dict, token: str | None) -> str:
     return f'<p class="pages">{" | ".join(parts)}</p>'
 
 
-def render_page(st: dict, times: list[float] | None = None, *, token: str | None = None
-                ) -> str:
+def render_page(st: dict, times: list[float] | None = None, *, token: str | None = None,
+                now: float | None = None) -> str:
     """The HTML page of status document `st` (`times`: answer times for the progress plot;
-    `token`: kept in the paging links when the page was opened with ?token=)."""
+    `token`: kept in the paging links when the page was opened with ?token=; `now`: the
+    clock of "the last answer ... ago", default the time)."""
     o = st["open"]
     acc = st.get("accuracy")
     if acc is not None:
@@ -126,16 +154,27 @@ def render_page(st: dict, times: list[float] | None = None, *, token: str | None
                    '</b> (mean posterior confidence of the labels; answers agree with the '
                    'current labels at <span id="agreement">' + _num(st["answer_agreement"]) +
                    '</span>)')
+    window = st.get("rate_window_seconds")
+    if window is None:
+        rate_note = "answers per minute: no answer yet"
+    else:
+        ago = max((time.time() if now is None else now) - st["last_answer_at"], 0.0)
+        rate_note = (f"answers per minute over the last {_duration(window)} "
+                     f"({st['answers_in_window']} answers; the last {_duration(ago)} ago)")
     cards = [
-        ("budget", st["budget"], "labels to buy"),
-        ("spent", st["spent"], f"answers paid ({st['late']} late)"),
-        ("reserved", st["reserved"], "open queries and hand-outs that may still be answered"),
-        ("left", st["left"], "neither spent nor reserved"),
-        ("rate", _num(st["answers_per_minute"], 1), "answers per minute (last 10 min)"),
-        ("eta", "done" if st["done"] else _duration(st["eta_seconds"]), "to finish at this rate"),
+        ("budget", st["budget"], "labels the campaign may buy"),
+        ("spent", st["spent"], f"answers paid ({st['late']} of them late)"),
+        ("reserved", st["reserved"], "labels held for open queries and for hand-outs still "
+                                     "inside their late window"),
+        ("left", st["left"], "labels neither spent nor reserved"),
+        ("rate", _num(st["answers_per_minute"], 1), rate_note),
+        ("eta", "done" if st["done"] else _duration(st["eta_seconds"]),
+         "to spend what is left at this rate"),
         ("labelled", st["labelled"], f"of {st['items']} items have a label"),
-        ("leased", o["leased"], "leases open"),
-        ("expired", o["expired"], "leases expired (handed out again)"),
+        ("leased", o["leased"], "queries out on a running lease"),
+        ("expired", o["expired"], "queries whose lease ran out, waiting to be handed out "
+                                  "again"),
+        ("waiting", o["not_handed_out"], "queries decided, not handed out yet"),
     ]
     card_html = "".join(f'<div class="card"><div class="v" id="{k}">{_e(v)}</div>'
                         f'<div class="k">{_e(d)}</div></div>' for k, v, d in cards)
@@ -144,31 +183,24 @@ def render_page(st: dict, times: list[float] | None = None, *, token: str | None
     rows = "".join(
         f"<tr><td>{_e(w['worker'])}</td><td>{w['answers']}</td><td>{_num(w['agreement'])}</td>"
         + (f"<td>{_num(w.get('reliability'))}</td>" if has_rel else "") + "</tr>" for w in ws)
-    table = ('<table id="workers"><tr><th>worker</th><th>answers</th><th>agreement</th>'
-             + ("<th>reliability</th>" if has_rel else "") + f"</tr>{rows}</table>"
-             + worker_pages(st, token))
+    table = ('<div class="scroll"><table id="workers"><tr><th>worker</th><th>answers</th>'
+             '<th>agreement</th>' + ("<th>reliability</th>" if has_rel else "")
+             + f"</tr>{rows}</table></div>" + worker_pages(st, token))
     state = "DONE" if st["done"] else "running"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="{REFRESH}">
 <title>crowdopt campaign {_e(st['campaign'])}</title>
-<style>
-body{{font-family:system-ui,sans-serif;margin:1.5em;color:#222;background:#fafafa}}
-.cards{{display:flex;flex-wrap:wrap;gap:.6em}}
-.card{{background:#fff;border:1px solid #ddd;border-radius:6px;padding:.5em .9em;min-width:8em}}
-.v{{font-size:1.5em;font-weight:600}} .k{{font-size:.8em;color:#666}}
-.plots{{display:flex;flex-wrap:wrap;gap:1em;margin:1em 0}}
-svg{{background:#fff;border:1px solid #ddd;border-radius:6px}}
-table{{border-collapse:collapse;background:#fff}} td,th{{border:1px solid #ddd;padding:.2em .6em;
-text-align:right}} td:first-child,th:first-child{{text-align:left}}
-</style></head>
+<style>{STYLE}</style></head>
 <body>
 <h1>campaign <span id="name">{_e(st['campaign'])}</span> <small id="state">{state}</small></h1>
 <p>policy <b id="policy">{_e(st['policy'])}</b>, batching {_e(st['batching'])}, seed
 {_e(st['seed'])}; {st['decisions']} decisions, {st['issued']} queries issued.
 {quality}.</p>
 <div class="cards">{card_html}</div>
-<div class="plots">{progress_svg(times or [], st['budget'])}{histogram_svg(st['confidence_histogram'])}</div>
+<div class="plots"><div class="plot">{progress_svg(times or [], st['budget'])}</div>
+<div class="plot">{histogram_svg(st['confidence_histogram'])}</div></div>
 <h2 id="workers-title">workers</h2>
 <p>reliability: {_e(st['reliability_source'])}</p>
 {table}

@@ -100,23 +100,19 @@ def from_memory(camp, mem) -> PolicyState:
                        lambda left: mem.applied == len(decs) and A.exhausted(left), lsol)
 
 
-def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) -> PolicyState:
-    """The state read from the file's status summary (current for the file's last event)."""
-    rows = conn.execute("SELECT item, worker, label, query IS NULL, recorded_at FROM answers "
-                        "ORDER BY seq").fetchall()
+def from_summary(camp, applied: int, exhausted: bool, data: str | None) -> PolicyState:
+    """The state read from the store's status summary (current for its last event)."""
+    st = camp.store
+    rows = st.answer_rows()
     arr = np.fromiter(itertools.chain.from_iterable(rows), dtype=float,
                       count=5 * len(rows)).reshape(-1, 5)
     ints = arr[:, :3].astype(np.int64)
     item, worker, label = ints[:, 0], ints[:, 1], ints[:, 2]
     late, at = arr[:, 3] > 0, arr[:, 4]
-    (n_q,) = conn.execute("SELECT count(*) FROM queries").fetchone()
-    (n_d,) = conn.execute("SELECT count(*) FROM decisions").fetchone()
-    (applied_q,) = conn.execute("SELECT count(*) FROM queries WHERE k <= ?", (applied,)
-                                ).fetchone() if camp.batching == "exact" else (0,)
+    n_q, n_d, applied_q = st.log_counts(applied if camp.batching == "exact" else None)
     n = camp.n_items
-    # NULL as infinity (9e999): every value read is a float (the view turns it into nan)
-    rows = conn.execute("SELECT kind, idx, ifnull(x, 9e999), ifnull(y, 9e999), "
-                        "ifnull(z, 9e999) FROM summary ORDER BY id").fetchall()
+    # a missing value as infinity: every value read is a float (the view turns it into nan)
+    rows = st.summary_rows()
     flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=float,
                        count=5 * len(rows)).reshape(-1, 5)
     view = summary_view(camp.policy, n, flat, json.loads(data) if data else None)
@@ -127,9 +123,7 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
         lab, conf = _lsol_labels(n, outputs, view.wx, d["K"], d["p_clip"], item, worker,
                                  label)
         rel = view.wx
-        row = conn.execute("SELECT max(k) FROM decisions WHERE kind = 'exploit'").fetchone()
-        sel = [] if row[0] is None else camp.names("workers", [w for (w,) in conn.execute(
-            "SELECT worker FROM queries WHERE k = ? ORDER BY pos", (row[0],))])
+        sel = camp.names("workers", st.last_exploit_workers())
         lsol = {"testers": d["testers"], "steps": d["steps"], "selected": sel}
     else:
         lab, conf = view.labels()
@@ -138,16 +132,21 @@ def from_summary(camp, conn, applied: int, exhausted: bool, data: str | None) ->
                        rel, lambda left: bool(exhausted), lsol)
 
 
-def _rates(times: np.ndarray, now: float, window: float = 600.0
-           ) -> tuple[float | None, float | None]:
-    """Answers per minute over the last `window` seconds (or since the first answer when
-    sooner), and the time of the last answer."""
+RATE_WINDOW = 600.0  # seconds the answer rate is counted over
+
+
+def _rates(times: np.ndarray, now: float, window: float = RATE_WINDOW
+           ) -> tuple[float | None, float | None, float | None, int]:
+    """Answers per minute over the last `window` seconds (or over the time since the first
+    answer when that is shorter), the time of the last answer, the window the rate is over
+    (seconds, at least 1) and the answers in it: nothing happening makes the rate fall, and
+    the window says over what."""
     if not times.size:
-        return None, None
+        return None, None, None, 0
     since = max(float(times.min()), now - window)
     n = int(np.count_nonzero(times >= since))
     span = max(now - since, 1.0)
-    return 60.0 * n / span, float(times.max())
+    return 60.0 * n / span, float(times.max()), span, n
 
 
 def _histogram(conf: np.ndarray, bins: int = 10) -> dict:
@@ -167,12 +166,10 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
     always cover everything); `top` adds the `top` least confident labels and the `top`
     workers with the most answers (`least_confident`, `busiest_workers`: what the text report
     shows, without building the whole lists)."""
-    conn = camp.conn
     a_item, a_worker, a_label, a_late = ps.item, ps.worker, ps.label, ps.late
     n_ans = len(a_item)
     n_late = int(a_late.sum())
-    rows = conn.execute("SELECT q.id, q.item, q.worker, q.handed, q.lease_until, q.leased_to "
-                        "FROM queries q WHERE q.open = 1 ORDER BY q.id").fetchall()
+    rows = camp.store.open_queries()
     n_leased, expired, waiting = 0, [], 0
     for qid, item, w, handed, until, to in rows:
         if not handed:
@@ -244,7 +241,7 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
     left = camp.budget - spent - reserved
     done = (not n_open and not extra and n_ans - n_late == issued
             and ps.exhausted(camp.budget - spent))
-    rate, last = _rates(ps.time, now)
+    rate, last, span, in_window = _rates(ps.time, now)
     eta = None
     if not done and rate:
         eta = 60.0 * (max(left, 0) + n_open) / rate
@@ -260,7 +257,8 @@ def status(camp, ps: PolicyState, gold: Mapping[str, Any] | None, now: float, *,
         "open": {"leased": n_leased, "expired": n_expired, "not_handed_out": waiting},
         "expired_leases": expired, "done": bool(done),
         "items": n_items, "labelled": int(labelled.sum()), "workers_known": nw,
-        "answers_per_minute": rate, "last_answer_at": last, "eta_seconds": eta,
+        "answers_per_minute": rate, "rate_window_seconds": span,
+        "answers_in_window": in_window, "last_answer_at": last, "eta_seconds": eta,
         "confidence_histogram": _histogram(conf[labelled]),
         "mean_confidence": float(np.nanmean(conf[labelled])) if labelled.any() else None,
         "answer_agreement": float(hit.mean()) if n_ans else None,

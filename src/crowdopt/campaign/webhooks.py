@@ -1,9 +1,14 @@
-"""Webhooks of `campaign serve --webhook URL`: the outbox's events POSTed as JSON,
-HMAC-signed, retried until delivered or past the horizon.
+"""Webhooks: the outbox's events POSTed as JSON, HMAC-signed, retried until delivered or past
+the horizon.
 
-The events are rows of the campaign file (`events`: written with the answers that caused
-them, so none is lost by a crash or a restart of the server). `Delivery` is a small pool of
-threads in the server: each endpoint is served by one thread at a time, its events in order
+Endpoints are registered and removed explicitly (`campaign webhook add|remove`, and
+`campaign serve --webhook URL` adds URL): a server started without `--webhook` changes none,
+and every registered endpoint gets every event, whichever process recorded the answers. The
+events are rows of the campaign's store (`events`: written with the answers that caused
+them, so none is lost by a crash or a restart of a server). `Delivery` is a small pool of
+threads in each server started with `--webhook`: it delivers every registered endpoint, each
+one served by one thread of one server at a time (a claim on the endpoint in the store,
+renewed while it delivers, taken over CLAIM seconds after a server died), its events in order
 (an event is sent after every earlier one of that endpoint was delivered or failed), while
 other endpoints go on at their own pace. Each POST carries `X-Crowdopt-Event`,
 `X-Crowdopt-Delivery` (the event's id, the same on every retry and after a restart: receivers
@@ -22,7 +27,7 @@ import http.client
 import json
 import os
 import secrets
-import sqlite3
+import socket
 import sys
 import threading
 import time
@@ -30,9 +35,11 @@ import urllib.parse
 from pathlib import Path
 
 from ..errors import InputError
+from . import store, stores
 
 BACKOFF, BACKOFF_MAX = 0.5, 30.0  # seconds: the first retry, the longest wait
 HORIZON = 86400.0  # seconds an event is retried (24 h)
+CLAIM = 15.0  # seconds a server's claim on an endpoint lasts unless renewed
 
 
 def check_urls(urls: list[str]) -> None:
@@ -69,28 +76,35 @@ def sign(secret: bytes, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
-def register(db: str | os.PathLike, urls: list[str]) -> None:
-    """Make `urls` the endpoints new events are written for (the others stay listed, with
-    their pending deliveries, inactive until a server names them again)."""
-    from . import store
-
-    conn = store.connect(db)
+def _change_endpoints(db: str | os.PathLike, fn) -> list[str]:
+    st = stores.open_store(db)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("UPDATE endpoints SET active = 0")
-        conn.execute("UPDATE campaign SET endpoints_rev = endpoints_rev + 1")
-        for u in urls:
-            conn.execute("INSERT INTO endpoints (url, active, added_at) VALUES (?, 1, ?) "
-                         "ON CONFLICT (url) DO UPDATE SET active = 1", (u, time.time()))
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        from .core import StoreError
-
-        raise StoreError(f"campaign file {db}: {exc} (webhooks not registered)") from None
+        st.begin(True)
+        out = fn(st)
+        st.commit()
+        return out
+    except BaseException as exc:
+        st.rollback()
+        err = st.failure(exc)
+        if err is not None:
+            raise err from None
+        raise
     finally:
-        conn.close()
+        st.close()
+
+
+def register(db: str | os.PathLike, urls: list[str]) -> None:
+    """Register `urls`: every event written from now on gets a delivery for each (the other
+    registered endpoints stay as they are)."""
+    check_urls(urls)
+    if urls:
+        _change_endpoints(db, lambda st: st.add_endpoints(list(urls), time.time()))
+
+
+def unregister(db: str | os.PathLike, urls: list[str]) -> list[str]:
+    """Remove `urls`: no event is written for them any more (their pending deliveries stay
+    listed, undelivered); returns those that were registered."""
+    return _change_endpoints(db, lambda st: st.remove_endpoints(list(urls)))
 
 
 class Delivery:
@@ -102,8 +116,12 @@ class Delivery:
     def __init__(self, db: str | os.PathLike, secret: bytes, *, threads: int = 4,
                  horizon: float = HORIZON, backoff: float = BACKOFF,
                  backoff_max: float = BACKOFF_MAX, poll: float = 1.0, timeout: float = 10.0,
-                 mark_every: float = 0.5, linger: float = 0.02):
+                 mark_every: float = 0.5, linger: float = 0.02, owner: str | None = None):
         self.db, self.secret = str(db), secret
+        # who claims the endpoints: a server names itself by host and port, so that it
+        # takes its claims back at once after a restart
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.claims: dict[int, float] = {}  # endpoint -> until when this pool holds it
         self.horizon, self.backoff, self.backoff_max = horizon, backoff, backoff_max
         self.poll, self.timeout, self.mark_every, self.linger = poll, timeout, mark_every, linger
         self.cv = threading.Condition()
@@ -139,22 +157,16 @@ class Delivery:
             t.join(timeout)
 
     def pending(self) -> int:
-        """Deliveries still pending in the file for the active endpoints (tests)."""
-        from . import store
-
-        conn = store.connect(self.db, readonly=True)
+        """Deliveries still pending for the registered endpoints (tests)."""
+        st = stores.open_store(self.db, readonly=True)
         try:
-            return conn.execute("SELECT count(*) FROM outbox o JOIN endpoints p ON "
-                                "p.id = o.endpoint WHERE o.state = 'pending' AND "
-                                "p.active = 1").fetchone()[0]
+            return st.pending_deliveries()
         finally:
-            conn.close()
+            st.close()
 
     # ---------------------------------------------------------------- threads
     def _run(self) -> None:
-        from . import store
-
-        conn = store.connect(self.db, busy_timeout=5.0)
+        conn = stores.open_store(self.db, busy_timeout=5.0)
         try:
             while True:
                 with self.cv:
@@ -176,9 +188,12 @@ class Delivery:
                     continue
                 try:
                     self._serve(conn, ep)
-                except sqlite3.Error as exc:  # busy or damaged file: try again later
-                    print(f"webhooks: campaign file {self.db}: {exc}", file=sys.stderr,
-                          flush=True)
+                except Exception as exc:  # a busy, damaged or unreachable store: later
+                    err = conn.failure(exc)
+                    if err is None:
+                        raise
+                    conn.rollback()
+                    print(f"webhooks: {err}", file=sys.stderr, flush=True)
                     with self.cv:
                         self.sent.pop(ep, None)  # read again from the file
                     time.sleep(min(self.poll, 1.0))
@@ -190,6 +205,9 @@ class Delivery:
                 with self.cv:
                     marks = self._take_marks(force=True)
                 self._mark(conn, marks)
+                conn.unclaim_endpoints(self.owner)
+            except Exception as exc:  # noqa: BLE001 - a store gone: the claims lapse
+                print(f"webhooks: {conn.failure(exc) or exc}", file=sys.stderr, flush=True)
             finally:
                 conn.close()
 
@@ -203,50 +221,55 @@ class Delivery:
         self.marked_at = time.monotonic()
         return marks
 
-    def _mark(self, conn: sqlite3.Connection, marks: list[tuple]) -> None:
+    def _mark(self, conn: store.CampaignStore, marks: list[tuple]) -> None:
         if marks:
-            conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.executemany("UPDATE outbox SET state = 'delivered', attempts = ?, "
-                                 "done_at = ?, last_error = NULL WHERE endpoint = ? AND "
-                                 "event = ?", marks)
-                conn.execute("COMMIT")
+                conn.begin(True, lock=False)
+                conn.mark_delivered(marks)
+                conn.commit()
             except BaseException:
-                conn.execute("ROLLBACK")
+                conn.rollback()
                 with self.cv:  # written next time
                     self.marks = marks + self.marks
                 raise
             self.delivered += len(marks)
 
-    def _claim(self, conn: sqlite3.Connection) -> int | None:
-        """An active endpoint no thread serves whose next unsent event is due (under `cv`)."""
+    def _claim(self, conn: store.CampaignStore) -> int | None:
+        """A registered endpoint no thread serves whose next unsent event is due and that no
+        other server delivers (under `cv`)."""
         now = time.time()
-        self.n_active = conn.execute("SELECT count(*) FROM endpoints WHERE active = 1"
-                                     ).fetchone()[0]
-        for (ep,) in conn.execute("SELECT DISTINCT o.endpoint FROM outbox o JOIN endpoints p "
-                                  "ON p.id = o.endpoint WHERE o.state = 'pending' AND "
-                                  "p.active = 1").fetchall():
+        self.n_active = len(conn.active_endpoints())
+        for ep in conn.endpoints_with_pending():
             if ep in self.busy:
                 continue
-            row = conn.execute("SELECT next_at FROM outbox WHERE endpoint = ? AND state = "
-                               "'pending' AND event > ? ORDER BY event LIMIT 1",
-                               (ep, self.sent.get(ep, 0))).fetchone()
-            if row is not None and row[0] <= now:
+            due = conn.next_due(ep, self.sent.get(ep, 0))
+            if due is not None and due <= now and self._hold(conn, ep, now):
                 self.busy.add(ep)
                 return ep
         return None
 
-    def _serve(self, conn: sqlite3.Connection, ep: int) -> None:
+    def _hold(self, conn: store.CampaignStore, ep: int, now: float) -> bool:
+        """Whether this pool holds endpoint `ep`'s claim (taken or renewed when less than
+        half of it is left): one server delivers an endpoint at a time."""
+        if self.claims.get(ep, 0.0) - now > CLAIM / 2:
+            return True
+        if conn.claim_endpoint(ep, self.owner, now, now + CLAIM):
+            self.claims[ep] = now + CLAIM
+            return True
+        self.claims.pop(ep, None)
+        with self.cv:
+            self.sent.pop(ep, None)  # another server delivers it: read it anew when back
+        return False
+
+    def _serve(self, conn: store.CampaignStore, ep: int) -> None:
         """Send endpoint `ep`'s unsent pending events in order until one fails or none is
         due."""
         while not self.stop:
             with self.cv:
                 after = self.sent.get(ep, 0)
-            rows = conn.execute(
-                "SELECT o.event, o.attempts, o.next_at, e.kind, e.body, e.created_at, p.url "
-                "FROM outbox o JOIN events e ON e.id = o.event JOIN endpoints p ON "
-                "p.id = o.endpoint WHERE o.endpoint = ? AND o.state = 'pending' AND "
-                "o.event > ? ORDER BY o.event LIMIT 200", (ep, after)).fetchall()
+            if not self._hold(conn, ep, time.time()):
+                return
+            rows = conn.pending_events(ep, after, 200)
             if not rows or rows[0][2] > time.time():
                 return  # the thread claims again before it waits
             for event, attempts, _, kind, body, created, url in rows:
@@ -263,9 +286,7 @@ class Delivery:
                     marks = self._take_marks(force=True)
                 self._mark(conn, marks)  # what went before is marked first
                 if now - created >= self.horizon:
-                    conn.execute("UPDATE outbox SET state = 'failed', attempts = ?, "
-                                 "done_at = ?, last_error = ? WHERE endpoint = ? AND "
-                                 "event = ?", (attempts + 1, now, err, ep, event))
+                    conn.mark_failed(ep, event, attempts + 1, now, err)
                     self.failed += 1
                     with self.cv:
                         self.sent[ep] = event
@@ -273,9 +294,7 @@ class Delivery:
                           f"for {self.horizon:g} s", file=sys.stderr, flush=True)
                     continue
                 wait = min(self.backoff_max, self.backoff * 2.0 ** attempts)
-                conn.execute("UPDATE outbox SET attempts = ?, next_at = ?, last_error = ? "
-                             "WHERE endpoint = ? AND event = ?",
-                             (attempts + 1, now + wait, err, ep, event))
+                conn.retry_later(ep, event, attempts + 1, now + wait, err)
                 return
 
     def _post(self, url: str, body: bytes, kind: str, delivery: str) -> str | None:

@@ -1,12 +1,17 @@
-"""`crowdopt campaign init|next|record|status|export|token|events|serve`: a live campaign.
+"""`crowdopt campaign init|next|record|status|export|token|release|webhook|events|serve`: a
+live campaign.
 
-The campaign is one SQLite file (DB). `init` fixes the items, workers, budget, policy,
-parameters and seed; `next` hands out leased queries; `record` stores answers (an outcome per
-row); `status` reports; `export` writes answers or labels (CSV, JSONL, Label Studio);
-`token` makes and rotates bearer tokens; `events` lists the webhook outbox; `serve` is the
-HTTP service and its status page (optional extra `serve`). Exit codes: 0 ok, 2 bad input (one
-line; `record`: some rows were rejected, the others stored), 6 the campaign file failed
-(locked longer than --wait, read-only, damaged), 7 the server could not bind its address.
+The campaign (DB) is one SQLite file, or `postgresql://host/db?campaign=NAME`: a campaign of a
+PostgreSQL database that several servers share (extra `postgres`). `init` fixes the items,
+workers, budget, policy, parameters, seed and the caps on /next per role; `next` hands out
+leased queries; `record` stores answers (an outcome per row); `status` reports; `export`
+writes answers or labels (CSV, JSONL, Label Studio); `token` makes and rotates bearer tokens;
+`release` frees a worker's open hand-outs; `webhook add|remove` registers webhook endpoints;
+`events` lists the webhook outbox; `serve` is the HTTP service and its status page (optional
+extra `serve`). Token files go beside a campaign file (DB.token), in the current folder for a
+PostgreSQL campaign (NAME.token). Exit codes: 0 ok, 2 bad input (one line; `record`: some rows
+were rejected, the others stored), 6 the campaign's store failed (locked longer than --wait,
+read-only, damaged, unreachable), 7 the server could not bind its address.
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ BATCHING_HELP = ("exact (default): decisions equal the one-at-a-time policy and 
                  "hands out N queries decided on the answers in so far (an item with an open "
                  "query is held out)")
 
+
+DB_HELP = "the campaign file (SQLite) or postgresql://host/db?campaign=NAME"
+CAP_HELP = ("the most a token of ROLE (admin, worker) may ask of POST /next: FIELD n (queries "
+            "per request), lease or late_window (seconds); a request asking for more gets the "
+            "cap and its reply says so (defaults: worker.n=10, worker.lease=3600, "
+            "worker.late_window=3600; admin: 1000 and 1e9 s); repeatable")
 
 WAIT = 5.0  # seconds a CLI write waits for another process's write lock (then exit 6)
 _STARTED = time.monotonic()  # the command line is being parsed: the clock of --wait
@@ -75,8 +86,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise InputError("--" + wrong[0].replace("_", "-"),
                          f"an option of policy {args.policy} ({', '.join(keys) or 'none'})",
                          given[wrong[0]])
-    token_file = Path(str(args.db) + ".token")
-    read_file = Path(str(args.db) + ".read-token")
+    from ..campaign import caps as ccaps
+    from ..campaign.stores import describe, sidecar
+
+    token_file = sidecar(args.db, ".token")
+    read_file = sidecar(args.db, ".read-token")
     for f in (token_file, read_file):
         if os.path.lexists(f):
             raise InputError("token file", "a path that does not exist yet", str(f),
@@ -84,21 +98,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     camp = Campaign.create(args.db, policy=args.policy, items=args.items, budget=args.budget,
                            workers=args.workers, seed=args.seed, batching=args.batching,
                            labels=args.labels, pairs=args.pairs, params=given,
-                           name=args.name)
+                           name=args.name, caps=ccaps.parse(args.cap))
     write_secret(token_file, camp.new_tokens["admin"])
     write_secret(read_file, camp.new_tokens["read"])
-    doc = {"campaign": str(args.db), "name": camp.name, "policy": camp.policy,
+    doc = {"campaign": describe(args.db), "name": camp.name, "policy": camp.policy,
            "params": camp.params,
            "items": len(camp.item_ids), "workers": len(camp.worker_ids),
            "budget": camp.budget, "seed": camp.seed, "batching": camp.batching,
-           "classes": camp.classes, "token_file": str(token_file),
+           "classes": camp.classes, "caps": camp.next_caps(), "token_file": str(token_file),
            "read_token_file": str(read_file)}
     camp.close()
     if args.json:
         emit_json(doc)
     else:
         who = f", {doc['workers']} workers" if doc["workers"] else ""
-        print(f"campaign {args.db}: {camp.policy} on {doc['items']} items{who}, budget "
+        print(f"campaign {doc['campaign']}: {camp.policy} on {doc['items']} items{who}, budget "
               f"{camp.budget}, seed {camp.seed}, batching {camp.batching}")
         print(f"HTTP bearer tokens written to {token_file} (admin) and {read_file} (read-only:"
               " status, export, the status page)")
@@ -239,13 +253,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- token
 def cmd_token(args: argparse.Namespace) -> int:
     """`crowdopt campaign token`: make or rotate a bearer token."""
+    from ..campaign.stores import sidecar
     from ..cli import emit_json
     from ..files import check_target
 
     out, replace = args.output, args.force
     if out is None and args.role != "worker":  # the campaign's own token file: rotated
-        out, replace = str(args.db) + (".token" if args.role == "admin" else ".read-token"), \
-            True
+        out = str(sidecar(args.db, ".token" if args.role == "admin" else ".read-token"))
+        replace = True
     if out is not None and out != "-" and (replace or os.path.lexists(out)):
         check_target(out, force=replace, field="--output")  # refused before a token is made
     with _open(args.db, wait=args.wait) as camp:
@@ -266,10 +281,48 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- release
+def cmd_release(args: argparse.Namespace) -> int:
+    """`crowdopt campaign release`: free a worker's open hand-outs."""
+    from ..cli import emit_json
+
+    with _open(args.db, wait=args.wait) as camp:
+        doc = camp.release(args.worker)
+    if args.json:
+        emit_json(doc)
+    else:
+        print(f"released {doc['handouts']} hand-outs of worker {doc['worker']} ({doc['queries']} "
+              "queries back in line for `next`); answers to them are no longer paid")
+    return 0
+
+
+# ----------------------------------------------------------------------------- webhook
+def cmd_webhook(args: argparse.Namespace) -> int:
+    """`crowdopt campaign webhook add|remove`: register or remove webhook endpoints."""
+    from ..campaign.webhooks import register, unregister
+    from ..cli import emit_json
+
+    if args.change == "add":
+        register(args.db, [args.url])
+        changed = [args.url]
+    else:
+        changed = unregister(args.db, [args.url])
+    doc = {"action": args.change, "urls": changed}
+    if args.json:
+        emit_json(doc)
+    elif args.change == "add":
+        print(f"registered {args.url}: every event from now on is delivered to it by the "
+              "servers started with --webhook")
+    elif changed:
+        print(f"removed {args.url} (no event is written for it any more)")
+    else:
+        print(f"{args.url} was not registered: nothing to remove")
+    return 0
+
+
 # ----------------------------------------------------------------------------- events
 def cmd_events(args: argparse.Namespace) -> int:
     """`crowdopt campaign events`: the webhook outbox: pending, delivered, failed."""
-    from ..campaign.core import StoreError
     from ..campaign.events import listing
     from ..cli import emit_json, format_table
 
@@ -278,9 +331,12 @@ def cmd_events(args: argparse.Namespace) -> int:
             raise InputError("DB", "a campaign file of schema 3 (open it once with a writing "
                              "command)", str(args.db))
         try:
-            doc = listing(camp.conn, args.state, args.limit)
-        except Exception as exc:  # sqlite3.Error: a damaged file
-            raise StoreError(f"campaign file {args.db}: {exc}") from None
+            doc = listing(camp.store, args.state, args.limit)
+        except Exception as exc:  # a damaged file, a store gone
+            err = camp.store.failure(exc)
+            if err is None:
+                raise
+            raise err from None
     t = doc["totals"]
     if args.json:
         emit_json(doc)
@@ -309,13 +365,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if (args.certfile is None) != (args.keyfile is None):
         raise InputError("--certfile/--keyfile", "both (TLS) or neither",
                          args.certfile or args.keyfile)
+    from ..campaign import caps as ccaps
+
     secret = args.webhook_secret_file
     if secret is not None and not Path(secret).parent.is_dir():
         raise InputError("--webhook-secret-file", "a file in an existing folder", secret)
     return serve(args.db, host=args.host, port=args.port, certfile=args.certfile,
                  keyfile=args.keyfile, webhooks=args.webhook or [],
                  webhook_secret_file=args.webhook_secret_file, gold=args.gold,
-                 webhook_horizon=args.webhook_horizon)
+                 webhook_horizon=args.webhook_horizon, caps=ccaps.parse(args.cap))
 
 
 def _positive_int(text: str) -> int:
@@ -331,10 +389,13 @@ def register(cli) -> None:
     from ..policies.lsol_options import ESTIMATORS
 
     top = cli.top.add_parser(
-        "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP) in a SQLite file",
+        "campaign", help="run a live labeling campaign (Opt-KG, LS_OL, CL-TAP): a SQLite file "
+        "or a PostgreSQL database",
         description="A live campaign: the policy decides which labels to buy while answers "
-                    "arrive; all state is in the DB file (survives kill -9, safe for several "
-                    "processes). See the Campaigns page of the documentation (docs/campaigns.md).")
+                    "arrive; all state is in DB, a SQLite file or postgresql://host/db?"
+                    "campaign=NAME (extra postgres: several servers on one database); it "
+                    "survives kill -9 and is safe for several processes. See the Campaigns "
+                    "page of the documentation (docs/campaigns.md).")
     sub = top.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
 
     def missing(args: argparse.Namespace) -> int:
@@ -350,7 +411,8 @@ def register(cli) -> None:
                        "(column worker; accuracy for cltap: one number or ';'-separated per "
                        "iteration), pairs.csv (item,worker). dataset:NAME works for each.")
     p.add_argument("db", metavar="DB", type=new_file,
-                   help="the campaign file to create (must not exist; its folder must)")
+                   help="the campaign file to create (must not exist; its folder must), or "
+                   "postgresql://[user@]host[:port]/db?campaign=NAME (NAME: a-z, 0-9, _)")
     p.add_argument("--policy", required=True, choices=("optkg", "optkg-het", "lsol", "cltap"),
                    help="allocation policy: optkg, optkg-het (per-worker reliability), lsol, cltap")
     p.add_argument("--items", required=True, metavar="ITEMS",
@@ -366,7 +428,9 @@ def register(cli) -> None:
     p.add_argument("--pairs", default=None, metavar="PAIRS",
                    help="optkg-het: allowed (item, worker) pairs (CSV or dataset:NAME)")
     p.add_argument("--name", default=None, help="the campaign's name, shown to read-only "
-                   "viewers of the status page (default: the file's name)")
+                   "viewers of the status page (default: the file's name; the URL's NAME)")
+    p.add_argument("--cap", action="append", default=None, metavar="ROLE.FIELD=VALUE",
+                   help=CAP_HELP)
     g = p.add_argument_group("policy options")
     g.add_argument("--rule", default=None, help="optkg: optkg|kg|pessimistic|cvar|nlu|uniform|"
                    "gittins|gittins-finite (+ -det: ties to the smallest index); optkg-het: "
@@ -390,7 +454,7 @@ def register(cli) -> None:
     p = sub.add_parser("next", help="hand out the next queries (leased)",
                        description="The next queries: item, and worker where the policy "
                        "chooses one. Expired leases are handed out again first.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("--n", type=_positive_int, default=1, help="at most N queries (default 1)")
     p.add_argument("--worker", default=None, help="only queries this worker may answer "
                    "(handed out to that worker: another worker's answer to them is refused)")
@@ -415,7 +479,7 @@ def register(cli) -> None:
                        "reason (a conflicting label, no hand-out left for it, an unknown "
                        "item/worker/label): never stored, never paid; rejected rows never "
                        "block the others. Exit 2 when some row was rejected.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("answers", metavar="ANSWERS",
                    help="CSV FILE of answers: item,worker,label (- for stdin)")
     p.add_argument("--wait", type=seconds, default=WAIT, metavar="S",
@@ -427,7 +491,7 @@ def register(cli) -> None:
     p = sub.add_parser("status", help="budget, labels with confidence, worker reliabilities",
                        description="Budget spent/left, open and expired leases, current labels "
                        "with posterior confidence, worker reliabilities.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("--gold", default=None, metavar="GOLD",
                    help="gold CSV (item,label) or a data set name: adds accuracy")
     p.add_argument("--top", type=_positive_int, default=10, help="rows per table (text)")
@@ -444,7 +508,7 @@ def register(cli) -> None:
                        "with at least one answer only) as CSV (cells that a spreadsheet would "
                        "run as a formula are prefixed with '), JSONL or Label Studio JSON "
                        "tasks. Works on a read-only file.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("-o", "--output", default=None, metavar="FILE",
                    help="output FILE (default stdout): a regular file only (a FIFO, device or "
                    "directory is refused); an existing FILE needs --force")
@@ -465,7 +529,7 @@ def register(cli) -> None:
                        "(rotation). admin/read tokens go to DB.token / DB.read-token (0600, "
                        "replaced by a rename, never written through a symlink); worker tokens "
                        "to stdout unless -o FILE.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("--role", choices=("admin", "read", "worker"), default="admin",
                    help="what the token may do (default admin)")
     p.add_argument("--worker", default=None, help="the worker a worker token answers as")
@@ -482,12 +546,13 @@ def register(cli) -> None:
     p.set_defaults(func=cmd_token)
 
     p = sub.add_parser("events", help="the webhook outbox: pending, delivered, failed",
-                       description="Webhook events are written to the campaign file with "
-                       "the answers that caused them, one delivery per endpoint of the last "
-                       "`serve --webhook`; the server delivers them (in order per endpoint, "
-                       "retried with back-off up to --webhook-horizon). Lists the counts per "
-                       "endpoint and the last deliveries. Works on a read-only file.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+                       description="Webhook events are written to the campaign with the "
+                       "answers that caused them, one delivery per registered endpoint "
+                       "(`campaign webhook add`, `serve --webhook`); the servers started with "
+                       "--webhook deliver them (in order per endpoint, retried with back-off "
+                       "up to --webhook-horizon). Lists the counts per endpoint and the last "
+                       "deliveries. Works on a read-only file.")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("--state", choices=("pending", "delivered", "failed"), default=None,
                    help="only deliveries in this state")
     p.add_argument("--limit", type=_positive_int, default=20,
@@ -500,9 +565,11 @@ def register(cli) -> None:
                        "GET /export and a status page at / (refreshes itself). Every request "
                        "needs 'Authorization: Bearer TOKEN' (DB.token: admin; DB.read-token: "
                        "status, export, page; worker tokens from `campaign token`); the page "
-                       "also takes ?token=. Busy file: 503 with Retry-After. Needs pip install "
-                       "'crowdopt[serve]'. Exit 7 when the address cannot be bound.")
-    p.add_argument("db", metavar="DB", help="the campaign file (SQLite)")
+                       "also takes ?token=; POST /release (admin) frees a worker's hand-outs. "
+                       "Busy campaign: 503 with Retry-After. Several servers may serve one "
+                       "PostgreSQL campaign. Needs pip install 'crowdopt[serve]'. Exit 7 when "
+                       "the address cannot be bound.")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
     p.add_argument("--host", default="127.0.0.1",
                    help="interface to listen on (default 127.0.0.1, this machine only; any "
                    "other address without --certfile gets a warning: tokens travel in clear)")
@@ -510,15 +577,56 @@ def register(cli) -> None:
     p.add_argument("--certfile", default=None, metavar="PEM", help="TLS certificate (HTTPS)")
     p.add_argument("--keyfile", default=None, metavar="PEM", help="TLS private key (HTTPS)")
     p.add_argument("--webhook", action="append", default=None, metavar="URL",
-                   help="POST events (answers recorded, budget 25/50/75/100%%, campaign done) "
-                   "to URL, HMAC-SHA256 signed, retried with back-off, kept in the campaign "
-                   "file until delivered (`campaign events`); repeatable")
+                   help="register URL (as `campaign webhook add`) and deliver the events of "
+                   "every registered endpoint (answers recorded, budget 25/50/75/100%%, "
+                   "campaign done): POSTed HMAC-SHA256 signed, retried with back-off, kept in "
+                   "the campaign until delivered (`campaign events`); repeatable. Without it "
+                   "the server delivers nothing and changes no endpoint")
     p.add_argument("--gold", default=None, metavar="GOLD",
                    help="gold CSV (item,label) or a data set name: accuracy on /status and the "
                    "page")
     p.add_argument("--webhook-secret-file", default=None, metavar="FILE",
-                   help="the HMAC key (default: DB.webhook-secret, made 0600 on first use)")
+                   help="the HMAC key (default: DB.webhook-secret, NAME.webhook-secret for a "
+                   "PostgreSQL campaign; made 0600 on first use; servers that deliver the "
+                   "same campaign share it)")
     p.add_argument("--webhook-horizon", type=seconds, default=86400.0, metavar="S",
                    help="retry an event for S seconds before marking it failed (default "
                    "86400: 24 h); pending events survive a restart of the server")
+    p.add_argument("--cap", action="append", default=None, metavar="ROLE.FIELD=VALUE",
+                   help=CAP_HELP + "; set here, they are stored and every server applies them")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("release", help="free a worker's open hand-outs",
+                       description="End every live hand-out of WORKER now: an answer to it is "
+                       "no longer paid (rejected), it stops reserving the budget, and the "
+                       "queries it held on a running lease go back in line for `next`. The "
+                       "admin API does the same (POST /release {\"worker\": W}).")
+    p.add_argument("db", metavar="DB", help=DB_HELP)
+    p.add_argument("--worker", required=True, help="the worker whose hand-outs end")
+    p.add_argument("--wait", type=seconds, default=WAIT, metavar="S",
+                   help=f"give up after S s on a campaign another process is writing (exit 6; "
+                   f"default {WAIT:g})")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("webhook", help="register or remove a webhook endpoint",
+                       description="Webhook endpoints are registered and removed explicitly; "
+                       "a server started without --webhook changes none.")
+    wsub = p.add_subparsers(dest="change", metavar="ACTION", parser_class=_Parser)
+
+    def webhook_help(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 2
+    p.set_defaults(func=webhook_help)
+    for change, what in (
+            ("add", "every event written from now on (answers, budget thresholds, done) gets a "
+                    "delivery to URL, made by the servers started with --webhook (one server "
+                    "per endpoint at a time)"),
+            ("remove", "no event is written for URL any more (its pending ones stay listed by "
+                       "`campaign events`)")):
+        q = wsub.add_parser(change, help=f"{change} an endpoint", description=what[0].upper()
+                            + what[1:] + ".")
+        q.add_argument("db", metavar="DB", help=DB_HELP)
+        q.add_argument("url", metavar="URL", help="http(s)://host/path")
+        q.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        q.set_defaults(func=cmd_webhook)

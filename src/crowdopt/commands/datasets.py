@@ -20,13 +20,22 @@ def _mb(n: int) -> str:
 
 
 def _names(args_names: list[str], every: bool) -> list[str]:
+    """The sets a command names: every one with --all (and then no NAME: `--all nope` is
+    refused, not read as --all), else each NAME once (one given twice is refused)."""
     from ..dataset_catalogue import catalogue, entry
+    from ..validate import Shown
 
     if every:
+        if args_names:
+            raise InputError("NAME", "no data set name with --all (--all is every set)",
+                             " ".join(args_names))
         return list(catalogue())
     if not args_names:
         raise InputError("NAME", "one or more data set names, or --all", "nothing")
-    return [entry(n).name for n in dict.fromkeys(args_names)]
+    twice = next((n for k, n in enumerate(args_names) if n in args_names[:k]), None)
+    if twice is not None:
+        raise InputError("NAME", "each data set once", Shown(f"{twice!r} twice"))
+    return [entry(n).name for n in args_names]
 
 
 def _status(name: str) -> dict[str, Any]:
@@ -111,7 +120,7 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     from ..datapath import download_dir, fetch_set, find_for_fetch, mirror_url
     from ..dataset_catalogue import entry
 
-    mirror_url(args.mirror)  # a bad URL fails before anything is fetched
+    mirror_url(args.mirror, "--mirror")  # a bad URL fails before anything is fetched
     quiet = args.quiet or args.json
     out = []
     for name in _names(args.names, args.all):
@@ -248,8 +257,9 @@ def register(cli) -> None:
                        "catalogue's size and SHA-256 "
                        "before it is renamed into place (progress on stderr). An interrupted "
                        "download resumes where it stopped on the next run.")
-    p.add_argument("names", nargs="*", metavar="NAME", help="data set names")
-    p.add_argument("--all", action="store_true", help="every catalogued set")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="data set names (each once; options may come between them)")
+    p.add_argument("--all", action="store_true", help="every catalogued set (then no NAME)")
     p.add_argument("--mirror", default=None, metavar="URL",
                    help="base URL laid out as a data folder (URL/FOLDER/FILE) instead of "
                    "the public sources (default $CROWDOPT_DATASETS_MIRROR)")
@@ -260,7 +270,7 @@ def register(cli) -> None:
                    "(default 60; at most 1e9); a file stopped by it resumes on the next run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _json_flag(p)
-    p.set_defaults(func=cmd_fetch)
+    p.set_defaults(func=cmd_fetch, intermixed="names")
 
     p = sub.add_parser("path", help="the folder holding a set's files (never downloads)")
     p.add_argument("name", metavar="NAME", help="data set name")
@@ -271,6 +281,8 @@ def register(cli) -> None:
                        description="SHA-256 of every file of every set (or of each NAME) found "
                        "on this machine, against the catalogue. Exit 5 when a file differs, "
                        "2 when a NAME given is not here.")
-    p.add_argument("names", nargs="*", metavar="NAME", help="data set names (default: all)")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="data set names (default: all; each once; options may come between "
+                   "them)")
     _json_flag(p)
-    p.set_defaults(func=cmd_verify)
+    p.set_defaults(func=cmd_verify, intermixed="names")

@@ -11,7 +11,6 @@ with its coverage: the share of them that a selected worker labelled (the others
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +24,12 @@ EXIT_OK, EXIT_INFEASIBLE, EXIT_TIME_LIMIT, EXIT_CERT = 0, 3, 4, 5
 
 def read_costs(path: str, worker_ids: list) -> np.ndarray:
     """Integer cost per worker from a CSV/TSV `worker,cost` (header required; ids by text)."""
+    from ..files import read_input
+    from ..validate import integer_text, utf8_text
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError("--costs", "an existing file", path)
-    try:
-        lines = [ln.strip() for ln in p.read_text(encoding="utf-8-sig").splitlines()]
-    except UnicodeDecodeError:
-        raise InputError("--costs", "UTF-8 text", path) from None
+    lines = [ln.strip() for ln in utf8_text(read_input(p, "--costs"), "--costs",
+                                             p.name).splitlines()]
     lines = [ln for ln in lines if ln]
     if not lines:
         raise InputError("--costs", "a header `worker,cost` and one row per worker", "empty file")
@@ -45,13 +43,7 @@ def read_costs(path: str, worker_ids: list) -> np.ndarray:
         cells = [c.strip() for c in line.split(sep)]
         if len(cells) <= max(iw, ic):
             raise InputError(f"{p.name}: row {r}", "a worker and a cost", line)
-        try:
-            v = float(cells[ic])
-        except ValueError:
-            raise InputError(f"{p.name}: row {r} cost", "an integer >= 0", cells[ic]) from None
-        if not math.isfinite(v) or v < 0 or v != int(v):
-            raise InputError(f"{p.name}: row {r} cost", "an integer >= 0", cells[ic])
-        costs[cells[iw]] = int(v)
+        costs[cells[iw]] = integer_text(cells[ic], f"{p.name}: row {r} cost", lo=0)
     missing = [w for w in worker_ids if str(w) not in costs]
     if missing:
         raise InputError(f"{p.name}", "a cost for every worker of the label table",

@@ -294,7 +294,7 @@ def dataset_gold(name: str, table: LabelTable) -> Gold:
 
 
 def _spec(name: str) -> DatasetSpec:
-    if name not in DATASETS:
+    if not isinstance(name, str) or name not in DATASETS:
         raise InputError("dataset", f"one of {list(DATASETS)}", name)
     return DATASETS[name]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..problems.worker_scores import score_unbiased
-from ..validate import real
+from ..validate import real, real_text
 from .aggregate import (
     AggregationResult,
     break_ties,
@@ -147,14 +147,10 @@ def read_accuracies(path: str | Path, *, worker_column: str = "worker",
     for i, r in enumerate(rows):
         if len(r) <= max(idx.values()) or r[idx["accuracy"]] == "":
             continue
-        try:
-            a = float(r[idx["accuracy"]])
-        except ValueError:
-            raise InputError(f"{Path(path).name}: row {i + 2} accuracy", "a number",
-                             r[idx["accuracy"]]) from None
+        field = f"{Path(path).name}: row {i + 2} accuracy"
+        a = real_text(r[idx["accuracy"]], field)  # the number grammar ('1_0' is no number)
         if not 0.0 <= a <= 1.0:
-            raise InputError(f"{Path(path).name}: row {i + 2} accuracy", "a value in [0, 1]",
-                             a)
+            raise InputError(field, "a value in [0, 1]", a)
         out[r[idx["worker"]]] = a
     if not out:
         raise InputError(Path(path).name, "at least one worker accuracy", "none")

@@ -17,8 +17,14 @@ values become Python ints, so classes sort numerically). Otherwise every label c
 text after trimming (' yes' is 'yes'; a number among texts becomes its text, 1 is '1'), and
 two labels that spell the same number differently ('1' and '1.0' beside 'yes') are refused:
 they are never two classes, nor silently one. A blank label, and a control character (NUL,
-line breaks, ...) or bidi override/isolate in a label or id (`validate.clean_text`), are
-refused; an integer id is within 2^53, a boolean id is refused (True is the id 1 in Python).
+line breaks, ...), format character (bidi overrides, zero-width space, U+FEFF), line or
+paragraph separator, lone surrogate or variation selector in a label or id, and a text not in
+Unicode NFC, are refused (`validate.clean_text`). A number label follows the number grammar of
+`validate` ('1_0' and 'nan' are text) and is within 2^53 in magnitude, neither overflowing nor
+underflowing ('1e400' and '1e-400' alike are refused in a column of numbers). An id is a text,
+an integer within 2^53, or another value that is not a number (a date): a boolean, 1.5 or 1.0
+is no id. Every row is checked, not only the first of a group of equal values (1 and True are
+equal in Python, and so are 1 and 1.0 and 1+0j).
 
 Missing values are refused, the same way everywhere: a file cell that is empty or one of
 MISSING_MARKERS (NA, N/A, NaN, None, null, any case) in a task, worker or label column, and a
@@ -40,14 +46,20 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..files import read_input
 from ..validate import (
-    FORBIDDEN_CHARS,
+    INT_TEXT,
     MAX_INT,
+    MAX_TEXT,
     Shown,
     as_list,
     clean_text,
     csv_rows,
+    flag,
     separator,
+    spells_number,
+    text_number,
+    text_ok,
 )
 
 DUPLICATE_POLICIES = ("error", "first", "last", "all")
@@ -302,6 +314,8 @@ def from_dataframe(df, *, columns: Mapping[str, str] | None = None,
     if len(df) == 0:
         raise InputError("labels", "at least one (task, worker, label) row", "no rows")
     pd = _pandas()
+    for role in ("task", "worker", "label"):
+        _check_kinds(df[cols[role]], role, pd)
     (t, t_ids), (w, w_ids) = (_factorize(df[cols[r]], r, pd) for r in ("task", "worker"))
     _check_ids(t_ids, t, "task")
     _check_ids(w_ids, w, "worker")
@@ -357,6 +371,7 @@ def read_labels(path: str | Path, *, columns: Mapping[str, str | int] | None = N
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError("duplicates", f"one of {list(DUPLICATE_POLICIES)}", duplicates)
+    header, int_labels = flag(header, "header"), flag(int_labels, "int_labels")
     rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="labels")
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "worker": WORKER_ALIASES,
                                            "label": LABEL_ALIASES}, path)
@@ -376,6 +391,7 @@ def read_gold(path: str | Path, table: LabelTable, *,
     table lacks (unless `unknown_tasks='drop'`), is an InputError; repeated rows must agree
     (files that repeat gold on every label row are fine).
     """
+    header = flag(header, "header")
     rows, head = _read_rows(path, sep=sep, header=header, skip_rows=skip_rows, field="gold")
     idx = _resolve_columns(head, columns, {"task": TASK_ALIASES, "label": GOLD_LABEL_ALIASES},
                            path)
@@ -496,9 +512,22 @@ def _is_nan(v) -> bool:
     return isinstance(ne, bool | np.bool_) and bool(ne)
 
 
+ID_KINDS = "a text or integer id (not a boolean, and not a float such as 1.0 or 1.5)"
+
+
+def _not_an_id(v: Any) -> bool:
+    """A value the id rule refuses by its kind: a boolean, or a number that is not an integer
+    (1.0, 1.5, Decimal, complex; True would be the id 1 and 1.0 the id 1 in Python)."""
+    return isinstance(v, bool | np.bool_) or (isinstance(v, numbers.Number | decimal.Decimal)
+                                              and not isinstance(v, numbers.Integral))
+
+
 def _check_values(seq: list, name: str) -> None:
+    """Every value of a column (not only the first of each group of equal ones): not missing,
+    finite, hashable, and of a kind the id rule (`task`, `worker`) or label rule allows."""
     if set(map(type, seq)) <= {str, int}:  # the common case (file columns): nothing to check
         return
+    ids = name in ("task", "worker")
     for i, v in enumerate(seq):
         if v is None or type(v).__name__ in _MISSING or _is_nan(v):
             raise InputError(f"{name}[{i}]", f"a {name} value", v)
@@ -506,6 +535,19 @@ def _check_values(seq: list, name: str) -> None:
             raise InputError(f"{name}[{i}]", "a finite number", v)
         if not isinstance(v, Hashable):
             raise InputError(f"{name}[{i}]", "a hashable value", type(v).__name__)
+        if ids and _not_an_id(v):
+            raise InputError(f"{name}[{i}]", ID_KINDS, v)
+        if not ids and not (isinstance(v, str) or _is_label_number(v)):
+            raise InputError(f"{name}[{i}]", "a text or a number label", v)
+
+
+def _check_kinds(col, role: str, pd) -> None:
+    """`_check_values` on a DataFrame column of Python objects (a typed column holds one kind
+    of value, which the check of its distinct values covers); pandas' compiled scan first,
+    so an object column of texts or of integers alone costs no Python loop."""
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind == "O" and \
+            pd.api.types.infer_dtype(col, skipna=False) not in ("string", "integer", "empty"):
+        _check_values(col.to_numpy(dtype=object).tolist(), role)
 
 
 def _encode(values: list) -> tuple[np.ndarray, np.ndarray]:
@@ -606,15 +648,7 @@ def _make_gold(table: LabelTable, tasks: list, labels: list, unknown_tasks: str,
 
 
 def _read_text(path: str | Path, field: str) -> str:
-    if not isinstance(path, str | Path) and not hasattr(path, "__fspath__"):
-        raise InputError(field, "a file path", type(path).__name__)
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(field, "an existing file", str(p)) from None
-    except IsADirectoryError:
-        raise InputError(field, "a file, not a directory", str(p)) from None
+    raw = read_input(path, field)  # missing, a folder, a device, unreadable: one line
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -726,22 +760,20 @@ def _refuse_missing(cols: dict[str, list[str]], path: str | Path, offset: int) -
 
 
 def _label_number(text: str) -> int | float | None:
-    """The number a label text spells (integral values as int), None if it is not one."""
-    if len(text) > 40 or "_" in text:  # no class is a 40-digit number; '1_0' is text
+    """The number a label text spells by the number grammar (`validate.text_number`),
+    integral values as int; None if it spells none, or one outside the label range
+    (`_out_of_range` tells the two apart)."""
+    v = text_number(text)
+    if v is None:
         return None
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    if not math.isfinite(v):
-        return None
-    if v.is_integer():
-        try:
-            exact = int(text)  # '12345678901234567891' stays exact
-        except ValueError:
-            exact = int(v) if abs(v) <= 2**53 else v
-        return exact
-    return v
+    if not v.is_integer():
+        return v
+    t = text.strip()
+    if INT_TEXT.fullmatch(t):  # '9007199254740993' is read exactly, then held to 2^53
+        exact = int(t) if len(t) <= MAX_TEXT else MAX_INT + 1
+    else:
+        exact = int(v) if abs(v) <= MAX_INT else MAX_INT + 1
+    return exact if abs(exact) <= MAX_INT else None
 
 
 def _is_label_number(v: Any) -> bool:
@@ -759,8 +791,12 @@ def _as_number(v: Any) -> int | float | None:
     return v
 
 
-def _non_finite(text: str) -> bool:
-    """A text that spells a number too large or not a number ('inf', 'nan', '1e400')."""
+def _out_of_range(text: str) -> bool:
+    """A text that spells a number outside the label range: one that overflows or underflows
+    a float ('1e400', '1e-400'), an integral value beyond 2^53, or a non-finite one ('inf',
+    'nan')."""
+    if spells_number(text):
+        return _label_number(text) is None
     try:
         return not math.isfinite(float(text))
     except ValueError:
@@ -785,10 +821,13 @@ def label_classes(values: list, codes: np.ndarray, field: str = "label", *,
             t = v.strip()
             if not t:
                 raise InputError(f"{field}[{_first_row(codes, k)}]", "a label (not blank)", v)
-            if FORBIDDEN_CHARS.search(t):
+            if not text_ok(t):
                 clean_text(t, f"{field}[{_first_row(codes, k)}]", "a label")
             texts.append(t)
         elif _is_label_number(v):
+            if abs(v) > MAX_INT:
+                raise InputError(f"{field}[{_first_row(codes, k)}]", "a number label of "
+                                 "magnitude <= 2^53", v)
             texts.append(v)
         else:
             raise InputError(f"{field}[{_first_row(codes, k)}]", "a text or a number label", v)
@@ -796,8 +835,9 @@ def label_classes(values: list, codes: np.ndarray, field: str = "label", *,
     if numbers and all(n is not None for n in nums):
         return nums
     rest = [v for v, n in zip(texts, nums, strict=True) if n is None]
-    if numbers and len(rest) < len(texts) and all(_non_finite(v) for v in rest):
-        raise InputError(field, "a finite number (the other labels are numbers)", rest[0])
+    if numbers and len(rest) < len(texts) and all(_out_of_range(v) for v in rest):
+        raise InputError(field, "a number within the float range and of magnitude <= 2^53 "
+                         "(the other labels are numbers)", rest[0])
     out = [v if isinstance(v, str) else repr(v) if isinstance(v, float) else str(v)
            for v in texts]
     spelled: dict = {}
@@ -844,11 +884,10 @@ def _check_ids(vocab: np.ndarray, codes: np.ndarray, field: str) -> None:
         if isinstance(v, str):
             if not v.strip():
                 raise InputError(f"{field}[{_first_row(codes, k)}]", "a non-blank id", v)
-            if FORBIDDEN_CHARS.search(v):
+            if not text_ok(v):
                 clean_text(v, f"{field}[{_first_row(codes, k)}]", "an id")
-        elif isinstance(v, bool):
-            raise InputError(f"{field}[{_first_row(codes, k)}]", "a text or integer id "
-                             "(True would be the id 1)", v)
+        elif _not_an_id(v):
+            raise InputError(f"{field}[{_first_row(codes, k)}]", ID_KINDS, v)
         elif isinstance(v, int) and abs(v) > MAX_INT:
             raise InputError(f"{field}[{_first_row(codes, k)}]",
                              "an integer id of magnitude <= 2^53", v)

@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..validate import MAX_INT, integer, utf8_text
+from ..files import read_input
+from ..validate import MAX_INT, float_hook, integer, refuse_out_of_range, utf8_text
 from .executor import Task, run_tasks
 
 TOP_KEYS = {"name", "problem", "function", "seeds", "methods", "time_limit", "jobs", "output",
@@ -87,13 +88,12 @@ class SweepConfig:
 def load_config(path: str | Path) -> SweepConfig:
     """Read and validate a sweep TOML file (errors name the field, the expected and the found)."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError("CONFIG", "a sweep TOML file", str(path))
-    text = utf8_text(p.read_bytes(), "CONFIG", p.name)  # TOML is UTF-8; a BOM is accepted
+    text = utf8_text(read_input(p, "CONFIG"), "CONFIG", p.name)  # TOML is UTF-8; BOM accepted
     try:
-        doc = tomllib.loads(text)
+        doc = tomllib.loads(text, parse_float=float_hook)
     except tomllib.TOMLDecodeError as exc:
         raise InputError("CONFIG", "valid TOML", f"{p.name}: {exc}") from None
+    refuse_out_of_range(doc, "")  # 1e-400 and 1e400 alike, named by their key
     cfg = parse_config(doc, name=p.stem)
     cfg.source, cfg.text = p, text
     return cfg

@@ -422,6 +422,31 @@ def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: flo
     return x
 
 
+def encode(inst: CltapInstance, m: pyo.ConcreteModel, sol: CltapSolution) -> list:
+    """The answer's decision variables in a (possibly extended) compact or head-cover model
+    (`solvers.verify` fixes them and completes eta): x[i, j, k] = 1 where task i has label
+    (j, k); in a head-cover model g, y, u and e as `encode_heads` writes the assignment."""
+    if m.component("x") is None and m.component("g") is not None:
+        return encode_heads_vars(inst, m, sol)
+    z = sol.task_of
+    return [(v, 1.0 if z[j, k] == i else 0.0) for (i, j, k), v in m.x.items()]
+
+
+def encode_heads_vars(inst: CltapInstance, m: pyo.ConcreteModel, sol: CltapSolution) -> list:
+    """`encode_heads` of an assignment as (variable, value) pairs of a head-cover model's
+    binaries g, y, u and e (a label the model has no variable for: KeyError)."""
+    binaries = [m.e, *m.g.values(), *m.y.values(), *m.u.values()]
+    pos = {id(v): k for k, v in enumerate(binaries)}
+    cols = {"theta": float(m.theta), "eta": len(binaries), "e": 0,
+            "g": {h: pos[id(v)] for h, v in m.g.items()},
+            "y": {lk: pos[id(v)] for lk, v in m.y.items()},
+            "u": {jk: pos[id(v)] for jk, v in m.u.items()}}
+    x = encode_heads(inst, cols, sol, 0.0, len(binaries) + 1)
+    if x is None:
+        raise KeyError("a label of the assignment has no variable in the model")
+    return list(zip(binaries, x[:len(binaries)].tolist(), strict=True))
+
+
 _CBP = Lazy("crowdopt.solvers.cltap_cbp:cbp")
 
 
@@ -431,15 +456,20 @@ def compact_passes(ctx: Any) -> PassResult:
     1.16 has claimed such an optimum (one thread, presolve on, MIP feasibility tolerance 1e-9:
     0.162186 with bound 0.162186 where CBP's plan and the optimum are 0.243279). A refuted claim
     is solved again without presolve; if that is refuted too, the run reports the better plan as
-    feasible, with no bound. On a user's model (route "model") CBP's plan may be infeasible:
-    no check."""
+    feasible, with no bound. On a user's changed model CBP's plan counts only where it is a
+    point of that model (`ctx.point`, valued in the model's objective)."""
     out = solve_once(ctx)
     res = out.res
-    if ctx.details.get("route") == "model" or res.status is not Status.OPTIMAL:
+    if res.status is not Status.OPTIMAL or res.objective is None:
         return out
     plan = _CBP(ctx.inst)
     value = evaluate_plan(ctx.inst, plan).objective
-    if not refutes("max", value, res.objective):
+    if ctx.point is not None:
+        verdict = ctx.point(plan)
+        if not verdict.point:
+            return out
+        value = value if ctx.point.same_objective else verdict.value
+    if not refutes(res.sense, value, res.objective):
         return out
     refuted = {"claimed": res.objective, "bound": res.bound, "cbp": value,
                "presolve": ctx.model.options.presolve}
@@ -450,11 +480,12 @@ def compact_passes(ctx: Any) -> PassResult:
     ctx.model.options = ctx.options = ctx.model.options.replace(presolve=False)
     again = solve_once(ctx)
     res2 = again.res
-    if res2.status is Status.OPTIMAL and not refutes("max", value, res2.objective):
+    if res2.status is Status.OPTIMAL and not refutes(res2.sense, value, res2.objective):
         return again
     ctx.details["refuted_claims"].append({"claimed": res2.objective, "bound": res2.bound,
                                           "cbp": value, "presolve": False})
-    if again.solution is not None and res2.objective is not None and res2.objective > value:
+    if again.solution is not None and res2.objective is not None and (
+            res2.objective > value if res2.sense == "max" else res2.objective < value):
         plan, value = again.solution, res2.objective
     unproven = dataclasses.replace(
         res2, status=Status.FEASIBLE, objective=value, bound=None, abs_gap=None, rel_gap=None,
@@ -467,7 +498,8 @@ def compact_passes(ctx: Any) -> PassResult:
 # an "optimal" claim is checked against CBP's plan (`compact_passes`)
 FORMULATIONS = {"milp-compact": Formulation(
     "cltap", "milp-compact", build_compact, decode,
-    lambda inst: Settings(known_feasible=True), passes=compact_passes, reads=("x",))}
+    lambda inst: Settings(known_feasible=True), passes=compact_passes, reads=("x",),
+    encode=encode)}
 # head-cover: the max-min model (feasible by construction: no head, e = t, eta = 0), HiGHS
 # defaults (presolve on, gap 0); its passes (the search on eta, solvers/cltap_exact.py) fix eta
 # and read "infeasible" at a tested value as the proof that OPT is below it, not as a defect.
@@ -494,10 +526,37 @@ def build_head_cover(inst: CltapInstance) -> pyo.ConcreteModel:
 # one plain solve.
 HEAD_COVER_ROUTE = ("the bottleneck search: eta fixed at tested values, each a feasibility "
                     "solve of the loaded model")
+
+
+def eta_closed_downward(model: pyo.ConcreteModel, rows: Sequence[Any]) -> str | None:
+    """Why added `rows` break the search's reading of a step (None: they keep it). A step
+    reads "no point has eta = theta" as "OPT < theta", which needs the model closed downward in
+    eta: lowering eta keeps a point a point. The built model bounds eta only from above (the
+    cover and empty rows, eta >= 0), so it holds there; an added row keeps it where eta's
+    coefficient can only bound eta from above (positive with no lower side, negative with no
+    upper side). A row eta >= 0.99 V w with w a new binary did not, and the search proved
+    2.6043 where the model's optimum is 3.0715."""
+    from pyomo.repn import generate_standard_repn
+
+    eta = model.component("eta")
+    if eta is None:
+        return None
+    for row in rows:
+        repn = generate_standard_repn(row.body, compute_values=True, quadratic=False)
+        coef = sum(float(c) for v, c in zip(repn.linear_vars, repn.linear_coefs, strict=True)
+                   if v is eta)
+        if not repn.is_linear() and any(v is eta for v in repn.nonlinear_vars):
+            return f"the added row {row.name} holds eta in a nonlinear term"
+        if (coef > 0 and row.has_lb()) or (coef < 0 and row.has_ub()):
+            return (f"the added row {row.name} bounds eta from below: the search's steps "
+                    "(eta fixed at a tested value, infeasible read as the optimum below it) "
+                    "need a model closed downward in eta")
+    return None
 # head-cover first: the default exact method and model (benchmarks/bench_cltap.py --frontier)
 FORMULATIONS = {"head-cover": Formulation(
     "cltap", "head-cover", build_head_cover, decode_heads, lambda inst: HEAD_COVER_SETTINGS,
     Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras,
-    route=HEAD_COVER_ROUTE, valid_for=(UNCHANGED, ADDED_ROWS), reads=("g", "y", "u", "e", "eta")),
+    route=HEAD_COVER_ROUTE, valid_for=(UNCHANGED, ADDED_ROWS), reads=("g", "y", "u", "e", "eta"),
+    encode=encode, condition=lambda model, change: eta_closed_downward(model, change.added)),
     **FORMULATIONS}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

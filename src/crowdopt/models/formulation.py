@@ -12,9 +12,12 @@ fallback, worker selection's min-|S| second pass) belong to the formulation, not
 and `crowdopt.solve_model(inst, crowdopt.build_model(inst, m))` do the same work.
 
 A formulation also says which changes of a user's model its passes stay exact under
-(`valid_for`, kinds of `models.snapshot.compare`) and which of its variables its decoder and
-passes read (`reads`); on any other change `crowdopt.solve_model` runs `plain(form)`: one HiGHS
-solve of the model as given.
+(`valid_for`, kinds of `models.snapshot.compare`, and `condition`, a check of the change
+itself, e.g. head-cover's search needs added rows that keep the model closed downward in eta),
+which of its variables its decoder and passes read (`reads`), and how an answer is written
+back in those variables (`encode`, what the verification step re-checks as a point of the
+model solved: `solvers.verify`); outside its conditions `crowdopt.solve_model` runs
+`plain(form)`: one HiGHS solve of the model as given.
 
 Passes see the loaded model through a small context (duck-typed: this layer does not import
 the HiGHS adapter): `ctx.model` (a live `solvers.highs.HighsModel`), `ctx.decode(res)`,
@@ -33,7 +36,10 @@ import numpy as np
 from ..status import Status
 from .snapshot import ADDED_ROWS, CHANGED, UNCHANGED, Snapshot, record
 
-INTEGRAL_TOL = 1e-7  # an LP vertex farther than this from integers is fractional
+# an LP vertex farther than this from integers is fractional: HiGHS's own feasibility tolerance
+# (1e-9, `HighsOptions.feasibility_tol`), so that a vertex the check calls integral rounds to a
+# point of the model (at 1e-7 a user's row `1e8 s <= 1e8 - 1` let s = 1 - 1e-8 round to 1)
+INTEGRAL_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -74,12 +80,16 @@ class Emitted(MatrixForm):
     each column's (variable name, index) and each row's (constraint name, index), as the
     compiled Pyomo model names them (made on demand: tests only). `decode(x)` is the typed
     solution of a point and `extras` what the formulation's passes need (e.g. worker
-    selection's |S| coefficients)."""
+    selection's |S| coefficients); `encode` lets a user's extended model, solved as these
+    arrays plus the user's rows (`solvers.exact_runner.load_mixed`), re-check answers."""
 
     columns: Callable[[], list]
     rows: Callable[[], list]
     decode: Callable[[np.ndarray], Any]
     extras: dict = field(default_factory=dict)
+    # a solution's values of every emitted column: what the verification step fixes on a
+    # user's model built on these columns
+    encode: Callable[[Any], np.ndarray] | None = None
 
 
 @dataclass
@@ -152,7 +162,9 @@ class Formulation:
     extras(inst, model, column_of) -> the Pyomo route's counterpart of `Emitted.extras`, where
     column_of maps id(var) -> column. `route` names what the passes do; `valid_for` lists the
     kinds of change of a user's model (`snapshot.compare`) under which they stay exact (one
-    solve: any); `reads` the variables the decoder and passes read.
+    solve: any) and `condition(model, change)` says why they are not on this very change (None:
+    they are); `reads` the variables the decoder and passes read; `encode(inst, model,
+    solution)` -> [(variable, value)] the answer's values of the decision variables.
     """
 
     problem: str
@@ -166,11 +178,26 @@ class Formulation:
     route: str = ONE_SOLVE
     valid_for: tuple[str, ...] = ANY_CHANGE
     reads: tuple[str, ...] = ()
+    encode: Callable[[Any, Any, Any], list] | None = None
+    condition: Callable[[Any, Any], str | None] | None = None
+    # the builder of what `model` returns where it differs from `build`: a `LazyModel` that
+    # fills its registered part on first need (formulations with an emitter)
+    lazy: Callable[[Any], Any] | None = None
+
+    def exact_under(self, model: Any, change: Any) -> str | None:
+        """Why the passes are not exact on `model` after `change` (a `snapshot.Change`); None
+        where they stay exact (its kind in `valid_for`, and `condition` holds)."""
+        if change.kind not in self.valid_for:
+            return (f"{self.method}'s passes ({self.route}) are exact only on a model that is "
+                    + " or has ".join(self.valid_for))
+        if self.condition is not None and change.kind != UNCHANGED:
+            return self.condition(model, change)
+        return None
 
     def model(self, inst: Any, instance: str | None = None) -> Any:
         """The Pyomo model with the record of what was built (`Built`: this formulation, the
         digest of the instance it was built for, its snapshot)."""
-        m = self.build(inst)
+        m = (self.lazy or self.build)(inst)
         m.crowdopt_build = Built(self.problem, self.method, instance, record(m))
         return m
 
@@ -183,7 +210,8 @@ def plain(form: Formulation) -> Formulation:
         return Settings(presolve=form.settings(inst).presolve)
 
     return dataclasses.replace(form, settings=settings, passes=solve_once, emit=None,
-                               extras=None, route=ONE_SOLVE, valid_for=ANY_CHANGE)
+                               extras=None, route=ONE_SOLVE, valid_for=ANY_CHANGE,
+                               condition=None, lazy=None)
 
 
 @dataclass(frozen=True, eq=False)

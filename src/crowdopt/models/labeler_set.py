@@ -153,6 +153,14 @@ def decode(inst: LabelerSetInstance, m: pyo.ConcreteModel, res: Any) -> LabelerS
     return LabelerSetSolution(np.array(sel, dtype=np.int64))
 
 
+def encode(inst: LabelerSetInstance, m: pyo.ConcreteModel, sol: LabelerSetSolution) -> list:
+    """The answer's x[labeler] (1 if selected) in a (possibly extended) model (`solvers.verify`
+    fixes them; the DP or pattern variables are completed by a solve)."""
+    keys = labeler_keys(inst)
+    chosen = {keys[int(i)] for i in sol.selected}
+    return [(v, 1.0 if k in chosen else 0.0) for k, v in m.x.items()]
+
+
 def settings(inst: LabelerSetInstance) -> Settings:
     """HiGHS settings: presolve off on the margin MILP when a quality is within
     EXTREME_QUALITY of 0 or 1 (its presolve cut off the optimum there)."""
@@ -162,5 +170,5 @@ def settings(inst: LabelerSetInstance) -> Settings:
 
 
 FORMULATIONS = {"milp": Formulation("labeler-set", "milp", build_milp, decode, settings,
-                                    reads=("x",))}
+                                    reads=("x",), encode=encode)}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -68,6 +68,14 @@ def decode(inst: OlasAssignInstance, m: pyo.ConcreteModel, res: Any) -> OlasAssi
     return OlasAssignSolution(z)
 
 
+def encode(inst: OlasAssignInstance, m: pyo.ConcreteModel, sol: OlasAssignSolution) -> list:
+    """The answer's z[labeler, point] (1 on its pairs, 0 elsewhere) in a (possibly extended)
+    model: what the verification step fixes to re-check it as a point (`solvers.verify`)."""
+    L, P = labeler_keys(inst), point_keys(inst)
+    on = {(L[int(a)], P[j]) for j, a in enumerate(sol.assignment) if a >= 0}
+    return [(v, 1.0 if k in on else 0.0) for k, v in m.z.items()]
+
+
 FORMULATIONS = {"milp-epigraph": Formulation("olas-assign", "milp-epigraph", build_model2, decode,
-                                             reads=("z",))}
+                                             reads=("z",), encode=encode)}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -45,6 +45,7 @@ from .formulation import (
     solve_integral_lp,
     solve_once,
 )
+from .lazy import LazyModel
 from .olas_assign import labeler_keys, point_keys
 
 
@@ -157,32 +158,66 @@ def build_model10_compact(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     return m
 
 
-def build_model10_bmatching_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
+def build_model10_bmatching_lp(inst: OlasSelectInstance, lazy: bool = False
+                               ) -> pyo.ConcreteModel:
     """(10a)-(10d) with binary y[labeler id, point id] on allowed pairs only: a bipartite
     b-matching. Its constraint matrix (plus the budget row) is totally unimodular, so the LP
     relaxation has an integral optimal vertex and its optimum equals Model 10's (digest F1):
     the formulation solves the LP and checks the vertex; side rows a user adds may break total
-    unimodularity, and then the check falls back to the MILP."""
+    unimodularity, and then the check falls back to the MILP. `lazy`: a `LazyModel` whose
+    objective and rows are filled on first need (what `build_model` returns)."""
     e, c = _sorted_data(inst)
     lk, pk = _rank_keys(inst)
     pairs = _pairs(inst)
-    m = pyo.ConcreteModel(name="olas_model10_bmatching_lp")
+    m = (LazyModel if lazy else pyo.ConcreteModel)(name="olas_model10_bmatching_lp")
     m.P = pyo.Set(initialize=[(lk[i], pk[j]) for i, j in pairs], dimen=2, ordered=True)
-    m.y = pyo.Var(m.P, domain=pyo.Binary)
-    m.obj = pyo.Objective(expr=quicksum(e[j] * m.y[lk[i], pk[j]] for i, j in pairs),
-                          sense=pyo.maximize)
-    _once_and_capacity(m, pairs, c, lk, pk)
-    _budget(m, inst, [m.y[lk[i], pk[j]] for i, j in pairs])
+    m.y = pyo.Var(m.P, domain=pyo.Binary, dense=not lazy)
+    m.obj = pyo.Objective(expr=0.0, sense=pyo.maximize)
+    points = sorted({j for _, j in pairs})
+    labs = sorted({i for i, _ in pairs})
+    m.once = pyo.Constraint([pk[j] for j in points])
+    m.capacity = pyo.Constraint([lk[i] for i in labs])
+    budget = inst.budget is not None and bool(pairs)
+    if budget:
+        m.budget = pyo.Constraint()
+
+    def fill(m: pyo.ConcreteModel) -> None:
+        m.obj.expr = quicksum(e[j] * m.y[lk[i], pk[j]] for i, j in pairs)
+        by_point: dict[Any, list] = {}
+        by_lab: dict[int, list] = {}
+        for i, j in pairs:
+            v = m.y[lk[i], pk[j]]
+            by_point.setdefault(j, []).append(v)
+            by_lab.setdefault(i, []).append(v)
+        for j in points:  # (10b) each point at most once
+            m.once[pk[j]] = quicksum(by_point[j]) <= 1
+        for i in labs:  # (10c) capacities
+            m.capacity[lk[i]] = quicksum(by_lab[i]) <= c[i]
+        if budget:
+            m.budget.set_value(quicksum(m.y[lk[i], pk[j]] for i, j in pairs)
+                               <= int(inst.budget))
+
+    return _filled_or_deferred(m, fill, lazy, ["obj", "once", "capacity", "budget"], m.y)
+
+
+def _filled_or_deferred(m: pyo.ConcreteModel, fill: Any, lazy: bool, placeholders: list[str],
+                        var: Any) -> pyo.ConcreteModel:
+    """`m` filled now, or (lazy) on first need, its sparse `var`'s entries made on demand."""
+    if lazy:
+        m.defer(fill, placeholders, {var: (None, None, False, pyo.Binary)})
+    else:
+        fill(m)
     return m
 
 
-def build_model10_prefix_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
+def build_model10_prefix_lp(inst: OlasSelectInstance, lazy: bool = False) -> pyo.ConcreteModel:
     """Hall prefix model (digest F2) over binary s[point id]: max sum e_j s_j,
     sum_{j: kappa_j <= i} s_j <= C_i (the i best labelers' capacity), i = 0..M. kappa_j
     (allowed labelers of point j) is non-decreasing in entropy rank, so every row is a prefix of
     the pool: an interval matrix, totally unimodular, hence its LP relaxation is integral (the
     formulation solves the LP and checks the vertex). It has no assignment variables: `decode`
-    gives the selection the Theorem 1 assignment."""
+    gives the selection the Theorem 1 assignment. `lazy`: a `LazyModel` whose objective and
+    rows are filled on first need (what `build_model` returns)."""
     e, c = _sorted_data(inst)
     _, pk = _rank_keys(inst)
     k = kappa(inst)  # non-decreasing along the entropy order
@@ -190,16 +225,26 @@ def build_model10_prefix_lp(inst: OlasSelectInstance) -> pyo.ConcreteModel:
     cum = [0]
     for ci in c:
         cum.append(cum[-1] + ci)
-    m = pyo.ConcreteModel(name="olas_model10_prefix_lp")
-    m.s = pyo.Var(pk, domain=pyo.Binary)  # ids in entropy order: every row is a prefix
-    m.obj = pyo.Objective(expr=quicksum(e[j] * m.s[pk[j]] for j in range(u)), sense=pyo.maximize)
+    m = (LazyModel if lazy else pyo.ConcreteModel)(name="olas_model10_prefix_lp")
+    m.s = pyo.Var(pk, domain=pyo.Binary, dense=not lazy)  # ids in entropy order: prefixes
+    m.obj = pyo.Objective(expr=0.0, sense=pyo.maximize)
     # row i covers the prefix {j : kappa_j <= i}; keep only rows that add points
     ends = [int(v) for v in np.searchsorted(k, np.arange(M + 1), side="right")]
     rows = [i for i in range(M + 1) if ends[i] > 0 and (i == 0 or ends[i] > ends[i - 1])]
-    m.hall = pyo.Constraint(
-        rows, rule=lambda m, i: quicksum(m.s[pk[j]] for j in range(ends[i])) <= cum[i])
-    _budget(m, inst, [m.s[pk[j]] for j in range(u)])
-    return m
+    m.hall = pyo.Constraint(rows)
+    budget = inst.budget is not None and u > 0
+    if budget:
+        m.budget = pyo.Constraint()
+
+    def fill(m: pyo.ConcreteModel) -> None:
+        s = [m.s[p] for p in pk]
+        m.obj.expr = quicksum(e[j] * s[j] for j in range(u))
+        for i in rows:
+            m.hall[i] = quicksum(s[:ends[i]]) <= cum[i]
+        if budget:
+            m.budget.set_value(quicksum(s) <= int(inst.budget))
+
+    return _filled_or_deferred(m, fill, lazy, ["obj", "hall", "budget"], m.s)
 
 
 def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSelectSolution:
@@ -217,6 +262,24 @@ def decode(inst: OlasSelectInstance, m: pyo.ConcreteModel, res: Any) -> OlasSele
                                   np.array([a for a, _ in pairs], dtype=np.int64))
     chosen = np.array([pj[p] for p, v in res.values(m.s).items() if v > 0.5], dtype=np.int64)
     return _assign_selection(inst, chosen)
+
+
+def encode(inst: OlasSelectInstance, m: pyo.ConcreteModel, sol: OlasSelectSolution) -> list:
+    """The answer's decision variables in a (possibly extended) model: s[point] (1 if
+    selected) and y[labeler, point] (1 on its pairs), whichever the model has (the
+    verification step fixes them to re-check the answer as a point: `solvers.verify`)."""
+    L, P = labeler_keys(inst), point_keys(inst)
+    out: list = []
+    if m.component("s") is not None:
+        chosen = {P[int(j)] for j in sol.selected}
+        out += [(v, 1.0 if k in chosen else 0.0) for k, v in m.s.items()]
+    if m.component("y") is not None:
+        on = {(L[int(a)], P[int(j)]) for j, a in zip(sol.selected, sol.assignment, strict=True)}
+        known = set(m.y)
+        if not on <= known:  # a pair the model has no variable for
+            raise KeyError(f"y{sorted(on - known, key=str)[0]}")
+        out += [(v, 1.0 if k in on else 0.0) for k, v in m.y.items()]
+    return out
 
 
 def _assign_selection(inst: OlasSelectInstance, chosen: np.ndarray) -> OlasSelectSolution:
@@ -266,12 +329,20 @@ def emit_prefix_lp(inst: OlasSelectInstance) -> Emitted:
     def decode(x: np.ndarray) -> OlasSelectSolution:
         return assign_theorem1(inst, op[x > 0.5].astype(np.int64))
 
+    rank = np.empty(u, np.int64)
+    rank[op] = np.arange(u)
+
+    def encode(sol: OlasSelectSolution) -> np.ndarray:
+        x = np.zeros(u)
+        x[rank[np.asarray(sol.selected, np.int64)]] = 1.0
+        return x
+
     return Emitted(
         c=e, A=A, row_lo=np.full(len(row_hi), -np.inf), row_hi=row_hi,
         col_lo=np.zeros(u), col_hi=np.ones(u), integrality=np.ones(u, np.int32), sense="max",
         columns=lambda: [("s", p) for p in _rank_keys(inst)[1]],
         rows=lambda: [("hall", int(i)) for i in keep] + ([("budget", None)] if budget else []),
-        decode=decode)
+        decode=decode, encode=encode)
 
 
 def emit_bmatching_lp(inst: OlasSelectInstance) -> Emitted:
@@ -320,12 +391,22 @@ def emit_bmatching_lp(inst: OlasSelectInstance) -> Emitted:
         pos = np.searchsorted(li * len(op) + pj, rl * len(op) + rp)
         return np.where(Aok[rl, rp], pos, -1)
 
+    def encode(sol: OlasSelectSolution) -> np.ndarray:
+        cols = pair_columns(np.asarray(sol.assignment, np.int64),
+                            np.asarray(sol.selected, np.int64))
+        if len(cols) and cols.min() < 0:
+            raise KeyError("a pair of the solution is not allowed (no y for it)")
+        x = np.zeros(n)
+        x[cols] = 1.0
+        return x
+
     return Emitted(
         c=e[pj], A=A, row_lo=np.full(m_rows, -np.inf), row_hi=row_hi, col_lo=np.zeros(n),
         col_hi=np.ones(n), integrality=np.ones(n, np.int32), sense="max",
         columns=lambda: _pair_keys(inst, li, pj),
         rows=lambda: _bmatching_row_keys(inst, pts, labs, budget),
-        decode=decode, extras={"pair_columns": pair_columns, "pair_cols": np.arange(n)})
+        decode=decode, extras={"pair_columns": pair_columns, "pair_cols": np.arange(n)},
+        encode=encode)
 
 
 def _pair_keys(inst: OlasSelectInstance, li: np.ndarray, pj: np.ndarray) -> list:
@@ -411,15 +492,19 @@ LITERAL_SETTINGS = Settings(presolve=False, known_feasible=True)
 FORMULATIONS = {
     "lp-prefix": Formulation("olas-select", "lp-prefix", build_model10_prefix_lp, decode,
                              lambda inst: TU_SETTINGS, _prefix_passes, emit_prefix_lp,
-                             route=TU_ROUTE, reads=("s",)),
+                             route=TU_ROUTE, reads=("s",), encode=encode,
+                             lazy=lambda inst: build_model10_prefix_lp(inst, lazy=True)),
     "milp-compact": Formulation("olas-select", "milp-compact", build_model10_compact, decode,
-                                lambda inst: MILP_SETTINGS, _milp_passes, reads=("y",)),
+                                lambda inst: MILP_SETTINGS, _milp_passes, reads=("y",),
+                                encode=encode),
     "milp-literal": Formulation("olas-select", "milp-literal", build_model10_literal, decode,
-                                lambda inst: LITERAL_SETTINGS, _milp_passes, reads=("y",)),
+                                lambda inst: LITERAL_SETTINGS, _milp_passes, reads=("y",),
+                                encode=encode),
     "lp-bmatching": Formulation("olas-select", "lp-bmatching", build_model10_bmatching_lp,
                                 decode, lambda inst: TU_SETTINGS, _bmatching_passes,
                                 emit_bmatching_lp, _bmatching_extras,
                                 route=TU_ROUTE + "; the Theorem 1 assignment of its selection "
-                                "where the model admits it", reads=("y",)),
+                                "where the model admits it", reads=("y",), encode=encode,
+                                lazy=lambda inst: build_model10_bmatching_lp(inst, lazy=True)),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -47,6 +47,7 @@ from .formulation import (
     integral_lp_stage,
     max_fractionality,
 )
+from .lazy import LazyModel
 
 # per-model presolve setting (DESIGN.md "HiGHS and Pyomo traps"; digest 004 section 2.4)
 PRESOLVE = {"formulation-a": False, "compact": True, "compact-costs": False}
@@ -74,14 +75,16 @@ def never_chosen(inst: WorkerSelectInstance) -> np.ndarray:
     return x < 0 if best > 0 else x < best
 
 
-def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
-    """Formulation A: per-cardinality selectors y[k] and copies z[worker, k] (digest 2.4 A)."""
+def build_formulation_a(inst: WorkerSelectInstance, lazy: bool = False) -> pyo.ConcreteModel:
+    """Formulation A: per-cardinality selectors y[k] and copies z[worker, k] (digest 2.4 A).
+    `lazy`: a `LazyModel` whose rows, objective and Expressions are filled on first need (what
+    `build_model` returns), the copies made on demand."""
     out = never_chosen(inst)
     x = [0.0 if o else float(v) for v, o in zip(inst.scores, out, strict=True)]
     M, B = inst.n_workers, inst.cap
     W = worker_keys(inst)
     root = [0.0] + [1.0 / math.sqrt(k) for k in range(1, B + 1)]
-    m = pyo.ConcreteModel(name="worker_select_formulation_a")
+    m = (LazyModel if lazy else pyo.ConcreteModel)(name="worker_select_formulation_a")
     m.I = pyo.Set(initialize=W, ordered=True)
     m.Kset = pyo.RangeSet(1, B)
     m.y = pyo.Var(m.Kset, domain=pyo.Binary)
@@ -90,22 +93,41 @@ def build_formulation_a(inst: WorkerSelectInstance) -> pyo.ConcreteModel:
     m.IK = pyo.Set(initialize=[(w, k) for k in range(1, B + 1) for w in W], dimen=2,
                    ordered=True)
     held = {w for w, o in zip(W, out, strict=True) if o}
-    m.z = pyo.Var(m.IK, domain=pyo.Binary, bounds=lambda m, w, k: (0, 0 if w in held else 1))
-    m.value = pyo.Expression(expr=quicksum(
-        x[i] * root[k] * m.z[W[i], k] for k in range(1, B + 1) for i in range(M) if x[i] != 0.0))
-    m.size = pyo.Expression(expr=quicksum(k * m.y[k] for k in range(1, B + 1)))
-    m.obj = pyo.Objective(expr=m.value, sense=pyo.maximize)
-    m.one_size = pyo.Constraint(expr=quicksum(m.y[k] for k in range(1, B + 1)) == 1)
-    m.card = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
-        m.z[w, k] for w in W) == k * m.y[k])
-    m.link = pyo.Constraint(m.IK, rule=lambda m, w, k: m.z[w, k] <= m.y[k])
-    if inst.costs is not None and any(int(v) for v in inst.costs):
-        # (every cost 0: the budget holds for any set, no row; as in the compact model)
-        c = [int(v) for v in inst.costs]
-        C = int(inst.budget)
-        m.budget_row = pyo.Constraint(m.Kset, rule=lambda m, k: quicksum(
-            c[i] * m.z[W[i], k] for i in range(M) if c[i]) <= C * m.y[k])
+    m.z = pyo.Var(m.IK, domain=pyo.Binary, bounds=lambda m, w, k: (0, 0 if w in held else 1),
+                  dense=not lazy)
+    m.value = pyo.Expression()
+    m.size = pyo.Expression()
+    m.obj = pyo.Objective(expr=0.0, sense=pyo.maximize)
+    m.one_size = pyo.Constraint()
+    m.card = pyo.Constraint(m.Kset)
+    m.link = pyo.Constraint(m.IK)
+    costs = inst.costs is not None and any(int(v) for v in inst.costs)
+    if costs:  # (every cost 0: the budget holds for any set, no row; as in the compact model)
+        m.budget_row = pyo.Constraint(m.Kset)
     m.kind = "formulation-a"
+
+    def fill(m: pyo.ConcreteModel) -> None:
+        m.value.set_value(quicksum(x[i] * root[k] * m.z[W[i], k] for k in range(1, B + 1)
+                                   for i in range(M) if x[i] != 0.0))
+        m.size.set_value(quicksum(k * m.y[k] for k in range(1, B + 1)))
+        m.obj.expr = m.value
+        m.one_size.set_value(quicksum(m.y[k] for k in range(1, B + 1)) == 1)
+        for k in range(1, B + 1):
+            m.card[k] = quicksum(m.z[w, k] for w in W) == k * m.y[k]
+        for w, k in m.IK:
+            m.link[w, k] = m.z[w, k] <= m.y[k]
+        if costs:
+            c = [int(v) for v in inst.costs]
+            C = int(inst.budget)
+            for k in range(1, B + 1):
+                m.budget_row[k] = quicksum(c[i] * m.z[W[i], k] for i in range(M)
+                                           if c[i]) <= C * m.y[k]
+
+    if lazy:  # an entry made on demand: bounds by the rule, held ones at 0
+        m.defer(fill, ["value", "size", "obj", "one_size", "card", "link", "budget_row"],
+                {m.z: lambda v: (0, 0 if v.index()[0] in held else 1, False, pyo.Binary)})
+    else:
+        fill(m)
     return m
 
 
@@ -150,6 +172,24 @@ def decode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, res: Any) -> Worker
     picked = {pos[idx[0] if isinstance(idx, tuple) else idx]
               for idx, v in res.values(m.z).items() if v > 0.5}
     return WorkerSelectSolution(np.array(sorted(picked), dtype=np.int64))
+
+
+def encode(inst: WorkerSelectInstance, m: pyo.ConcreteModel, sol: WorkerSelectSolution) -> list:
+    """The answer's decision variables in a (possibly extended) model of either formulation:
+    y[k] = 1 at k = |S|, and z[worker] (compact) or z[worker, k] (formulation A) 1 for the
+    selected workers (at k = |S|); the compact model's v and r are completed by a solve
+    (`solvers.verify`)."""
+    W = worker_keys(inst)
+    chosen = {W[int(i)] for i in sol.selected}
+    k_sel = len(chosen)
+    out = [(v, 1.0 if k == k_sel else 0.0) for k, v in m.y.items()]
+    for idx, v in m.z.items():
+        if isinstance(idx, tuple):
+            w, k = idx
+            out.append((v, 1.0 if w in chosen and k == k_sel else 0.0))
+        else:
+            out.append((v, 1.0 if idx in chosen else 0.0))
+    return out
 
 
 # ---------------------------------------------------------------------------- array emitter
@@ -225,6 +265,16 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
                                     .astype(np.int64))
 
     card = np.concatenate([k, kk]).astype(np.int32)
+    def encode(sol: WorkerSelectSolution) -> np.ndarray:
+        sel = np.asarray(sol.selected, np.int64)
+        xv = np.zeros(n)
+        if 1 <= len(sel) <= B:
+            xv[len(sel) - 1] = 1.0
+            xv[B + (len(sel) - 1) * M + sel] = 1.0
+        elif len(sel):
+            raise KeyError(f"|S| = {len(sel)} has no y (1..{B})")
+        return xv
+
     return Emitted(
         c=value, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=np.zeros(n),
         col_hi=np.concatenate([np.ones(B), np.tile(~out, B).astype(float)]),
@@ -232,7 +282,8 @@ def emit_formulation_a(inst: WorkerSelectInstance) -> Emitted:
         columns=lambda: [("y", int(v)) for v in k] + [("z", (w, int(v))) for v in k for w in W],
         rows=row_keys, decode=decode,
         extras={"kind": "formulation-a", "card": card,
-                "size": lambda: np.concatenate([k.astype(float), np.zeros(nz)])})
+                "size": lambda: np.concatenate([k.astype(float), np.zeros(nz)])},
+        encode=encode)
 
 
 def _model_extras(inst: WorkerSelectInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
@@ -395,10 +446,11 @@ LEXICOGRAPHIC_VALID = (UNCHANGED, ADDED_ROWS)  # see `lexicographic`
 FORMULATIONS = {
     "milp-a": Formulation("worker-select", "milp-a", build_formulation_a, decode, _settings_a,
                           lexicographic, emit_formulation_a, _model_extras,
-                          route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID, reads=("y", "z")),
+                          route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID, reads=("y", "z"),
+                          encode=encode, lazy=lambda inst: build_formulation_a(inst, lazy=True)),
     "milp-compact": Formulation("worker-select", "milp-compact", build_compact, decode,
                                 _settings_compact, lexicographic, None, _model_extras,
                                 route=LEXICOGRAPHIC, valid_for=LEXICOGRAPHIC_VALID,
-                                reads=("y", "z")),
+                                reads=("y", "z"), encode=encode),
 }
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

@@ -106,6 +106,8 @@ class RunOptions:
     documented default); a time limit only cuts it, it never becomes the search's length.
     no_time_limit: the caller asked for no limit (a limit of a year or more,
     `validate.time_limit`): time_limit is None and the methods' default limits do not apply.
+    started: the `time.perf_counter()` reading at which the limit's clock started (the command
+    line passes its own start, so that imports and reading count); None: when the run starts.
     """
 
     time_limit: float | None = None
@@ -118,6 +120,7 @@ class RunOptions:
     colgen_rounds: int | None = None
     search_s: float | None = None
     no_time_limit: bool = False
+    started: float | None = None
 
     @classmethod
     def with_limit(cls, time_limit: Any, field: str = "time_limit", **kw: Any) -> RunOptions:

@@ -29,6 +29,7 @@ from ..validate import (
     only_known_fields,
     real,
     real_matrix,
+    real_text,
     sequence,
     solution_entries,
     solution_object,
@@ -146,11 +147,7 @@ def default_search_time() -> float:
     raw = os.environ.get(SEARCH_TIME_ENV, "").strip()
     if not raw:
         return LS_DEFAULT_TIME
-    try:
-        v = float(raw)
-    except ValueError:
-        raise InputError(SEARCH_TIME_ENV, "seconds > 0", raw) from None
-    return real(v, SEARCH_TIME_ENV, lo=0.0, lo_open=True, hi=NO_LIMIT_S)
+    return real_text(raw, SEARCH_TIME_ENV, lo=0.0, lo_open=True, hi=NO_LIMIT_S)
 
 
 MAX_TASKS = 10_000_000  # the fast paths keep O(t) arrays; beyond this memory, not time, ends

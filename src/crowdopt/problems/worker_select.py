@@ -26,6 +26,7 @@ from ..validate import (
     int_array,
     integer,
     only_known_fields,
+    plain,
     probability_array,
     real,
     real_array,
@@ -250,7 +251,7 @@ def solution_from_dict(inst: WorkerSelectInstance, d: dict) -> WorkerSelectSolut
     d = solution_object(d, "solution", ("selected",), ("size",))
     out = solution_entries(d["selected"], "solution.selected", inst.worker_ids, inst.n_workers,
                            "worker", unique=True)
-    if "size" in d and (type(d["size"]) is not int or d["size"] != len(out)):
+    if "size" in d and (type(plain(d["size"])) is not int or d["size"] != len(out)):
         raise InputError("solution.size", f"{len(out)} (the number of selected workers) or "
                          "no size", d["size"])
     return WorkerSelectSolution(np.sort(out))

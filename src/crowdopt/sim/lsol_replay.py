@@ -189,13 +189,12 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     accuracy for labels); prior: Beta pseudo-counts on p_hat (1 = Laplace; decision: with one
     label per tester and sparse tables the paper's raw share gives p_hat = 1 after one tester).
     exploit "sequential": buy until the posterior reaches `confidence` (module docstring), at
-    most B t - spent + overdraft (1 - t / T) labels at step t (at least one while the run's
-    B T, less a fully labeled task per exploration step still due, is not spent), B = `budget`
-    labels per task, at least 1 (default: a third of the table's labels per task, at least 1),
-    overdraft = two fully
-    labeled tasks, so the steps right after the testers are not starved and the run ends within
-    B per task unless the testers alone exceed it (a step with nothing left buys no label and
-    guesses a class at random).
+    most B t - spent + overdraft (1 - t / T) labels at step t (overdraft = two fully labeled
+    tasks, so the steps right after the testers are not starved), and never more than the
+    run's B T leaves once the testers still due (a fully labeled task each) and one label for
+    each later step are reserved; B = `budget` labels per task. The run keeps B and answers
+    every task: a budget below `min_budget` (the testers plus one label per other task) is
+    refused naming it; the default is a third of the table's labels per task, raised to it.
     """
     choice(order, "order", ("file", "shuffle"))
     choice(estimator, "estimator", REPLAY_ESTIMATORS)
@@ -211,11 +210,23 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     if W < 1 or n_tasks < 1:
         raise InputError("labels", "a table with at least one task and one worker", D.shape)
     per_task = (D >= 0).sum(axis=1)
-    # every step answers its task, so a budget below one label per task is refused (and the
-    # default, a third of the labels per task, is at least one)
-    B = (max(1.0, float(per_task.mean()) / 3) if budget is None
-         else labels_per_task(budget, "budget"))
     per_task_max = int(per_task.max())
+    schedule = Schedule(G1, 0.0)
+    n_explore = tester_steps(schedule, n_tasks)
+    # the run keeps its budget and answers every task: the testers (each at most a fully
+    # labeled task) and one label for every other task must fit in it; a budget below that is
+    # refused naming the minimum, and the default (a third of the labels per task) is raised
+    # to it
+    need = min_budget(n_tasks, n_explore, per_task_max)
+    if budget is None:
+        B = max(1.0, float(per_task.mean()) / 3, need)
+    else:
+        B = labels_per_task(budget, "budget")
+        if B < need:
+            raise InputError("budget", f"a number >= {math.ceil(need * 1000) / 1000:g} labels "
+                             f"per task on this table ({n_explore} testers of up to "
+                             f"{per_task_max} labels each, and one label for each of the "
+                             f"other {n_tasks - n_explore} tasks)", budget)
     overdraft = OVERDRAFT_TASKS * float(per_task_max)
     truth = gold.truth(n_tasks) if gold is not None else np.full(n_tasks, -1)
     rng = np.random.default_rng([seed, 7])
@@ -224,7 +235,7 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     answers = AnswerAgreement(W, prior) if estimator == "answers" else None
     learner = LSOL(W, n_classes=K, rule=rule,
                    estimator="pooled" if answers is not None else estimator,
-                   schedule=Schedule(G1, 0.0), filter=flt, costs=np.ones(W),
+                   schedule=schedule, filter=flt, costs=np.ones(W),
                    cost_weight=real(cost_weight, "cost_weight", lo=0.0), prior=prior,
                    seed=seed)  # D2 = 0: a stored table cannot re-label a tester
     outputs = np.empty(n_tasks, dtype=np.int64)
@@ -237,7 +248,7 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
             if exploit == "sequential":
                 n_max = _sequential_allowance(B, t, n_tasks, float(spent[: t - 1].sum()),
                                               overdraft, per_task_max,
-                                              learner.n, learner.schedule)
+                                              max(0, n_explore - learner.n))
                 cand = np.flatnonzero((row >= 0) & learner.active)
                 w_all = np.maximum(learner._weights(p), W_FLOOR)
                 labelers, _ = sequential_query(row, cand, p, w_all, K, confidence,
@@ -297,16 +308,34 @@ def replay(table: LabelTable, gold: Gold | None, *, rule: str = "mv", estimator:
     return out
 
 
+def tester_steps(schedule: Schedule, n_tasks: int) -> int:
+    """How many of `n_tasks` steps explore (take a new tester) under `schedule` with D2 = 0, as
+    LSOL.explores decides it: step t explores while the testers so far are at most D1(t)."""
+    n = 0
+    for t in range(1, n_tasks + 1):
+        if n <= schedule.d1(t):
+            n += 1
+    return n
+
+
+def min_budget(n_tasks: int, n_explore: int, per_task_max: int) -> float:
+    """The smallest budget (labels per task) a sequential replay keeps while answering every
+    task: its testers, each at most a fully labeled task, and one label for each other task."""
+    return (n_explore * per_task_max + (n_tasks - n_explore)) / n_tasks
+
+
 def _sequential_allowance(B: float, t: int, n_tasks: int, spent: float, overdraft: float,
-                          per_task_max: int, n_testers: int, schedule: Schedule) -> int:
+                          per_task_max: int, testers_due: int) -> int:
     """Labels exploitation step t may buy: the running allowance B t - spent + overdraft
     (1 - t / T) (at least one, borrowed from the later steps), capped by what the whole run's
-    B T leaves once the exploration steps still due by D1 (each at most a fully labeled task)
-    are reserved, so the run ends within B per task unless the testers alone exceed it."""
+    B T leaves once the testers still due (each at most a fully labeled task) and one label for
+    each later exploitation step are reserved: with B >= `min_budget` every step gets at least
+    one label and the run ends within B per task."""
     B = min(B, per_task_max)  # never binding beyond (no task has more), and B T stays finite
     running = max(1, math.floor(B * t - spent + overdraft * (1 - t / n_tasks) + 1e-9))
-    testers_due = min(n_tasks - t, max(0, math.floor(schedule.d1(n_tasks)) + 1 - n_testers))
-    left = math.floor(B * n_tasks - spent - testers_due * per_task_max + 1e-9)
+    testers_due = min(n_tasks - t, testers_due)
+    later = n_tasks - t - testers_due
+    left = math.floor(B * n_tasks - spent - testers_due * per_task_max - later + 1e-9)
     return max(0, min(running, left))
 
 

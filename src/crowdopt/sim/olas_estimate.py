@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..files import read_input
 from ..problems.olas_noise import LogisticNoise, NoiseFunction, entropy
-from ..validate import choice, csv_rows, integer, real, real_text
+from ..validate import choice, clean_text, csv_rows, integer, real, real_text, utf8_text
 from .olas_loop import class_probabilities, f1_score_of, make_classifier, stratified_take
 
 ALIASES = {"sample_id": "sample", "labeler_id": "labeler", "accuracy": "labeler_accuracy"}
@@ -72,10 +73,8 @@ class GoldenTable:
 
 def _read_csv(path: str | Path, what: str) -> tuple[list[str], list[list[str]]]:
     p = Path(path)
-    if not p.is_file():
-        raise InputError(what, "an existing CSV/TSV file", str(p))
-    with open(p, newline="", encoding="utf-8-sig") as fh:  # a BOM is not part of the header
-        text = fh.read()
+    # a BOM is not part of the header; missing, a folder, unreadable: one line naming it
+    text = utf8_text(read_input(p, what), what, p.name)
     delim = "\t" if p.suffix.lower() in (".tsv", ".tab") or ("\t" in text.split("\n", 1)[0]) else ","
     rows = [r for r in csv_rows(text.splitlines(), f"{what} {p.name}", delimiter=delim)
             if any(c.strip() for c in r)]
@@ -113,6 +112,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
         s, lab = str(r["sample"]).strip(), str(r["labeler"]).strip()
         if not s or not lab:
             raise InputError(f"{where}: sample/labeler", "non-empty ids", (s, lab))
+        clean_text(s, f"{where}: sample", "an id")  # the text rule of every id and label
+        clean_text(lab, f"{where}: labeler", "an id")
         if (s, lab) in pairs:
             raise InputError(f"{where}", "one row per (sample, labeler)", f"a repeat of {(s, lab)}")
         pairs.add((s, lab))
@@ -123,6 +124,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
         t, g = str(r["true_label"]).strip(), str(r["given_label"]).strip()
         if t == "" or g == "":
             raise InputError(f"{where}: labels", "non-empty given_label and true_label", (g, t))
+        clean_text(t, f"{where}: true_label", "a label")
+        clean_text(g, f"{where}: given_label", "a label")
         if seen_true.setdefault(s, t) != t:
             raise InputError(f"{where}: true_label", f"one true label for sample {s!r}", t)
         if ent is not None:
@@ -144,11 +147,8 @@ def golden_from_rows(rows: list[dict]) -> GoldenTable:
 
 
 def _number(v: Any, field: str, lo: float | None, hi: float | None) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        raise InputError(field, "a number", v) from None
-    return real(x, field, lo=lo, hi=hi)
+    """A number cell by the number grammar (`validate.real_text`), in [lo, hi]."""
+    return real_text(v, field, lo=lo, hi=hi)
 
 
 def read_golden(path: str | Path) -> GoldenTable:
@@ -163,7 +163,8 @@ def read_features(path: str | Path) -> tuple[list[str], np.ndarray]:
     if "sample" not in header:
         raise InputError("--features", "a 'sample' column", header)
     k = header.index("sample")
-    ids = [row[k] for row in body]
+    ids = [clean_text(row[k], f"--features row {r + 2}: sample", "an id")
+           for r, row in enumerate(body)]
     if len(set(ids)) != len(ids):
         raise InputError("--features", "one row per sample", "repeated sample ids")
     X = np.empty((len(body), len(header) - 1))

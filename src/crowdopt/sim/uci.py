@@ -12,6 +12,8 @@ target column.
 from __future__ import annotations
 
 import io
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,8 @@ import numpy as np
 
 from ..datapath import data_file
 from ..errors import InputError
-from ..validate import choice, csv_rows, utf8_text
+from ..files import read_input
+from ..validate import choice, clean_text, csv_rows, real_text, text_number, utf8_text
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class Dataset:
 def _text(path: Path, field: str) -> io.StringIO:
     """A data file's text as UTF-8 with a BOM dropped (a BOM glued to the first column's name
     hid it; another encoding was a UnicodeDecodeError traceback)."""
-    return io.StringIO(utf8_text(path.read_bytes(), field, path.name), newline="")
+    return io.StringIO(utf8_text(read_input(path, field), field, path.name), newline="")
 
 
 def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
@@ -79,20 +82,32 @@ def _rows(path: Path, delimiter: str | None) -> list[list[str]]:
                 if any(c.strip() for c in row)]
 
 
+_NOT_NUMBER = re.compile(r"[^0-9eE+\-.]")  # a character no number of the grammar holds
+
+
 def _features(rows: list[list[str]], field: str, first_line: int = 1,
               names: list[str] | None = None) -> np.ndarray:
+    """The feature cells as a float matrix, each by the number grammar (`validate.real_text`:
+    '1_0', 'nan', '1e-400' are refused naming the line and column). numpy reads the matrix;
+    only a table with a character no number holds, or with cells read as 0 or as a subnormal,
+    is checked cell by cell."""
     try:
         X = np.array(rows, dtype=float)
-    except ValueError:
+        suspect = _NOT_NUMBER.search("".join("".join(r) for r in rows)) is not None
+    except ValueError:  # a text numpy cannot read, or rows of different lengths
+        X, suspect = None, True
+    if not suspect:
+        tiny = np.abs(X) < sys.float_info.min  # 0 or subnormal: '0', or '1e-400' underflowing
+        suspect = any(text_number(rows[r][c]) is None for r, c in zip(*np.nonzero(tiny)))
+    if suspect:
         for r, row in enumerate(rows):
             for c, v in enumerate(row):
-                try:
-                    float(v)
-                except ValueError:
-                    col = names[c] if names else c + 1
-                    raise InputError(f"{field} line {r + first_line} column {col}", "a number",
-                                     v) from None
-        raise
+                col = names[c] if names else c + 1
+                real_text(v, f"{field} line {r + first_line} column {col}")
+        if X is None:
+            raise InputError(field, "a table of equal-length rows",
+                             f"rows of {len(rows[0])} and "
+                             f"{next(len(r) for r in rows if len(r) != len(rows[0]))} cells")
     if X.ndim != 2 or X.shape[0] == 0:
         raise InputError(field, "a non-empty table of equal-length rows", f"shape {X.shape}")
     if not np.all(np.isfinite(X)):
@@ -134,9 +149,7 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     Binary: F1 of `pos_label` (default: the minority class). More classes: macro F1.
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError("--data", "an existing CSV file", str(p))
-    with _text(p, "--data") as fh:
+    with _text(p, "--data") as fh:  # missing, a folder, unreadable: one line naming it
         rows = [r for r in csv_rows(fh, "--data") if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise InputError(str(p), "a header row and at least one data row", f"{len(rows)} row(s)")
@@ -153,6 +166,8 @@ def load_csv_dataset(path: str | Path, target: str, *, pos_label: str | None = N
     X = _features([[c for j, c in enumerate(row) if j != k] for row in body], str(p),
                   first_line=2, names=[h for j, h in enumerate(header) if j != k])
     classes = sorted(set(labels))
+    for c in classes:  # the text rule of every label
+        clean_text(c, f"{p} column {target}", "a label")
     if len(classes) < 2:
         raise InputError("--target", "a column with at least two classes", classes)
     index = {c: i for i, c in enumerate(classes)}

@@ -21,7 +21,7 @@ from ..status import Status
 
 __all__ = ["ABS_TOL", "REL_TOL", "SCHEMA_VERSION", "TOLERANCES", "Certificate", "add_failures",
            "close", "gap_ratio", "lower_upper", "make_certificate", "tolerance", "versions",
-           "with_bound"]
+           "with_bound", "without_bound"]
 REL_TOL = 1e-7  # relative tolerance of every "equal" / "crossing" claim (bound vs objective)
 ABS_TOL = 1e-30  # absolute floor: only two numbers both within 1e-30 of 0 are equal regardless
 OBJECTIVE_REL_TOL = 1e-6  # a solver's objective vs the evaluator's at the same point
@@ -130,7 +130,8 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
                      seed: int | None = None, details: dict | None = None,
                      failures: list[str] | None = None, notes: list[str] | None = None,
                      problem_size: str | None = None, solution: dict | None = None,
-                     objective_must_match: bool = False) -> Certificate:
+                     objective_must_match: bool = False,
+                     uncertified: str | None = None) -> Certificate:
     """The certificate of one solution (+ bound), checked for consistency.
 
     Failures: the solution is infeasible for the evaluator; the solver's own objective claims
@@ -142,7 +143,9 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
     of its bound). `failures`/`notes` add the caller's checks. `certified` also needs a
     feasible solution with a finite objective (no solution: not certified, and no failure);
     `proven_optimal` a certified solution whose gap is 0 within `tolerance`, from a run that
-    was not stopped by a time limit (status time_limit is never a proof).
+    was not stopped by a time limit (status time_limit is never a proof). `uncertified`: why
+    nothing is claimed for the problem's objective (a user's model with another objective):
+    not certified, no failure, the reason first among the notes.
     """
     objective = float(evaluation.objective) if evaluation is not None else None
     feasible = bool(evaluation.feasible) if evaluation is not None else None
@@ -181,7 +184,9 @@ def make_certificate(spec: ProblemSpec, *, method: str, algorithm: str, status: 
     if Status(status) is Status.OPTIMAL and (gap is None or gap != 0.0):
         fails.append("status 'optimal' without a bound that closes the gap")
     fails += list(failures or [])
-    certified = not fails and bool(feasible) and finite(objective)
+    certified = not fails and bool(feasible) and finite(objective) and not uncertified
+    if uncertified:
+        notes.insert(0, uncertified)
     # a run stopped by its time limit proves nothing, whatever its numbers say (DESIGN rule 4)
     stopped = Status(status) is Status.TIME_LIMIT
     if stopped and certified and gap == 0.0:
@@ -247,6 +252,18 @@ def with_bound(cert: Certificate, bound: float | None, bound_source: str | None)
                                         and cert.status is not Status.TIME_LIMIT),
                         certified=certified,
                         failures=tuple(fails))
+
+
+def without_bound(cert: Certificate | None, why: str) -> Certificate | None:
+    """The certificate after its bound was refuted (`solvers.verify`): no bound, no gap, not
+    proven; an 'optimal' status becomes 'feasible'; `why` joins the notes."""
+    if cert is None:
+        return None
+    lower, upper = lower_upper(cert.sense, cert.objective if cert.feasible else None, None)
+    return cert.replace(status=Status.FEASIBLE if cert.status is Status.OPTIMAL
+                        else cert.status, bound=None, bound_source=None, lower=_num(lower),
+                        upper=_num(upper), gap=None, rel_gap=None, ratio=None,
+                        proven_optimal=False, notes=(*cert.notes, why))
 
 
 def add_failures(cert: Certificate, failures: list[str]) -> Certificate:

@@ -19,6 +19,7 @@ constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 
 import numpy as np
@@ -170,7 +171,10 @@ def _cbp(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 def search_budget(opts: RunOptions) -> float:
     """A local search's length in seconds: its own setting (`search_s`, else
     $CROWDOPT_SEARCH_TIME, else LS_DEFAULT_TIME), cut by the time limit, never taken from it
-    (a limit of 1e308 s is no reason to search for ever)."""
+    (a limit of 1e308 s is no reason to search for ever). With a step budget (`max_steps`) the
+    steps fix the work, whatever the search clock; the time limit stays a safety cap."""
+    if opts.max_steps is not None:  # a fixed amount of work: the limit is only a safety cap
+        return math.inf if opts.time_limit is None else opts.time_limit
     own = opts.search_s if opts.search_s is not None else default_search_time()
     return own if opts.time_limit is None else min(own, opts.time_limit)
 

@@ -22,11 +22,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..models.formulation import Formulation, PassResult, Settings
+from ..models.snapshot import ADDED_ROWS, UNCHANGED, is_lazy, peeking
 from ..problems.catalogue import Outcome
 from ..status import Status
-from .highs import WATCHDOG_MAX_S, HighsModel, HighsOptions, compile_pyomo, highs_options
+from .highs import (
+    WATCHDOG_MAX_S,
+    HighsModel,
+    HighsOptions,
+    compile_pyomo,
+    compile_rows,
+    highs_options,
+)
+from .verify import PointCheck, pyomo_writer
 
 MIN_SOLVE_S = 0.5  # HiGHS's share of a time limit the matrix build has used up
 
@@ -100,6 +110,13 @@ class Context:
     options: HighsOptions
     details: dict = field(default_factory=dict)
     t0: float = field(default_factory=time.perf_counter)
+    # answers re-checked as points of a user's changed model (`verify.PointCheck`); None on a
+    # model as built, where every plan the evaluator calls feasible is a point
+    point: Any = None
+    compiled: Any = None  # the compiled Pyomo model (route "pyomo" or "model"), or the mixed
+    point_write: Any = None  # the mixed route's `PointCheck.write` (the emitted columns)
+    added: Any = None  # the mixed route's compiled additions (`compile_rows`)
+    assembled: Any = None  # the mixed route's whole matrix (emitted part and additions)
 
     def time_left(self) -> float | None:
         """Seconds left of the time limit (at least 1 s: a later pass always gets a try)."""
@@ -110,12 +127,14 @@ class Context:
 
 @dataclass
 class ExactRun:
-    """A finished run: the pass result, the live model and the details of both stages."""
+    """A finished run: the pass result, the live model, the details of both stages and the
+    point check of a changed model (None on a model as built)."""
 
     result: PassResult
     model: HighsModel
     route: str
     details: dict
+    point: Any = None
 
 
 def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
@@ -147,15 +166,104 @@ def load(form: Formulation, inst: Any, hopts: HighsOptions, integral_lp: bool,
     hm = HighsModel.from_compiled(compiled, hopts, relax_integrality=integral_lp)
     extras = form.extras(inst, model, hm._columns) if form.extras is not None else {}
     ctx = Context(inst, hm, lambda res: form.decode(inst, model, res), compiled.c,
-                  np.flatnonzero(compiled.integrality).astype(np.int32), extras, hopts)
+                  np.flatnonzero(compiled.integrality).astype(np.int32), extras, hopts,
+                  compiled=compiled)
     ctx.details.update(route=route, build_s=build_s, compile_s=compiled.compile_s)
     return ctx
 
 
+def load_mixed(form: Formulation, inst: Any, model: Any, rows: list, hopts: HighsOptions,
+               integral_lp: bool, deadline: float | None = None) -> Context:
+    """A user's model of a formulation with an emitter, its registered part still unbuilt
+    (`models.lazy`): the registered part emitted as arrays, the user's added `rows` (and the
+    new variables in them) compiled onto its columns (`compile_rows`), appended in the order a
+    whole compile gives; decoded, and re-checked as points, on the emitted columns."""
+    from ..models.formulation import MatrixForm
+
+    t0 = time.perf_counter()
+    with _stop_at(deadline, t0, "emitting the matrix"):
+        e = form.emit(inst)
+    n_reg = e.A.shape[1]
+    # the emitted columns are the registered Var components in declaration order, each in its
+    # index order (the emitter reproduces the compiled model's columns: tested): a registered
+    # entry's column is its component's offset plus its place in the index set
+    offset: dict[int, int] = {}
+    at = 0
+    for comp, *_ in model.crowdopt_build.snapshot.variables:
+        offset[id(comp)] = at
+        at += len(comp.index_set()) if comp.is_indexed() else 1
+    if at != n_reg:  # the record's variables are not the emitted columns
+        raise AssertionError(f"{form.method}: {at} registered variables, {n_reg} emitted columns")
+
+    def registered(v: Any) -> int:
+        comp = v.parent_component()
+        start = offset.get(id(comp))
+        if start is None:
+            return -1
+        return start + (_position(comp.index_set(), v.index()) if comp.is_indexed() else 0)
+
+    with _stop_at(deadline, t0, "compiling the added rows"), peeking(model):
+        add = compile_rows(model, rows, registered, n_reg)
+    n_new = len(add.columns)
+    A = e.A if not rows else sp.vstack(
+        [sp.hstack([sp.csc_array(e.A), sp.csc_array((e.A.shape[0], n_new))]), add.A],
+        format="csc")
+    arrays = MatrixForm(c=np.concatenate([np.asarray(e.c, float), np.zeros(n_new)]), A=A,
+                        row_lo=np.concatenate([e.row_lo, add.row_lo]),
+                        row_hi=np.concatenate([e.row_hi, add.row_hi]),
+                        col_lo=np.concatenate([e.col_lo, add.col_lo]),
+                        col_hi=np.concatenate([e.col_hi, add.col_hi]),
+                        integrality=np.concatenate([np.asarray(e.integrality, np.int32),
+                                                    add.integrality]),
+                        sense=e.sense, offset=e.offset)
+    build_s = time.perf_counter() - t0
+    hm = HighsModel.from_arrays(arrays.c, A, arrays.row_lo, arrays.row_hi, arrays.col_lo,
+                                arrays.col_hi, None if integral_lp else arrays.integrality,
+                                sense=e.sense, offset=e.offset, options=hopts)
+    extras = dict(e.extras)
+    if "card" in extras:  # per column: the new columns have no size
+        extras["card"] = np.concatenate([extras["card"], np.zeros(n_new, np.int32)])
+    if "size" in extras:
+        size = extras["size"]
+        extras["size"] = lambda: np.concatenate([size(), np.zeros(n_new)])
+    # answers are re-checked on the added rows only: the registered rows hold for every plan
+    # the evaluator calls feasible (the formulation is exact: tested), which the checks ask too
+    added = MatrixForm(c=arrays.c, A=add.A, row_lo=add.row_lo, row_hi=add.row_hi,
+                       col_lo=arrays.col_lo, col_hi=arrays.col_hi,
+                       integrality=arrays.integrality, sense=e.sense, offset=e.offset)
+    ctx = Context(inst, hm, lambda res: e.decode(res.x[:n_reg]), arrays.c,
+                  np.flatnonzero(arrays.integrality).astype(np.int32), extras, hopts,
+                  compiled=added)
+    ctx.details.update(route="mixed", build_s=build_s, compile_s=add.compile_s,
+                       emitted={"rows": int(e.A.shape[0]), "columns": n_reg},
+                       compiled={"rows": int(add.A.shape[0]), "columns": n_new})
+    ctx.point_write = lambda sol: (np.arange(n_reg), e.encode(sol))
+    ctx.added, ctx.assembled = add, arrays
+    return ctx
+
+
+def _position(index_set: Any, index: Any) -> int:
+    """The 0-based place of `index` in an ordered index set (Pyomo's `ord` divides by a
+    one-point RangeSet's step of 0)."""
+    if len(index_set) == 1:
+        return 0
+    return index_set.ord(index) - 1
+
+
+def mixed_route(form: Formulation, model: Any, change: Any) -> bool:
+    """Whether a user's model takes the mixed route: a formulation with an emitter, the
+    model's registered part unbuilt (`models.lazy.is_lazy`), and only rows (and variables in
+    them) added to it."""
+    return (form.emit is not None and is_lazy(model) and change is not None
+            and change.kind in (UNCHANGED, ADDED_ROWS))
+
+
 def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
-        route: str = "arrays", stop_in_load: bool = False) -> ExactRun:
+        route: str = "arrays", stop_in_load: bool = False, change: Any = None) -> ExactRun:
     """Load (see `load`; route "pyomo" forces the Pyomo builder) and run the passes.
-    `stop_in_load`: with a time limit, raise `OutOfTime` if the load alone used it up."""
+    `stop_in_load`: with a time limit, raise `OutOfTime` if the load alone used it up.
+    `change` (a `snapshot.Change` of the user's `model`): on a changed model the passes and
+    the verification re-check answers as points of it (`Context.point`)."""
     settings = form.settings(inst)
     hopts = formulation_options(settings, opts)
     if model is not None:  # a user's rows may contradict: feasibility is no longer by
@@ -164,15 +272,36 @@ def run(form: Formulation, inst: Any, opts: Any, model: Any = None,
         raise ValueError(f"route must be 'arrays' or 'pyomo', not {route!r}")
     t0 = time.perf_counter()
     deadline = t0 + hopts.time_limit if stop_in_load and hopts.time_limit is not None else None
-    ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays",
-               deadline=deadline)
+    if model is not None and mixed_route(form, model, change):
+        ctx = load_mixed(form, inst, model, list(change.added), hopts, settings.integral_lp,
+                         deadline)
+    else:
+        ctx = load(form, inst, hopts, settings.integral_lp, model, arrays=route == "arrays",
+                   deadline=deadline)
     if hopts.time_limit is not None:  # building the matrix counts against the limit
         left = max(hopts.time_limit - (time.perf_counter() - t0), MIN_SOLVE_S)
         ctx.options = ctx.model.options = ctx.model.options.replace(time_limit=left)
     ctx.details["presolve"] = hopts.presolve
+    if model is not None and (change is None or change.kind != UNCHANGED):
+        ctx.point = point_check(form, inst, model, ctx, change, hopts.time_limit)
     result = form.passes(ctx)
     ctx.details["time_s"] = time.perf_counter() - ctx.t0
-    return ExactRun(result, ctx.model, ctx.details["route"], ctx.details)
+    return ExactRun(result, ctx.model, ctx.details["route"], ctx.details, ctx.point)
+
+
+def point_check(form: Formulation, inst: Any, model: Any, ctx: Context, change: Any,
+                time_limit: float | None) -> PointCheck | None:
+    """The point check of a changed (or unknown) model: its formulation's encoder on a fresh
+    copy of the loaded arrays; None where the formulation has no encoder (its answers are
+    then checked by the evaluator and the adapter's point violation only)."""
+    same = change is not None and change.same_objective
+    write = getattr(ctx, "point_write", None)
+    if write is None and form.encode is not None and ctx.compiled is not None:
+        write = pyomo_writer(form.encode, inst, model, ctx.model._columns)
+    if write is None:
+        return None
+    return PointCheck(ctx.compiled, write, same, time_limit,
+                      registered_rows=ctx.details.get("route") != "mixed")
 
 
 def outcome(done: ExactRun) -> Outcome:

@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from ..models.formulation import MatrixForm
 from ..status import Status
+from ..validate import env_flag
 
 INF = highspy.kHighsInf
 
@@ -98,6 +99,10 @@ class HighsOptions:
     # Scale rows, unboxed continuous columns and the objective by powers of 2 before HiGHS sees
     # them (`model_scales`): HiGHS's absolute tolerances then mean the same at every data scale.
     scale: bool = True
+    # Re-solve an "optimal" answer whose objective terms reached HiGHS far below its largest
+    # cost, with the objective scaled by their magnitude (`HighsModel._rescaled`); a pass that
+    # tests feasibility at a fixed objective (a search step) turns it off.
+    rescale: bool = True
 
     def __post_init__(self) -> None:
         from ..errors import InputError
@@ -112,7 +117,7 @@ class HighsOptions:
         """Whether HiGHS writes its log (always to stderr, never to stdout)."""
         if self.verbose is not None:
             return bool(self.verbose)
-        return os.environ.get("CROWDOPT_VERBOSE", "") not in ("", "0")
+        return env_flag("CROWDOPT_VERBOSE")
 
     def replace(self, **kw: Any) -> HighsOptions:
         """A copy with some settings changed."""
@@ -153,9 +158,13 @@ class HighsResult:
     message: str = ""
     max_violation: float | None = None
     highs_version: str = ""
-    # what one unit of the objective HiGHS saw is worth in the caller's units (1 / the
-    # objective scale): HiGHS's absolute tolerances times this are its noise on our numbers
+    # the magnitude of the objective's terms at the answer (sum |c_j x_j|, the caller's units;
+    # without a term at the answer, the smallest cost of one unit of a column): the objective
+    # reached HiGHS scaled so that this is about 1 (or re-solved so: `HighsModel._rescaled`),
+    # so HiGHS's absolute tolerances times it are its noise on our numbers
     objective_unit: float = 1.0
+    # the objective was re-scaled by its terms at the answer and solved again
+    rescaled: bool = False
     x: np.ndarray | None = None
     row_duals: np.ndarray | None = None
     _columns: dict[int, int] = field(default_factory=dict, repr=False)
@@ -213,6 +222,7 @@ class HighsResult:
             "message": self.message,
             "highs_version": self.highs_version,
             "objective_unit": self.objective_unit,
+            "rescaled": self.rescaled,
         }
 
 
@@ -487,6 +497,33 @@ def _declaration_order(model: Any, cols: list) -> np.ndarray | None:
     return np.argsort(ranks, kind="stable")
 
 
+def _column_kind() -> Any:
+    """A function var -> 1 (an integer interval domain) or 0 (a continuous interval), one
+    look-up per domain object; any other domain ({0, 2}, RangeSet(0, 2, 2), {0.5, 1.5}) is an
+    InputError naming the variable: HiGHS takes intervals, and {0, 2} passed as [0, 2] was
+    "proven" at a point with the variable at 1."""
+    from ..errors import InputError
+
+    seen: dict[int, int] = {}
+
+    def kind(v: Any) -> int:
+        d = v.domain
+        k = seen.get(id(d))
+        if k is None:
+            if v.is_integer():
+                k = 1
+            elif v.is_continuous():
+                k = 0
+            else:
+                raise InputError(f"model.{v.name}", "a variable whose domain is a continuous "
+                                 "or an integer interval (Reals, Binary, Integers, bounds)",
+                                 f"the domain {d}")
+            seen[id(d)] = k
+        return k
+
+    return kind
+
+
 @_adapter_time
 def compile_pyomo(model: Any) -> CompiledModel:
     """Compile a linear Pyomo model (one active objective or none) into arrays, as written:
@@ -535,13 +572,73 @@ def compile_pyomo(model: Any) -> CompiledModel:
         cons.append(con)
     col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
     col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
-    integ = np.array([1 if v.is_integer() else 0 for v in cols], dtype=np.int32)
+    integ = np.fromiter(map(_column_kind(), cols), dtype=np.int32, count=n)
     compile_s = clock() - t0
     if _CAPTURE is not None:
         _CAPTURE.compile_s += compile_s
     return CompiledModel(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
                          integrality=integ, sense=sense, offset=offset, columns=list(cols),
                          rows=rows, row_constraints=cons, compile_s=compile_s)
+
+
+@_adapter_time
+def compile_rows(model: Any, rows: list, registered: Any, n_registered: int) -> CompiledModel:
+    """The rows `rows` (ConstraintData of `model`, a user's additions) compiled onto the
+    columns of an emitted model: a variable `registered(var)` maps to a column >= 0 keeps
+    that column, every other variable the rows use becomes a new column after the
+    `n_registered` ones, in the model's declaration order (Var components as declared, each in
+    the order the rows first use its entries): the columns and rows a whole compile of the
+    model gives after its registered part. Rows as Pyomo's compiler writes them (a ranged row
+    is two), fixed variables as constants; the model itself is not walked (a lazily built
+    model stays unbuilt). Returns the rows (A over all columns, bounds) and the new columns
+    (`columns`, their bounds and integrality); `c` is empty."""
+    import pyomo.environ as pyo
+
+    from ..models.snapshot import peeking
+
+    clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
+    t0 = clock()
+    tmp = pyo.ConcreteModel()
+    tmp.rows = pyo.Reference({k: r for k, r in enumerate(rows)}, ctype=pyo.Constraint)
+    info = _standard_form(tmp)
+    cols = list(info.columns)
+    at = np.fromiter((registered(v) for v in cols), dtype=np.int64, count=len(cols))
+    new = [k for k, j in enumerate(at) if j < 0]
+    with peeking(model):
+        perm = _declaration_order(model, [cols[k] for k in new])
+    if perm is not None:
+        new = [new[k] for k in perm]
+    at[new] = n_registered + np.arange(len(new))
+    A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, len(cols)))
+    coo = A.tocoo()
+    A = sp.csc_array((coo.data, (coo.row, at[coo.col])),
+                     shape=(A.shape[0], n_registered + len(new)))
+    rhs = np.asarray(info.rhs, dtype=float)
+    m = A.shape[0]
+    row_lo, row_hi = np.full(m, -INF), np.full(m, INF)
+    index: dict[int, list[int]] = {}
+    cons = []
+    for r, entry in enumerate(info.rows):
+        con, kind = entry[0], entry[1]
+        if kind == 0:
+            row_lo[r] = row_hi[r] = rhs[r]
+        elif kind == 1:
+            row_hi[r] = rhs[r]
+        else:
+            row_lo[r] = rhs[r]
+        index.setdefault(id(con), []).append(r)
+        cons.append(con)
+    newvars = [cols[k] for k in new]
+    col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in newvars], dtype=float)
+    col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in newvars], dtype=float)
+    integ = np.fromiter(map(_column_kind(), newvars), dtype=np.int32, count=len(newvars))
+    compile_s = clock() - t0
+    if _CAPTURE is not None:
+        _CAPTURE.compile_s += compile_s
+    return CompiledModel(c=np.zeros(0), A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo,
+                         col_hi=col_hi, integrality=integ, sense="min", offset=0.0,
+                         columns=newvars, rows=index, row_constraints=cons,
+                         compile_s=compile_s)
 
 
 # ---------------------------------------------------------------------- scaling
@@ -569,6 +666,15 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
 
 
 SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 < 1e15)
+# an optimum whose objective terms reached HiGHS 2^10 (~1e3) below its largest cost is solved
+# again with the objective scaled by those terms (`HighsModel._rescaled`)
+RESCALE_BELOW_LOG2 = 10
+# past 2^20 (~1e6) between the largest cost and those terms no scaling is safe for a MIP: a
+# labeler priced at 1e12 beside qualities of 0.7 was still "proven" 0.1 % below the optimum
+# after the second pass (the branch and bound's pruning and presolve work in absolute units of
+# the whole objective): the answer is feasible, not proven. An LP's optimality rests on its
+# reduced costs, which the second pass puts in the answer's units: no such limit
+SAFE_RANGE_LOG2 = 20
 # a continuous column boxed within 2^-10 of 0 (or reaching past 2^10) is scaled by its box: a
 # head-cover eta in [0, 1.6e-9] left as it was made HiGHS stop 15-25 % below the optimum, its
 # bound "meeting" the objective within its absolute tolerances (1e-9); at 1e-7 none did
@@ -685,8 +791,11 @@ class HighsModel:
         self._integrality = (np.asarray(integrality, dtype=np.int32)
                              if integrality is not None else np.zeros(self.num_col, np.int32))
         c = np.asarray(c, dtype=float)
-        row_lo, row_hi = np.asarray(row_lo, dtype=float), np.asarray(row_hi, dtype=float)
-        col_lo, col_hi = np.asarray(col_lo, dtype=float), np.asarray(col_hi, dtype=float)
+        self._cost = c.copy()  # the objective in the caller's units (`_answer_unit`)
+        # copies: the live model changes its bounds (passes, searches), the caller's arrays
+        # (a compiled model the verification re-checks points on) stay as given
+        row_lo, row_hi = np.array(row_lo, dtype=float), np.array(row_hi, dtype=float)
+        col_lo, col_hi = np.array(col_lo, dtype=float), np.array(col_hi, dtype=float)
         # what HiGHS sees (and what the stored arrays hold): R A S, R row bounds, S^-1 column
         # bounds, sigma S c; results are mapped back (`_unscale`)
         if self.options.scale and self.num_col:
@@ -777,6 +886,7 @@ class HighsModel:
             raise ValueError(f"add_columns: expected {self.num_row} rows, got {A_cols.shape[0]}")
         k = A_cols.shape[1]
         cost = np.asarray(cost, float).reshape(k)
+        self._cost = np.concatenate([self._cost, cost])
         lo = np.broadcast_to(np.asarray(lo, float), (k,)).copy()
         hi = np.broadcast_to(np.asarray(hi, float), (k,)).copy()
         cs = np.ones(k)
@@ -830,7 +940,8 @@ class HighsModel:
     @_adapter_time
     def set_objective(self, c: Any, sense: str | None = None, offset: float | None = None) -> None:
         """Replace every column cost (and optionally the sense and the constant offset)."""
-        c = np.ascontiguousarray(c, dtype=float).reshape(self.num_col) * self._cs
+        self._cost = np.ascontiguousarray(c, dtype=float).reshape(self.num_col).copy()
+        c = self._cost * self._cs
         sigma = objective_scale(c) if self.options.scale else 1.0
         self.scaled = self.scaled or sigma != 1.0
         self.h.changeColsCost(self.num_col, np.arange(self.num_col, dtype=np.int32), c * sigma)
@@ -917,7 +1028,9 @@ class HighsModel:
 
     @_adapter_time
     def solve(self) -> HighsResult:
-        """Run HiGHS; re-check a suspicious outcome without presolve; return a plain result.
+        """Run HiGHS; re-check a suspicious outcome without presolve; re-solve an optimum whose
+        objective terms reached HiGHS far below its largest cost (`_rescaled`); return a plain
+        result.
 
         With a time limit the run is watched (`WATCHDOG_SLACK_S`): HiGHS presolve does not
         look at the clock (a long knapsack row ran 230 s past a 1 s limit), so a run still
@@ -925,7 +1038,152 @@ class HighsModel:
         incumbent and bound HiGHS reported so far; this model then refuses further solves.
         """
         t0 = time.perf_counter()
+        res = self._solve_once(self.options, t0)
+        if self.options.rescale and res.status is Status.OPTIMAL and res.x is not None:
+            res = self._rescaled(res, t0)
+        return res
+
+    def _answer_unit(self, x: np.ndarray | None) -> float:
+        """The magnitude of the objective's terms that decide the optimum, caller's units: the
+        larger of sum |c_j x_j| at `x` and the smallest term a column can bring (|c_j| times
+        its typical magnitude, `_typical`: an answer whose terms are below that, an eta of
+        1e-10 where the optimum is 0, is HiGHS's noise). HiGHS's noise on our numbers is its
+        absolute tolerance times this (the certificates' floor), never times max |c|."""
+        if not self.num_col:
+            return 1.0 / self._sigma
+        m = 0.0
+        if x is not None and x.size == self.num_col:
+            m = float(np.sum(np.abs(self._cost * x)))
+            m = m if math.isfinite(m) else 0.0
+        terms = np.abs(self._cost) * self._typical()
+        terms = terms[(terms > 0) & np.isfinite(terms)]
+        least = float(terms.min()) if terms.size else 0.0
+        return max(m, least) or 1.0 / self._sigma
+
+    def _typical(self) -> np.ndarray:
+        """Per column, the magnitude its values take (caller's units): its box where it has
+        one; an unboxed column with a cost, the bound one of its rows implies (every other
+        column of the row boxed: head-cover's `empty` row eta / theta + e <= 1 gives
+        eta <= theta); else its scale (what the geometric scaling made order 1)."""
+        lo, hi = self._col_lo, self._col_hi  # as HiGHS sees them
+        boxed = np.isfinite(lo) & np.isfinite(hi)
+        typ = np.where(boxed, np.maximum(np.abs(np.where(boxed, lo, 0.0)),
+                                         np.abs(np.where(boxed, hi, 0.0))), 1.0)
+        need = np.flatnonzero(~boxed & (self._cost != 0))
+        if need.size and self.num_row:
+            A = sp.csc_array(self._A)
+            R = sp.csr_array(self._A)
+            for j in need.tolist():
+                up, down = hi[j], lo[j]
+                for r, a in zip(A.indices[A.indptr[j]:A.indptr[j + 1]].tolist(),
+                                A.data[A.indptr[j]:A.indptr[j + 1]].tolist()):
+                    if a == 0:
+                        continue
+                    k = R.indices[R.indptr[r]:R.indptr[r + 1]]
+                    v = R.data[R.indptr[r]:R.indptr[r + 1]]
+                    other = k != j
+                    k, v = k[other], v[other]
+                    if not (np.all(np.isfinite(lo[k])) and np.all(np.isfinite(hi[k]))):
+                        continue
+                    least = float(np.sum(np.minimum(v * lo[k], v * hi[k])))
+                    most = float(np.sum(np.maximum(v * lo[k], v * hi[k])))
+                    over = (self._row_hi[r] - least) / a if math.isfinite(self._row_hi[r]) \
+                        else (np.inf if a > 0 else -np.inf)
+                    under = (self._row_lo[r] - most) / a if math.isfinite(self._row_lo[r]) \
+                        else (-np.inf if a > 0 else np.inf)
+                    top, bottom = (over, under) if a > 0 else (under, over)
+                    up, down = min(up, top), max(down, bottom)
+                reach = [abs(b) for b in (up, down) if math.isfinite(b)]
+                if reach and max(reach) > 0:
+                    typ[j] = max(reach)
+        return typ * self._cs
+
+    def _rescaled(self, res: HighsResult, t0: float) -> HighsResult:
+        """An optimum whose deciding terms (`_answer_unit`) reached HiGHS below
+        2^-RESCALE_BELOW_LOG2 of its largest cost is solved again with the objective scaled by
+        them (its point as the start): they then sit well above HiGHS's absolute tolerances
+        (one labeler priced at 1e8 beside qualities of 0.7 left the deciding terms at 1e-5 and
+        HiGHS "proved" 0.876933 where 0.877733 exists; an objective e.s - 1e12 s_0 over
+        entropies near 0.5 was "proven" 0, all points left out). Where the largest term a
+        MIP's column can bring is more than 2^SAFE_RANGE_LOG2 times them, no power of 2 keeps
+        both within HiGHS's tolerances: the answer (of the second pass, if better) is only
+        feasible, with the reason."""
+        unit = self._answer_unit(res.x)
+        res.objective_unit = unit
+        if not (unit > 0 and math.isfinite(unit)):
+            return res
+        unsafe = None
+        if self.is_mip:
+            top = float(np.max(np.abs(self._cost) * self._typical(), initial=0.0)) / unit
+            if top > 2.0 ** SAFE_RANGE_LOG2:
+                top = self._presolved_cost_range(unit)
+            if top > 2.0 ** SAFE_RANGE_LOG2:
+                unsafe = (f"not proven: the objective's largest term can be {top:.3g} times "
+                          "the terms that decide the optimum; no scaling keeps both within "
+                          "HiGHS's tolerances")
+        if self._sigma * unit < 2.0 ** -RESCALE_BELOW_LOG2:
+            res = self._second_pass(res, t0, float(np.exp2(-np.round(np.log2(unit)))))
+        if unsafe is not None and res.status is Status.OPTIMAL:
+            res.status = Status.FEASIBLE
+            res.bound = res.abs_gap = res.rel_gap = None
+            res.message = unsafe
+        return res
+
+    def _second_pass(self, first: HighsResult, t0: float, sigma: float) -> HighsResult:
+        """`first` solved again with the objective scaled by `sigma`, from its point."""
+        x = first.x
+        self._set_sigma(sigma)
+        if self.is_mip:
+            self.set_start(x)
         opt = self.options
+        left = None
+        if opt.time_limit is not None:  # the second pass shares the limit (at least 0.5 s)
+            left = max(opt.time_limit - (time.perf_counter() - t0), 0.5)
+        res = self._solve_once(opt.replace(time_limit=left), t0)
+        res.rescaled = True
+        res.objective_unit = self._answer_unit(res.x if res.x is not None else x)
+        if res.x is None and res.status is not Status.OPTIMAL:  # no answer: keep the first's
+            res.x, res.objective = first.x, first.objective
+            res.max_violation = first.max_violation
+        return res
+
+    def _presolved_cost_range(self, unit: float) -> float:
+        """The largest cost of the model HiGHS presolve leaves, over `unit` (caller's units):
+        a column whose cost is far above the answer's terms but that the rows rule out (a
+        worker no budget affords) is gone after presolve and unsettles nothing. Presolve runs
+        on a copy of the loaded arrays; a copy it cannot reduce keeps every column."""
+        A = sp.csc_array(self._A)
+        h = new_highs()
+        h.setOptionValue("threads", int(self.options.threads))  # the process's one scheduler
+        h.setOptionValue("mip_feasibility_tolerance", float(self.options.feasibility_tol))
+        h.setOptionValue("primal_feasibility_tolerance", float(self.options.feasibility_tol))
+        c = self._cost * self._cs * self._sigma
+        with stdout_to_stderr():
+            h.passModel(int(self.num_col), int(self.num_row), int(A.nnz), 1,
+                        -1 if self.sense == "max" else 1, self.offset * self._sigma,
+                        np.ascontiguousarray(c), self._col_lo, self._col_hi, self._row_lo,
+                        self._row_hi, np.asarray(A.indptr[:-1], np.int32),
+                        np.asarray(A.indices, np.int32), np.asarray(A.data, float),
+                        self._integrality)
+            h.presolve()
+        try:
+            left = np.asarray(h.getPresolvedLp().col_cost_, dtype=float)
+        except Exception:  # noqa: BLE001 - no presolved model: judge by every column
+            left = c
+        big = float(np.max(np.abs(left), initial=0.0)) / self._sigma
+        return big / unit
+
+    def _set_sigma(self, sigma: float) -> None:
+        """Scale the objective HiGHS sees by `sigma` (costs and offset)."""
+        c = self._cost * self._cs * sigma
+        self.h.changeColsCost(self.num_col, np.arange(self.num_col, dtype=np.int32),
+                              np.ascontiguousarray(c))
+        self.h.changeObjectiveOffset(self.offset * sigma)
+        self._sigma = sigma
+        self.scaled = self.scaled or sigma != 1.0
+
+    def _solve_once(self, opt: HighsOptions, t0: float) -> HighsResult:
+        """One run of HiGHS under `opt`, its suspicious outcomes re-checked without presolve."""
         if self._overrun is not None and self._overrun.is_alive():
             return self._stopped(0.0, Status.ERROR, "an earlier solve of this model overran "
                                  "its time limit and is still running in HiGHS")
@@ -1046,7 +1304,7 @@ class HighsModel:
             time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s, nodes=0,
             is_mip=self.is_mip, sense=self.sense, presolve=self.options.presolve,
             raw_status="watchdog", message=message, max_violation=viol,
-            highs_version=self._version, objective_unit=1.0 / self._sigma, x=x,
+            highs_version=self._version, objective_unit=self._answer_unit(x), x=x,
             _columns=self._columns, _rows=self._rows)
 
     def _point(self) -> tuple[Any, np.ndarray, float | None]:
@@ -1106,7 +1364,8 @@ class HighsModel:
             time_s=self.compile_s + solve_s, compile_s=self.compile_s, solve_s=solve_s,
             nodes=nodes, is_mip=self.is_mip, sense=self.sense, presolve=presolve,
             raw_status=h.modelStatusToString(raw), message=message, max_violation=viol,
-            highs_version=version_of(h), objective_unit=1.0 / self._sigma,
+            highs_version=version_of(h),
+            objective_unit=self._answer_unit(x if x is not None and x.size else None),
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
     def violation(self, x: Any) -> float:
