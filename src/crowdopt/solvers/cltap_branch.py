@@ -37,9 +37,10 @@ Why a refutation is a proof (the LP only finds prices; nothing HiGHS reports is 
    one annotator j: every integer n_j of the box is in one of them). Rounding,
    pooling and the LP's own tolerances only change which prices are found, never this argument.
 A tested theta is refuted when every leaf's W is below it (a box whose shortest prefixes
-exceed the budget holds no plan); levels are bisected between the best
-plan and the tightest cheap bound; a run stopped by its node budget or its clock returns the
-last refuted level's W, so every stop is valid. Leaves that the LP cannot refute are worlds
+exceed the budget holds no plan). Levels go down from the tightest cheap bound towards the best
+plan in growing steps while they fall, then by bisection (a level may take half of the node
+budget left); a run stopped by its node budget or its clock returns the last refuted level's
+W, so every stop is valid. Leaves that the LP cannot refute are worlds
 (integer prefix lengths) worth a plan: the labels of those prefixes placed heaviest first on the
 neediest task (`cltap_construct.lpt_place`), then the local search.
 """
@@ -70,6 +71,8 @@ RECENT = 4  # refuting prices kept to try on the next boxes
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
 SEPARATION = 1e-5  # levels closer than this (relative) are not told apart
+FIRST_STEP = 0.25  # the first level tested: this share of the way from the bound to the plan
+LEVEL_MIN = 20  # node LPs a level may take: half of what is left, at least this
 
 
 # ----------------------------------------------------------------------------- certificates
@@ -155,13 +158,14 @@ def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: 
 
 
 # ----------------------------------------------------------------------------- the node LP
-def grid_for(inst: CltapInstance, layers: list[list[int]]) -> int:
-    """The finest grid of GRIDS whose flow LP has at most ARC_BUDGET arcs by the estimate
-    sum over layers of (N + 1) x its classes (at most N, and at most its labels): weights are
-    rounded by up to half a unit, so a fine grid finds better prices (at t = 50, a = 3 the
-    grid 200 proves optima the grid 50 leaves 0.5 % open), a coarse one keeps large LPs fast."""
+def grid_for(inst: CltapInstance, layers: list[list[int]], theta: float) -> int:
+    """The finest grid of GRIDS whose flow LP at theta has at most ARC_BUDGET arcs, counted as
+    sum over layers of (N + 1) x its classes (distinct units): weights are rounded by up to half
+    a unit, so a fine grid finds better prices (at t = 50, a = 3 the grid 200 proves optima the
+    grid 50 leaves 0.5 % open), a coarse one keeps large LPs fast."""
     for g in GRIDS:
-        arcs = sum((g + 1) * min(g, inst.K * len(m)) for m in layers)
+        u = unit_weights(inst.phi, theta / g, g)
+        arcs = sum((g + 1) * len(np.unique(u[m][u[m] > 0])) for m in layers)
         if arcs <= ARC_BUDGET:
             return g
     return GRIDS[-1]
@@ -334,8 +338,11 @@ class _Run:
     log: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)
 
+    level_cap: int = 0  # node LPs of the level being tested (0: the run's budget only)
+
     def out_of_budget(self) -> bool:
-        return self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
+        return (self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
+                or 0 < self.level_cap <= self.nodes)
 
     def level(self, theta: float, grid: int, offset: int) -> Level:
         key = (theta, grid, offset)
@@ -456,7 +463,9 @@ def refute(run: _Run, theta: float) -> tuple[bool, float]:
     a, K = inst.a, inst.K
     stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64))]
     worst = -math.inf
-    recent: list[np.ndarray] = []  # prices that refuted a node lately: tried on the next ones
+    # prices that refuted a node lately, tried on the next ones; first the covering bound's
+    # (min(phi, theta) / theta: exact weights, no rounding)
+    recent: list[np.ndarray] = [np.minimum(inst.phi, theta) / theta]
     while stack:
         lo, hi = stack.pop()
         c0 = time.perf_counter()
@@ -532,12 +541,13 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
             branchable[members[0]] = True
     run = _Run(inst, options or RunOptions(), deadline,
                DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable,
-               grid_for(inst, layers))
+               grid_for(inst, layers, hi))
     det["grid"] = run.grid
     run.best, run.best_value = start, lo
     ub, refuted, failed = hi, False, lo
-    stop = "converged"
+    stop, step = "converged", FIRST_STEP
     while ub > run.best_value * (1 + GAP):
+        run.level_cap = 0
         if run.out_of_budget():
             stop = "node budget" if run.nodes >= run.max_nodes else "time limit"
             break
@@ -545,14 +555,19 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         if ub - low <= SEPARATION * ub:
             stop = f"levels within {SEPARATION:g} of each other"
             break
-        theta = 0.5 * (low + ub)
+        # down from the bound (a level near it falls in a few nodes, and its W is often well
+        # below it), in growing steps while levels fall; bisection once one stands
+        theta = ub - step * (ub - low)
         nodes0 = run.nodes
+        run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // 2)
         ok, worst = refute(run, theta)
         run.log.append({"theta": theta, "refuted": ok, "W": worst, "nodes": run.nodes - nodes0})
         if ok:
             ub, refuted = min(ub, max(worst, 0.0)), True
+            step = min(0.5, 2 * step)
         else:
-            failed = theta
+            failed, step = theta, 0.5
+    run.level_cap = 0
     if run.world is not None and search_steps > 0:  # the local search from the best world
         better = local_search(inst, run.world, time_limit=max(deadline - time.perf_counter(),
                                                               0.0),
