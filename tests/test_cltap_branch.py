@@ -197,6 +197,43 @@ def test_config_branch_is_valid_at_t20_50_soak(trend, t, a, independent_head_cov
     print(f"{trend} t={t} a={a}: {unproven} of 5 not proven by head-cover (skipped)")
 
 
+def _raw_bound_is_valid(seeds: range, cells: int) -> list[str]:
+    """The method's own bound and plan (no verification step) against the enumeration on the
+    soundness set's instances (its kinds: ties, duplicates, zero rows, unused annotators,
+    weights scaled to 1e-10, generated curves): what it claims that the optimum refutes."""
+    from test_cltap_soundness import draw
+
+    from crowdopt.solvers.cltap import _config_branch
+
+    bad = []
+    for seed in seeds:
+        kind, inst = draw(seed, cells)
+        opt = optimum(inst.phi, inst.t, inst.b, cpu_s=20.0)
+        out = _config_branch(inst, RunOptions(time_limit=60))
+        ev = P.evaluate(inst, out.solution)
+        tol = REL * max(opt, 1e-300)
+        if out.bound < opt - tol or not ev.feasible or ev.objective > opt + tol:
+            bad.append(f"seed {seed} ({kind}): OPT {opt!r}, bound {out.bound!r}, "
+                       f"plan {ev.objective!r} (feasible {ev.feasible})")
+    return bad
+
+
+def test_raw_bound_against_the_enumeration_on_a_sample():
+    from test_cltap_soundness import SAMPLE_CELLS
+
+    assert _raw_bound_is_valid(range(40), SAMPLE_CELLS) == []
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("chunk", range(4))
+def test_raw_bound_against_the_enumeration_soak(chunk):
+    """3,000 instances up to a t K = 160 (about 4 min of CPU)."""
+    from test_cltap_soundness import SOAK_CELLS
+
+    assert _raw_bound_is_valid(range(1000 + 750 * chunk, 1000 + 750 * (chunk + 1)),
+                               SOAK_CELLS) == []
+
+
 # ------------------------------------------------------------------ mutations make it fail
 def _raw_bound(inst: P.CltapInstance) -> float:
     """The method's own bound, before the verification step of `crowdopt.solve` (which drops a
