@@ -44,6 +44,7 @@ Why a proof is a proof, step by step:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import threading
 import time
@@ -80,16 +81,36 @@ SEED = 0  # of the best-of start and local search: `solve` and `solve_model` (no
 
 def cheap_upper_bound(inst: P.CltapInstance) -> tuple[float, str]:
     """The tightest of the cheap bounds (covering, counting, pairing: milliseconds; first
-    labels: about 2 s CPU at t = 1000, a = 100) and its source."""
+    labels: about 2 s CPU at t = 1000, a = 100, 10 s on a loaded machine) and its source;
+    remembered for the last few instances (by their data), since `certify` runs config-lp,
+    config-branch and head-cover on one instance and each starts from it."""
     from .cltap_construct import cheap_bound
 
+    # the data, and the functions that compute it (a test that replaces one misses the cache)
+    key = (hashlib.blake2b(np.ascontiguousarray(inst.phi).tobytes(), digest_size=16).digest(),
+           inst.phi.shape, int(inst.t), int(inst.b), id(cheap_bound), id(CB.zero_optimum),
+           id(CB.pairing_bound), id(CB.first_labels_bound))
+    with _CHEAP_LOCK:
+        if key in _CHEAP:
+            return _CHEAP[key]
     if CB.zero_optimum(inst):
-        return 0.0, "zero: fewer than t positive-weight labels fit"
-    hi, src = cheap_bound(inst)
-    for res in (CB.pairing_bound(inst, hi=hi), CB.first_labels_bound(inst, hi=hi)):
-        if res.value < hi:
-            hi, src = res.value, res.source
-    return hi, src
+        out = 0.0, "zero: fewer than t positive-weight labels fit"
+    else:
+        hi, src = cheap_bound(inst)
+        for res in (CB.pairing_bound(inst, hi=hi), CB.first_labels_bound(inst, hi=hi)):
+            if res.value < hi:
+                hi, src = res.value, res.source
+        out = hi, src
+    with _CHEAP_LOCK:
+        _CHEAP[key] = out
+        while len(_CHEAP) > CHEAP_KEPT:
+            _CHEAP.pop(next(iter(_CHEAP)))
+    return out
+
+
+CHEAP_KEPT = 4  # instances whose cheap bound is remembered
+_CHEAP: dict = {}
+_CHEAP_LOCK = threading.Lock()
 
 
 # The start `solve_head_cover` just made, per thread (a server may run solves side by side):
