@@ -233,6 +233,7 @@ class Level:
     added: bool = False  # a column was added since the last solve: primal simplex next
 
     def build(self, options: Any) -> Level:
+        """The flow LP of this level in HiGHS, kept live: each node only changes its bounds."""
         from ..models.cltap_masters import FLOW_MASTER, emit_flow_master
         from .exact_runner import formulation_options
         from .highs import HighsModel
