@@ -4,7 +4,14 @@ Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--bou
        python benchmarks/bench_cltap.py --frontier [--cpu-limit S] [--wall-factor F] [--seeds N]
                                         [--a 3,10] [--trends dec,inc,flat] [--t0 5] [--t-max 320]
                                         [--t-list 50] [--methods head-cover]
+       python benchmarks/bench_cltap.py --ceiling [--seeds N] [--shapes 20x3,30x3,...]
+                                        [--trends dec,inc,nonmono,flat] [--exact-limit S]
 (--bounds-table: only Table 4, written to benchmarks/results/cltap_bounds.json)
+(--ceiling: where the optimum is known (head-cover proves it, without the configuration-LP
+stage of its start, so the optimum is not proven by a bound under test), each bound's
+OPT / bound, the tightest older bound's (best-old) and the tightest bound's (best-bound), and
+the best-of primal's value / OPT per shape and trend, and their means over every instance: how far each side of a certificate is from the optimum; written to
+benchmarks/results/cltap_ceiling.json)
 (--frontier: only the exact frontier, written to benchmarks/results/cltap_frontier.json (with
 --t-list: cltap_frontier_tLIST.json): for
 each a, trend and exact method (milp-compact, head-cover; their size guards bypassed), t doubles
@@ -22,11 +29,13 @@ Table 3: column generation on the faithful master (18)-(23): time per iteration 
 kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through Pyomo each
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
-Table 4: the new bounds (covering, covering-dp, counting, pairing, first-labels, config-lp) and
-constructions (cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the Table 3 sizes, b = 2t:
-value, wall and CPU time, time relative to CBP and to column generation (the paper's bound; 10 s
-limit, where it applies); config-lp/former-start: config-lp from the least of covering,
-counting and pairing (its start before the first-labels bound joined it), in the same run.
+Table 4: the new bounds (covering, covering-dp, counting, pairing, first-labels, config-lp,
+config-branch) and constructions (cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the
+Table 3 sizes, b = 2t: value, wall and CPU time, time relative to CBP and to column generation
+(the paper's bound; 10 s limit, where it applies; config-branch: 60 s, 400 node LPs), and for a
+bound the certified ratio best plan / bound (the best plan of the row's constructions and of
+config-branch); config-lp/former-start: config-lp from the least of covering, counting and
+pairing (its start before the first-labels bound joined it), in the same run.
 Writes benchmarks/results/cltap.json.
 """
 
@@ -127,37 +136,131 @@ def bench_bounds_table(args, sizes):
     spec = get_problem("cltap")
     names = ["cbp", "cbp-phi", "alloc-lpt", "best-of", "lp-closed-form", "column-generation",
              "covering", "covering-dp", "counting", "pairing", "first-labels",
-             "config-lp", "config-lp/former-start"]
+             "config-lp", "config-lp/former-start", "config-branch"]
+    limits = {"best-of": 2.0, "config-branch": 60.0}
     rows = []
     for t, a in sizes:
         for trend in ("dec", "inc"):
             inst = P.generate(args.seed, t=t, a=a, trend=trend)
-            res = {}
+            res, plans = {}, []
             for name in names:
                 m = spec.method(name.split("/")[0])
                 if m.refuses(inst) is not None:
                     continue
-                limit = 2.0 if name == "best-of" else 10.0
+                limit = limits.get(name, 10.0)
                 reps = 1 if name in ("best-of", "column-generation") or name.startswith(
-                    "config-lp") else args.repeat
+                    "config-") else args.repeat
                 if name == "config-lp/former-start":
                     def run(inst=inst, limit=limit):
                         return config_lp_former_start(inst, limit).value
                 else:
-                    def run(m=m, inst=inst, limit=limit):
+                    def run(m=m, inst=inst, limit=limit, plans=plans):
                         out = m.run(inst, RunOptions(time_limit=limit))
+                        if out.solution is not None:
+                            plans.append(P.evaluate(inst, out.solution).objective)
                         return out.bound if m.kind == "bound" else P.evaluate(
                             inst, out.solution).objective
                 c0 = time.process_time()
                 sec, val = timed(run, reps)
                 res[name] = (m.kind, val, sec, (time.process_time() - c0) / reps)
             base, cg = res["cbp"][2], res.get("column-generation", (None, None, None))[2]
+            best = max(plans)
             for name, (kind, val, sec, cpu) in res.items():
                 rows.append({"t": t, "a": a, "trend": trend, "method": name, "kind": kind,
                              "value": val, "time_s": sec, "cpu_s": cpu,
                              "x_cbp": sec / base if base else None,
-                             "x_colgen": sec / cg if cg else None})
+                             "x_colgen": sec / cg if cg else None,
+                             "best/bound": (best / val if kind == "bound" and val > 0 else None)})
     return rows
+
+
+CEILING_BOUNDS = ("lp-closed-form", "covering", "covering-dp", "counting", "pairing",
+                  "first-labels", "config-lp", "config-branch")
+
+
+def bench_ceiling(argv: list[str]) -> None:
+    """Each bound's OPT / bound and the best-of primal's value / OPT where head-cover proves the
+    optimum (see the module docstring)."""
+    import argparse
+
+    from crowdopt.solvers import cltap_exact
+    from crowdopt.solvers.cltap_construct import fast
+
+    ap = argparse.ArgumentParser(prog="bench_cltap.py --ceiling")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--shapes", default="20x3,30x3,50x3,20x5,30x5,20x10")
+    ap.add_argument("--trends", default="dec,inc,nonmono,flat")
+    ap.add_argument("--exact-limit", type=float, default=300.0)
+    args = ap.parse_args(argv)
+    spec = get_problem("cltap")
+    cltap_exact.BRANCH_NODES = 0  # head-cover's own proof, not the bound under test
+    runs, unproven = [], []
+    for shape in args.shapes.split(","):
+        t, a = (int(x) for x in shape.split("x"))
+        for trend in args.trends.split(","):
+            for seed in range(args.seeds):
+                inst = frontier_instance(seed, t, a, trend)
+                ref = cltap_exact.solve_head_cover(inst, RunOptions(time_limit=args.exact_limit))
+                if str(ref.status) != "optimal":
+                    unproven.append(f"{trend} t={t} a={a} seed {seed}")
+                    continue
+                opt = P.evaluate(inst, ref.solution).objective
+                row = {"t": t, "a": a, "trend": trend, "seed": seed, "opt": opt,
+                       "best-of": P.evaluate(inst, fast(inst, time_limit=2.0, seed=seed,
+                                                        max_steps=100)).objective}
+                for name in CEILING_BOUNDS:
+                    m = spec.method(name)
+                    if m.refuses(inst) is not None:
+                        continue
+                    c0 = time.process_time()
+                    out = m.run(inst, RunOptions(time_limit=60.0))
+                    row[name] = out.bound
+                    row[name + "_cpu_s"] = time.process_time() - c0
+                runs.append(row)
+                print(format_table([row], list(row)), file=sys.stderr)
+
+    def ratio(x: float, y: float) -> float:
+        return 1.0 if abs(x - y) <= 1e-7 * max(abs(x), abs(y), 1e-300) else x / y
+
+    summary = []
+    groups = sorted({(r["t"], r["a"], r["trend"]) for r in runs})
+    for key in groups + [None, "positive"]:
+        # "all": every instance; "OPT > 0": without those whose optimum is 0 (every valid
+        # bound meets it: they only raise the mean)
+        rs = [r for r in runs if key is None or (key == "positive" and r["opt"] > 0)
+              or (r["t"], r["a"], r["trend"]) == key]
+        if not rs:
+            continue
+        name = {None: "all", "positive": "OPT > 0"}.get(key) if not isinstance(key, tuple) \
+            else f"t={key[0]} a={key[1]} {key[2]}"
+        out = {"shape": name,
+               "n": len(rs), "best/opt": float(np.mean([ratio(r["best-of"], r["opt"])
+                                                         for r in rs]))}
+        for name in CEILING_BOUNDS:
+            vals = [ratio(r["opt"], r[name]) for r in rs if r.get(name) is not None]
+            out[name] = float(np.mean(vals)) if vals else None
+        # the tightest of the older bounds, and of all (the new one included), per instance
+        out["best-old"] = float(np.mean([ratio(r["opt"], min(
+            r[n] for n in CEILING_BOUNDS if n != "config-branch" and r.get(n) is not None))
+            for r in rs]))
+        out["best-bound"] = float(np.mean([ratio(r["opt"], min(
+            r[n] for n in CEILING_BOUNDS if r.get(n) is not None)) for r in rs]))
+        out["config-branch_cpu_s"] = float(np.mean([r["config-branch_cpu_s"] for r in rs
+                                                    if "config-branch_cpu_s" in r] or [0.0]))
+        summary.append(out)
+    print(f"## bound ceilings where the optimum is known ({args.seeds} seed(s) per shape and "
+          "trend; OPT / bound per bound, best-of / OPT; means; 1 = meets the optimum)")
+    print(format_table(summary, ["shape", "n", "best/opt", *CEILING_BOUNDS, "best-old",
+                                 "best-bound", "config-branch_cpu_s"]))
+    if unproven:
+        print(f"(not proven by head-cover within {args.exact_limit:g} s, left out: "
+              + "; ".join(unproven) + ")")
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "cltap_ceiling.json"
+    path.write_text(json.dumps({"topic": "cltap-ceiling", "args": vars(args), "runs": runs,
+                                "summary": summary, "unproven": unproven,
+                                "versions": cached_versions()}, indent=1, default=str))
+    print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
 
 
 FRONTIER_METHODS = ("milp-compact", "head-cover")
@@ -246,6 +349,9 @@ def main() -> None:
     if "--frontier" in sys.argv:
         bench_frontier([x for x in sys.argv[1:] if x != "--frontier"])
         return
+    if "--ceiling" in sys.argv:
+        bench_ceiling([x for x in sys.argv[1:] if x != "--ceiling"])
+        return
     only_bounds = "--bounds-table" in sys.argv
     if only_bounds:
         sys.argv.remove("--bounds-table")
@@ -255,7 +361,7 @@ def main() -> None:
                              [(100, 10), (200, 20), (1000, 100)])
         print("## Table 4: new bounds and constructions vs CBP and column generation (b = 2t)")
         print(format_table(rows, ["t", "a", "trend", "method", "kind", "value", "time_s",
-                                  "cpu_s", "x_cbp", "x_colgen"]))
+                                  "cpu_s", "x_cbp", "x_colgen", "best/bound"]))
         RESULTS.mkdir(exist_ok=True)
         path = RESULTS / "cltap_bounds.json"
         path.write_text(json.dumps({"topic": "cltap-bounds", "args": vars(args),
@@ -291,7 +397,7 @@ def main() -> None:
                                    [(100, 10), (200, 20), (1000, 100)])
     print("\n## Table 4: new bounds and constructions vs CBP and column generation (b = 2t)")
     print(format_table(out["bounds"], ["t", "a", "trend", "method", "kind", "value", "time_s",
-                                        "cpu_s", "x_cbp", "x_colgen"]))
+                                        "cpu_s", "x_cbp", "x_colgen", "best/bound"]))
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / "cltap.json"
     path.write_text(json.dumps({"topic": "cltap", "args": vars(args), **out,

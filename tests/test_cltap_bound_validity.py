@@ -138,7 +138,8 @@ def test_certify_names_the_tightest_bound():
     assert cert.bound == pytest.approx(best)
     assert cert.bound < closed_form_bound(inst)
     assert cert.bound_source.split(":")[0] in {"covering", "covering-dp", "counting", "pairing",
-                                               "first-labels", "config-lp", "head-cover"}
+                                               "first-labels", "config-lp", "config-branch",
+                                               "head-cover"}
 
 
 def test_verdicts():

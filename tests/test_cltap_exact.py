@@ -106,3 +106,17 @@ def test_cbp_counterexample():  # P20: machine covering, weights 3,3,2,2,2 on 2 
     assert _cbp_value(inst) == pytest.approx(5.0)
     assert brute_force(inst)[0] == pytest.approx(6.0)
     assert solve_milp(inst, RunOptions()).bound == pytest.approx(6.0)
+
+
+def test_cheap_upper_bound_is_remembered_by_the_data_not_the_object():
+    """certify's bound methods share the cheap bound of one instance; a copy with another
+    budget (same weights) is another instance, and gets its own bound."""
+    from crowdopt.solvers import cltap_exact as E
+
+    inst = P.generate(3, t=12, a=3, trend="inc")
+    first = E.cheap_upper_bound(inst)
+    same = P.make_instance(inst.p.copy(), inst.t, inst.b)
+    assert E.cheap_upper_bound(same) == first
+    other = P.make_instance(inst.p.copy(), inst.t, inst.t - 1)
+    assert E.cheap_upper_bound(other) != first  # b < t: the zero optimum, not inst's bound
+    assert E.cheap_upper_bound(other)[0] == 0.0 < first[0]

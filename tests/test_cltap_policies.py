@@ -210,6 +210,9 @@ def test_reproduce_task_functions():
     large = recs[1]["result"]
     assert 0 <= large["cbp_ratio"] <= large["best_ratio"] + 1e-12 <= 1 + 1e-9
     assert large["ub"] <= large["ub_lp"] + 1e-12 and large["certified"]
+    # the new bound beside the older ones: the tightest is the least of them
+    assert large["ub"] <= large["ub_old"] + 1e-12
+    assert large["ub_new"] is None or large["ub"] <= large["ub_new"] + 1e-12
     s = R.summarize(recs)
     assert len(s["small"]) == len(s["large"]) == len(s["baselines"]) == len(s["figs"]) == 1
     assert s["large"][0]["reading"].startswith("per-t")
@@ -218,6 +221,7 @@ def test_reproduce_task_functions():
     shape = recs[4]["result"]
     assert shape["status"] == "optimal" and shape["best"] <= shape["opt"] + 1e-9
     assert shape["opt"] <= shape["ub"] * (1 + 1e-9) and len(s["shape"]) == 1
+    assert shape["opt"] <= shape["ub_new"] * (1 + 1e-9)
 
 
 def test_shape_verdict_compares_the_proven_optimum_with_the_paper():

@@ -3,6 +3,7 @@ entry for entry, and `solve_model(inst, build_model(inst, m))` answers as `solve
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import numpy as np
@@ -267,6 +268,27 @@ def config_masters(draw):
                         draw(st.integers(0, 9)))
 
 
+@st.composite
+def flow_masters(draw):
+    """The flow LP of a small random CL-TAP instance at a tested value: annotators one by one
+    or in pools, a coarse grid, a level offset, and a box of prefix lengths."""
+    from crowdopt.solvers.cltap_branch import flow_data
+
+    t, a = draw(st.integers(1, 5)), draw(st.integers(1, 4))
+    inst = crowdopt.generate("cltap", draw(st.integers(0, 10_000)), t=t, a=a,
+                             K=draw(st.integers(1, t)),
+                             trend=draw(st.sampled_from(["dec", "inc", "nonmono"])))
+    order = draw(st.permutations(range(a)))
+    cut = draw(st.integers(1, a))
+    layers = [[j] for j in order[:cut]] + ([sorted(order[cut:])] if cut < a else [])
+    theta = float(inst.phi.max()) * draw(st.sampled_from([0.3, 0.7, 1.0, 1.5])) + 1e-3
+    data, _ = flow_data(inst, theta, draw(st.integers(2, 6)), draw(st.integers(-1, 1)), layers)
+    n = np.asarray(data.n)
+    lo = np.array([draw(st.integers(0, int(v))) for v in n], dtype=float)
+    hi = np.array([draw(st.integers(int(v0), int(v))) for v0, v in zip(lo, n)], dtype=float)
+    return dataclasses.replace(data, w_lo=lo, w_hi=hi) if draw(st.booleans()) else data
+
+
 def assert_same_master_optimum(form, data) -> None:
     """Both routes of a master: same status, objective and point by variable key."""
     a, b = run(form, data, RunOptions()), run(form, data, RunOptions(), route="pyomo")
@@ -296,6 +318,15 @@ def test_config_master_emitter_equals_the_compiled_pyomo_model(data):
 
     assert_same_matrix(CONFIG_MASTER, data)
     assert_same_master_optimum(CONFIG_MASTER, data)
+
+
+@PROPERTY
+@given(flow_masters())
+def test_flow_master_emitter_equals_the_compiled_pyomo_model(data):
+    from crowdopt.models.cltap_masters import FLOW_MASTER
+
+    assert_same_matrix(FLOW_MASTER, data)
+    assert_same_master_optimum(FLOW_MASTER, data)
 
 
 @pytest.mark.parametrize("aggregated", [False, True])

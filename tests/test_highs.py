@@ -243,3 +243,23 @@ def test_version_comes_from_the_highs_object_that_ran():
     r = solve_model(knapsack(6, 2))
     assert re.fullmatch(r"\d+\.\d+\.\d+", r.highs_version)
     assert r.summary()["highs_version"] == r.highs_version
+
+
+def test_a_model_solved_again_gets_its_whole_time_limit_each_run():
+    """HiGHS compares its time_limit with the object's run time over all its runs: a model
+    whose past runs took longer than the limit given to the next one stopped at once with
+    'time limit' (the node LPs of config-branch at t = 1000, a = 100 did); each run now has
+    the limit it is given (a small LP solved a few hundred times, then once more by the
+    interior point method under a limit below the runs so far)."""
+    rng = np.random.default_rng(0)
+    m = HighsModel.from_arrays(rng.random(40), rng.random((30, 40)), np.full(30, -np.inf),
+                               np.ones(30), np.zeros(40), np.ones(40), None, "max",
+                               options=HighsOptions(time_limit=None))
+    i = 0
+    while m.h.getRunTime() < 0.1:
+        m.set_col_bounds(np.array([i % 40]), np.zeros(1), np.array([0.5 + 0.5 * (i % 2)]))
+        assert str(m.solve().status) == "optimal"
+        i += 1
+    m.options = m.options.replace(time_limit=0.05, lp_solver="ipm")
+    m.set_col_bounds(np.arange(20), np.zeros(20), np.full(20, 0.3))
+    assert str(m.solve().status) == "optimal"

@@ -153,7 +153,7 @@ def cbp_start(monkeypatch):
     from crowdopt.solvers import cltap_exact
     from crowdopt.solvers.cltap_cbp import cbp
 
-    def start(inst, primal_s, seed=0):
+    def start(inst, primal_s, seed=0, bound_s=0.0):
         hi, src = cltap_exact.cheap_upper_bound(inst)
         plan = cbp(inst)
         return plan, P.evaluate(inst, plan).objective, hi, src

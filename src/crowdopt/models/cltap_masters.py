@@ -5,6 +5,9 @@
   (digest 2.5), one nu[h] per workplan (`models.cltap.build_aggregated_master`).
 - `CONFIG_MASTER`: the configuration LP of `solvers.cltap_bounds.config_lp_bound` over label
   classes (segments) and covers; Pyomo model `build_config_master`.
+- `FLOW_MASTER`: the same configuration LP with every cover at once, as a flow through the
+  unit levels of the annotators in turn (`solvers.cltap_branch`); Pyomo model
+  `build_flow_master`.
 - `PRICING`: the pricing MILP (25)-(28) (`models.cltap.build_pricing`), the check of the DP.
 
 Each master's Pyomo builder is the model a user reads and extends; its array emitter emits the
@@ -35,6 +38,9 @@ INF = math.inf
 COLGEN_MASTER_SETTINGS = Settings(presolve=False, lp_solver="simplex", known_feasible=True,
                                   extra=(("simplex_strategy", 4),))
 CONFIG_MASTER_SETTINGS = Settings(presolve=False, lp_solver="simplex", known_feasible=True)
+# the flow LP is highly degenerate: the interior point method (with crossover, for the row
+# duals the certificates read) solves it several times faster than a warm dual simplex
+FLOW_MASTER_SETTINGS = Settings(presolve=True, lp_solver="ipm", known_feasible=True)
 
 
 # ----------------------------------------------------------------------------- colgen masters
@@ -293,6 +299,200 @@ def decode_config_master(d: ConfigMaster, m: Any, res: Any) -> dict:
 CONFIG_MASTER = Formulation("cltap", "config-master", build_config_master,
                             decode_config_master, lambda d: CONFIG_MASTER_SETTINGS,
                             emit=emit_config_master)
+
+
+# ----------------------------------------------------------------------------- flow LP
+@dataclass(frozen=True)
+class FlowMaster:
+    """The configuration LP at need level N as an arc flow (`build_flow_master`).
+
+    Layers: one annotator each, or a pool of annotators (`pooled`: a task may take any number
+    of the pool's labels, a relaxation); classes: (layer, units) with units in 1..N (units at N
+    or more are N); segments: runs of labels of one annotator in one class, n[s] labels each,
+    `seg_class` their class; `later`: the segments that continue their annotator's previous one
+    (prefix rule (16)); budget b (13); `w_lo`/`w_hi`: bounds on the labels of each segment in
+    the prefixes (a box of prefix lengths; default 0 and n)."""
+
+    pooled: tuple[bool, ...]
+    cls_layer: np.ndarray
+    cls_units: np.ndarray
+    n: np.ndarray
+    seg_class: np.ndarray
+    later: np.ndarray
+    b: int
+    N: int
+    w_lo: np.ndarray | None = None
+    w_hi: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class FlowArcs:
+    """The flow network of a `FlowMaster`: node (l, c) = level c (units so far, N = enough)
+    after the first l layers, index l (N + 1) + c; arcs frm -> to carrying class `cls` (-1: the
+    layer adds nothing); exchange pairs (lower, higher) of consecutive classes of a layer."""
+
+    frm: np.ndarray
+    to: np.ndarray
+    cls: np.ndarray
+    ex_lo: np.ndarray
+    ex_hi: np.ndarray
+    num_nodes: int
+    source: int
+    sink: int
+
+
+def flow_arcs(d: FlowMaster) -> FlowArcs:
+    """Arcs layer by layer: a skip arc from every node of the layer's start, then for each class
+    of the layer (units v, ascending) an arc from each level c < N to min(c + v, N) (inside the
+    layer's end for a pool, so that it may add several labels). An arc that overshoots N while
+    a smaller class of the layer also reaches N from c is left out: the exchange columns (a
+    label of a higher class used as one of a lower class) carry its flow at the same cost."""
+    N, nl = int(d.N), len(d.pooled)
+    L = N + 1
+    c = np.arange(L)
+    frm: list[np.ndarray] = []
+    to: list[np.ndarray] = []
+    cls: list[np.ndarray] = []
+    ex_lo: list[int] = []
+    ex_hi: list[int] = []
+    units = np.asarray(d.cls_units, dtype=np.int64)
+    layer = np.asarray(d.cls_layer, dtype=np.int64)
+    for lay in range(nl):
+        frm.append(lay * L + c)
+        to.append((lay + 1) * L + c)
+        cls.append(np.full(L, -1, dtype=np.int64))
+        mine = np.flatnonzero(layer == lay)
+        mine = mine[np.argsort(units[mine], kind="stable")]
+        ex_lo += [int(x) for x in mine[:-1]]
+        ex_hi += [int(x) for x in mine[1:]]
+        base = (lay + 1) if d.pooled[lay] else lay
+        smallest = int(units[mine[0]]) if len(mine) else N
+        for k in mine:
+            v = int(units[k])
+            lv = c[:N]
+            lv = lv[(lv + v < N) | (lv + smallest < N) | (v == smallest)]
+            frm.append(base * L + lv)
+            to.append((lay + 1) * L + np.minimum(lv + v, N))
+            cls.append(np.full(len(lv), k, dtype=np.int64))
+    return FlowArcs(np.concatenate(frm), np.concatenate(to), np.concatenate(cls),
+                    np.array(ex_lo, dtype=np.int64), np.array(ex_hi, dtype=np.int64),
+                    (nl + 1) * L, 0, nl * L + N)
+
+
+def _flow_bounds(d: FlowMaster) -> tuple[np.ndarray, np.ndarray]:
+    n = np.asarray(d.n, dtype=float)
+    lo = np.zeros(len(n)) if d.w_lo is None else np.asarray(d.w_lo, dtype=float)
+    hi = n if d.w_hi is None else np.asarray(d.w_hi, dtype=float)
+    return lo, hi
+
+
+def emit_flow_master(d: FlowMaster) -> Emitted:
+    """`build_flow_master` as arrays: columns f (arcs), e (exchanges), w (segments), X."""
+    g = flow_arcs(d)
+    nA, nE, S, C = len(g.frm), len(g.ex_lo), len(d.n), len(d.cls_units)
+    nseg = np.asarray(d.n, dtype=float)
+    later = np.asarray(d.later, dtype=np.int64)
+    P = len(later)
+    seg_class = np.asarray(d.seg_class, dtype=np.int64)
+    has = seg_class >= 0
+    cw, cx = nA + nE, nA + nE + S  # first w column, the X column
+    r_cls, r_pre = g.num_nodes, g.num_nodes + C
+    r_b = r_pre + P
+    lab = g.cls >= 0
+    rows = np.concatenate([g.to, g.frm, [g.source, g.sink], r_cls + g.cls[lab],
+                           r_cls + g.ex_lo, r_cls + g.ex_hi, r_cls + seg_class[has],
+                           r_pre + np.arange(P), r_pre + np.arange(P), np.full(S, r_b)])
+    cols = np.concatenate([np.arange(nA), np.arange(nA), [cx, cx], np.flatnonzero(lab),
+                           nA + np.arange(nE), nA + np.arange(nE), cw + np.flatnonzero(has),
+                           cw + later, cw + later - 1, cw + np.arange(S)])
+    vals = np.concatenate([np.ones(nA), -np.ones(nA), [1.0, -1.0], np.ones(int(lab.sum())),
+                           -np.ones(nE), np.ones(nE), -np.ones(int(has.sum())),
+                           1.0 / nseg[later], -1.0 / nseg[later - 1], np.ones(S)])
+    num_row = r_b + 1
+    A = sp.csc_array((vals, (rows, cols)), shape=(num_row, cx + 1))
+    w_lo, w_hi = _flow_bounds(d)
+    c = np.zeros(cx + 1)
+    c[cx] = 1.0
+    keys = ([("f", k) for k in range(nA)] + [("e", k) for k in range(nE)]
+            + [("w", s) for s in range(S)] + [("X", None)])
+    return Emitted(
+        c=c, A=A, row_lo=np.concatenate([np.zeros(g.num_nodes), np.full(C + P + 1, -INF)]),
+        row_hi=np.concatenate([np.zeros(g.num_nodes + C + P), [float(d.b)]]),
+        col_lo=np.concatenate([np.zeros(nA + nE), w_lo, [0.0]]),
+        col_hi=np.concatenate([np.full(nA + nE, INF), w_hi, [INF]]),
+        integrality=np.zeros(cx + 1, np.int32), sense="max", columns=lambda: keys,
+        rows=lambda: ([("node", r) for r in range(g.num_nodes)]
+                      + [("cap", k) for k in range(C)] + [("prefix", p) for p in range(P)]
+                      + [("budget", None)]),
+        decode=lambda x: {k: float(v) for k, v in zip(keys, x)},
+        extras={"arcs": g, "w0": cw, "r_cls": r_cls})
+
+
+def build_flow_master(d: FlowMaster) -> Any:
+    """max X (tasks covered) s.t. `node[(l, c)]`: inflow - outflow = 0 (+X at the source (0, 0),
+    -X at the sink (last layer, N)); `cap[k]`: the flow of class k's arcs, plus the labels
+    lent to the next lower class, minus those borrowed from the next higher one, at most the
+    class's labels in the prefixes, sum of w_s over its segments; `prefix[p]`: w_s / n_s -
+    w_{s-1} / n_{s-1} <= 0 for s = later[p] (16); `budget`: sum_s w_s <= b (13); f, e >= 0,
+    w_lo <= w <= w_hi. A path from source to sink is a cover: at most one label per annotator
+    (layer; any number from a pool) whose units reach N."""
+    import pyomo.environ as pyo
+    from pyomo.core.util import quicksum
+
+    g = flow_arcs(d)
+    nA, nE, S, C = len(g.frm), len(g.ex_lo), len(d.n), len(d.cls_units)
+    nseg = [float(v) for v in d.n]
+    later = [int(s) for s in d.later]
+    w_lo, w_hi = _flow_bounds(d)
+    m = pyo.ConcreteModel(name="cltap_flow_master")
+    m.f = pyo.Var(range(nA), domain=pyo.NonNegativeReals)
+    m.e = pyo.Var(range(nE), domain=pyo.NonNegativeReals)
+    m.w = pyo.Var(range(S), bounds=lambda m, s: (float(w_lo[s]), float(w_hi[s])))
+    m.X = pyo.Var(domain=pyo.NonNegativeReals)
+    m.obj = pyo.Objective(expr=m.X, sense=pyo.maximize)
+    into: dict[int, list[int]] = {}
+    out: dict[int, list[int]] = {}
+    by_cls: dict[int, list[int]] = {k: [] for k in range(C)}
+    for a in range(nA):
+        into.setdefault(int(g.to[a]), []).append(a)
+        out.setdefault(int(g.frm[a]), []).append(a)
+        if g.cls[a] >= 0:
+            by_cls[int(g.cls[a])].append(a)
+    lend: dict[int, list[int]] = {k: [] for k in range(C)}
+    borrow: dict[int, list[int]] = {k: [] for k in range(C)}
+    for e in range(nE):
+        lend[int(g.ex_hi[e])].append(e)
+        borrow[int(g.ex_lo[e])].append(e)
+    segs: dict[int, list[int]] = {k: [] for k in range(C)}
+    for s, k in enumerate(d.seg_class):
+        if k >= 0:
+            segs[int(k)].append(s)
+
+    def node(m, r):
+        x = (m.X if r == g.source else 0) - (m.X if r == g.sink else 0)
+        return (quicksum(m.f[a] for a in into.get(r, [])) - quicksum(
+            m.f[a] for a in out.get(r, [])) + x == 0)
+
+    m.node = pyo.Constraint(range(g.num_nodes), rule=node)
+    m.cap = pyo.Constraint(range(C), rule=lambda m, k: (
+        quicksum(m.f[a] for a in by_cls[k]) + quicksum(m.e[e] for e in lend[k])
+        - quicksum(m.e[e] for e in borrow[k]) - quicksum(m.w[s] for s in segs[k]) <= 0))
+    m.prefix = pyo.Constraint(range(len(later)), rule=lambda m, p: (
+        (1.0 / nseg[later[p]]) * m.w[later[p]]
+        - (1.0 / nseg[later[p] - 1]) * m.w[later[p] - 1] <= 0))
+    m.budget = pyo.Constraint(expr=quicksum(m.w[s] for s in range(S)) <= int(d.b))
+    return m
+
+
+def decode_flow_master(d: FlowMaster, m: Any, res: Any) -> dict:
+    """Each variable's value by key, ("f", a), ("e", k), ("w", s) or ("X", None)."""
+    out = {(var.name, k): float(v) for var in (m.f, m.e, m.w) for k, v in res.values(var).items()}
+    out[("X", None)] = float(res.value(m.X))
+    return out
+
+
+FLOW_MASTER = Formulation("cltap", "flow-master", build_flow_master, decode_flow_master,
+                          lambda d: FLOW_MASTER_SETTINGS, emit=emit_flow_master)
 
 
 # ----------------------------------------------------------------------------- pricing

@@ -549,5 +549,11 @@ SPEC = ProblemSpec.from_module(
                "configuration LP over truncated rounded-up weights (one label per task and "
                "annotator, prefix rows), column generation + Farley bound (default limit 10 s)",
                applicable=Lazy(_SOLVERS + "_config_lp_size")),
+        Method("config-branch", "bound", Lazy(_SOLVERS + "_config_branch"),
+               "configuration LP as an arc flow (every cover at once) in a branch and bound on "
+               "the annotators' prefix lengths; price certificates checked by a knapsack DP, "
+               "any stop valid; returns the best plan it meets (default limit 60 s, 400 node "
+               "LPs: --max-rounds)",
+               applicable=Lazy(_SOLVERS + "_config_branch_size"), time_limit=60.0),
     ),
 )

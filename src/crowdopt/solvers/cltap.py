@@ -9,8 +9,9 @@ instances). Bounds: `lp-closed-form` (the compact LP relaxation, digest 3.4),
 `column-generation` (Algorithm 2, the best Lagrangian bound, digest 2.4) and the tighter bounds of
 `cltap_bounds`: `covering` / `covering-dp` (truncated machine covering, G by its LP
 relaxation / the exact knapsack DP), `counting` (labels per task), `pairing` (covering + a Hall
-condition on two-label tasks) and `config-lp` (configuration LP with one label per task and
-annotator). `certify` takes the tightest and names it. Fast
+condition on two-label tasks), `config-lp` (configuration LP with one label per task and
+annotator) and `config-branch` (that LP with every cover at once, in a branch and bound on the
+prefix lengths, `cltap_branch`). `certify` takes the tightest and names it. Fast
 constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside `best-of`) and
 `best-of` (every construction, then local search); `cbp` stays the first, default, fast method.
 """
@@ -40,6 +41,8 @@ COLGEN_MAX_PAIRS = 5_000  # a*K of the master; beyond it use lp-closed-form (equ
 COLGEN_DEFAULT_TIME = 30.0
 CONFIG_DEFAULT_TIME = 10.0  # its Farley bound is valid whenever it stops
 CONFIG_MAX_PAIRS = 40_000
+BRANCH_DEFAULT_TIME = 60.0  # config-branch: its bound is valid whenever it stops
+BRANCH_MAX_LABELS = 2_000_000  # a K of the prefix structure its LP holds
 MILP_DEFAULT_TIME = 120.0  # without --time-limit; a time-limited MILP still returns its bound
 
 
@@ -267,6 +270,41 @@ def _config_lp_size(inst: P.CltapInstance) -> str | None:
     if inst.a * inst.K > CONFIG_MAX_PAIRS:
         return (f"a*K = {inst.a * inst.K} labels (> {CONFIG_MAX_PAIRS}): the configuration LP "
                 "is not tried; covering/counting bounds apply")
+    return None
+
+
+def _config_branch(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """The configuration LP with branching on prefix lengths (`cltap_branch`) between the best
+    construction (its plan is returned, or a better one the search met) and the tightest cheap
+    bound; `max_rounds`: its node LPs (the deterministic budget), the time limit a safety cap.
+    Status optimal when the bound meets the plan."""
+    from .cltap_branch import branch_bound
+
+    limit = opts.time_limit if opts.time_limit is not None else BRANCH_DEFAULT_TIME
+    t0 = time.perf_counter()
+    hi, hi_src = cheap_upper_bound(inst)
+    cands = constructions(inst, theta=hi, deadline=t0 + 0.2 * limit)
+    scores = {k: P.evaluate(inst, s).objective for k, s in cands.items()}
+    name = max(scores, key=lambda k: scores[k])
+    start, lo = cands[name], scores[name]
+    res, plan = branch_bound(inst, lo, hi, start=start, options=opts,
+                             time_limit=max(0.1, limit - (time.perf_counter() - t0)),
+                             max_nodes=opts.max_rounds)
+    sol = plan if plan is not None else start
+    value = P.evaluate(inst, sol).objective
+    src = res.source
+    if src.startswith("input bound"):
+        src = f"{hi_src} (prefix branching: {res.details.get('skipped', 'refuted nothing')})"
+    proven = res.value <= value * (1 + 1e-7) or res.value <= 0.0
+    details = {**res.details, "start": name, "start_value": lo, "start_bound": hi,
+               "start_bound_source": hi_src}
+    return Outcome("optimal" if proven else "feasible", sol, res.value, src, details=details)
+
+
+def _config_branch_size(inst: P.CltapInstance) -> str | None:
+    if inst.a * inst.K > BRANCH_MAX_LABELS:
+        return (f"a*K = {inst.a * inst.K} labels (> {BRANCH_MAX_LABELS}): the prefix "
+                "structure of its LP is not built; the cheap bounds apply")
     return None
 
 

@@ -763,6 +763,16 @@ def _column_scales(A_cols: Any, free: np.ndarray) -> np.ndarray:
     return np.exp2(np.round(np.where(free, out, 0.0)))
 
 
+def _run_limit(h: Any, seconds: float | None) -> float:
+    """HiGHS's time_limit for one more run of `h` lasting at most `seconds`: HiGHS compares
+    its limit with the run time of the object over all its runs (`getRunTime`), so a model
+    solved again and again (a search's steps, a branch and bound's node LPs) whose past runs
+    took longer than the limit asked for stopped at once with 'time limit'."""
+    if not seconds:
+        return INF
+    return float(seconds) + float(h.getRunTime())
+
+
 class HighsModel:
     """A model loaded into one `highspy.Highs`: solve, modify, re-solve warm.
 
@@ -1019,7 +1029,7 @@ class HighsModel:
         h.setOptionValue("mip_rel_gap", float(opt.mip_rel_gap))
         h.setOptionValue("mip_abs_gap", float(opt.mip_abs_gap) * getattr(self, "_sigma", 1.0))
         h.setOptionValue("presolve", "on" if opt.presolve else "off")
-        h.setOptionValue("time_limit", float(opt.time_limit) if opt.time_limit else INF)
+        h.setOptionValue("time_limit", _run_limit(h, opt.time_limit))
         h.setOptionValue("solver", opt.lp_solver)
         h.setOptionValue("mip_feasibility_tolerance", float(opt.feasibility_tol))
         h.setOptionValue("primal_feasibility_tolerance", float(opt.feasibility_tol))
@@ -1204,7 +1214,7 @@ class HighsModel:
             left = None
             if opt.time_limit is not None:  # the re-check shares the limit (at least 0.5 s)
                 left = max(opt.time_limit - (time.perf_counter() - t0), 0.5)
-                self.h.setOptionValue("time_limit", float(left))
+                self.h.setOptionValue("time_limit", _run_limit(self.h, left))
             raw = self._run(left)
             if raw is None:
                 return self._stopped(time.perf_counter() - t0, Status.TIME_LIMIT,

@@ -1,0 +1,586 @@
+"""CL-TAP (paper 003): the configuration LP with branching on prefix lengths [ours].
+
+Why this relaxation. Every bound of `cltap_bounds` is a relaxation of one of two kinds: it
+averages labels over the tasks (covering, first labels) or it prices them (the configuration
+LP: a task needs a *cover*, at most one label per annotator (14) whose weights reach the tested
+value theta). Pricing is the stronger kind: by LP duality the configuration LP is the best bound
+any price certificate (a price per label, below) can give, and the covering bound is the special
+price min(phi, theta) / theta. What the configuration LP still misses is that prefixes are
+integers: it may use half of an annotator's prefix (half of each of her labels, her strong late
+ones included, at half their budget) beside half of another's, a mixture of worlds no plan
+realises. With rising curves that mixture is where its value comes from (inc t = 100, a = 10,
+seed 0: the LP reaches 2.0 where the best plan is 1.83). So the bound here is the configuration
+LP inside a branch and bound on the prefix lengths of the annotators: a node is a box
+lo_j <= n_j <= hi_j, its relaxation the configuration LP restricted to it. With every annotator's
+length branched to an integer it is the relaxation "integer prefixes, fractional covers" (within
+0.1-1 % of the optimum at t = 30-100 where the optimum is known; `bench_cltap.py --ceiling`).
+
+The LP: `models.cltap_masters.FLOW_MASTER`, every cover at once as a flow through unit levels
+(weights in units delta = theta / grid, rounded to the nearest unit, small ones up; the grid as
+fine as the LP's size allows, `grid_for`; annotators one by one, or pooled: any number of the
+pool's labels per task), so no column generation.
+
+Why a refutation is a proof (the LP only finds prices; nothing HiGHS reports is trusted):
+1. Prices gamma_jk >= 0 per label (the LP's duals of its class rows). For a box B of prefix
+   lengths, supply(B) = an upper bound on sum_j sum_{k < n_j} gamma_jk over n in B within the
+   budget (13): the knapsack LP over the prefix sums (`cltap_bounds._lagrangian_lp`, weak
+   duality: any multiplier of the budget row gives an upper bound).
+2. Let c = supply(B) (1 + REL) / t. Every plan with prefixes in B and value v puts on each
+   task i a label set T_i (at most one label per annotator, (14)) with weight >= v; the T_i are
+   disjoint (15) and inside the prefixes, so sum_i gamma(T_i) <= supply(B) <= t c: some task has
+   gamma(T_i) <= c. Hence v <= W(c) = the largest weight of a set of labels, at most one per
+   annotator and inside the box's longest prefixes (k < hi_j), whose price is at most c
+   (`cover_weight`: a knapsack DP over price units with the weights as they are; prices
+   rounded down, so it only over-counts the sets).
+3. OPT over B is at most W(c); the bound is the largest W over the leaves of a tree of boxes
+   that together hold all prefix vectors (the children of a box are lo_j..m and m..hi_j of
+   one annotator j: every integer n_j of the box is in one of them). Rounding,
+   pooling and the LP's own tolerances only change which prices are found, never this argument.
+A tested theta is refuted when every leaf's W is below it (a box whose shortest prefixes
+exceed the budget holds no plan). Levels go down from the tightest cheap bound towards the best
+plan in growing steps while they fall, then by bisection (a level may take half of the node
+budget left); a run stopped by its node budget or its clock returns the last refuted level's
+W, so every stop is valid. Leaves that the LP cannot refute are worlds
+(integer prefix lengths) worth a plan: the labels of those prefixes placed heaviest first on the
+neediest task (`cltap_construct.lpt_place`), then the local search.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..problems.cltap import CltapInstance, CltapSolution, evaluate
+from .cltap_bounds import REL, BoundResult, _lagrangian_lp, mckp_lp, zero_optimum
+
+GRIDS = (200, 150, 100, 75, 50)  # units per tested value (delta = theta / grid), finest first
+ARC_BUDGET = 40_000  # the base grid is the finest whose flow LP has about this many arcs
+SMALL_UNITS = 1.0  # labels under this many units are rounded up, heavier ones to the nearest
+COST_UNITS = 1000  # price units of the certificate's knapsack (price c = COST_UNITS units)
+MAX_LAYERS = 12  # annotators modelled one by one; the others share a pool
+# (grid multiple, level offset) of a node's further LPs: when the base LP's prices miss a real
+# cover (lower levels: near covers count), and when it does not refute and cannot split
+PRICE_TRIES = ((1, -1), (1, -2))
+LEAF_TRIES = ((2, 0), (2, -1))
+REPAIRS = 2  # real covers then added to the last LP as columns
+RECENT = 4  # refuting prices kept to try on the next boxes
+DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
+GAP = 1e-7  # a bound within this (relative) of the best plan proves it
+SEPARATION = 1e-5  # levels closer than this (relative) are not told apart
+FIRST_STEP = 0.25  # the first level tested: this share of the way from the bound to the plan
+LEVEL_MIN = 20  # node LPs a level may take: half of what is left, at least this
+
+
+# ----------------------------------------------------------------------------- certificates
+def supply(gamma: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: int) -> float:
+    """An upper bound on sum_j sum_{k < n_j} gamma[j, k] over integer prefix lengths with
+    lo <= n <= hi and sum n <= b (-inf: no such lengths): the prefix sums from lo_j shifted to
+    0, the budget left b - sum lo, and the knapsack LP over them (its Lagrangian dual, whose every
+    multiplier bounds the LP, hence the integer maximum, from above)."""
+    a, K = gamma.shape
+    left = int(b) - int(lo.sum())
+    if left < 0 or np.any(lo > hi):
+        return -math.inf
+    G = np.concatenate([np.zeros((a, 1)), np.cumsum(gamma, axis=1)], axis=1)
+    rows = np.arange(a)
+    base = float(G[rows, lo].sum())
+    width = int((hi - lo).max(initial=0))
+    if width == 0 or left == 0:
+        return base
+    idx = np.minimum(lo[:, None] + np.arange(width + 1)[None, :], hi[:, None])
+    C = G[rows[:, None], idx] - G[rows, lo][:, None]  # flat past hi_j: no gain
+    return base + float(_lagrangian_lp(C, left)[0])
+
+
+def cover_weight(phi: np.ndarray, gamma: np.ndarray, price: float, hi: np.ndarray | None = None,
+                 units: int = COST_UNITS) -> tuple[float, list[tuple[int, int]]]:
+    """The largest weight of a set of labels, at most one per annotator and among her first
+    hi_j (all by default), whose total price gamma is at most `price` >= 0, and one such set (a
+    relaxation: prices rounded down to price / units, so every such set is counted: the sum of
+    its rounded prices is within `units`)."""
+    inside = np.ones(phi.shape, dtype=bool) if hi is None else (
+        np.arange(phi.shape[1])[None, :] < hi[:, None])  # past hi_j: in no plan of the box
+    if not price > 0:  # only labels of price 0: the heaviest of each annotator
+        free = np.where(inside & (gamma <= 0), phi, -np.inf)
+        k = free.argmax(axis=1)
+        rows = np.flatnonzero(free[np.arange(phi.shape[0]), k] > -np.inf)
+        return float(phi[rows, k[rows]].sum()), [(int(j), int(k[j])) for j in rows]
+    eps = price / units
+    kap = np.floor(gamma / eps * (1.0 - 1e-12)).astype(np.int64)  # kap eps <= gamma
+    kap = np.where(inside, kap, units + 1)
+    W = np.zeros(units + 1)  # W[x]: the heaviest set with rounded price <= x units
+    xs = np.arange(units + 1)
+    picks: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for j in range(phi.shape[0]):
+        ok = kap[j] <= units
+        if not ok.any():
+            continue
+        best = np.full(units + 1, -np.inf)
+        np.maximum.at(best, kap[j][ok], phi[j][ok])
+        best = np.maximum.accumulate(best)  # the heaviest label of j within x units
+        steps = np.flatnonzero(best > np.concatenate([[-np.inf], best[:-1]]))
+        if not len(steps):
+            continue
+        src = xs[None, :] - steps[:, None]
+        cand = np.where(src >= 0, W[np.maximum(src, 0)] + best[steps][:, None], -np.inf)
+        arg = cand.argmax(axis=0)
+        top = cand[arg, xs]
+        take = top > W
+        picks.append((j, np.where(take, steps[arg], -1), best))
+        W = np.where(take, top, W)
+    chosen: list[tuple[int, int]] = []
+    x = units
+    for j, step, best in reversed(picks):
+        if step[x] < 0:
+            continue
+        cost = int(step[x])
+        want = best[cost]
+        k = int(np.flatnonzero((kap[j] <= cost) & (phi[j] == want))[0])
+        chosen.append((j, k))
+        x -= cost
+    return float(W[units]), chosen[::-1]
+
+
+def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: np.ndarray,
+                b: int) -> tuple[float, list[tuple[int, int]]]:
+    """(OPT over the plans with prefix lengths in [lo, hi] is at most this, the heaviest set
+    below the price: module docstring, steps 1-2); -inf when no prefix lengths of the box fit
+    the budget."""
+    s = supply(gamma, lo, hi, b)
+    if s == -math.inf:
+        return -math.inf, []
+    w, chosen = cover_weight(phi, np.maximum(gamma, 0.0), s * (1.0 + REL) / t, hi)
+    return (w * (1.0 + 1e-12) if w > 0 else w), chosen
+
+
+# ----------------------------------------------------------------------------- the node LP
+def grid_for(inst: CltapInstance, layers: list[list[int]], theta: float) -> int:
+    """The finest grid of GRIDS whose flow LP at theta has at most ARC_BUDGET arcs, counted as
+    sum over layers of (N + 1) x its classes (distinct units): weights are rounded by up to half
+    a unit, so a fine grid finds better prices (at t = 50, a = 3 the grid 200 proves optima the
+    grid 50 leaves 0.5 % open), a coarse one keeps large LPs fast."""
+    for g in GRIDS:
+        u = unit_weights(inst.phi, theta / g, g)
+        arcs = sum((g + 1) * len(np.unique(u[m][u[m] > 0])) for m in layers)
+        if arcs <= ARC_BUDGET:
+            return g
+    return GRIDS[-1]
+
+
+def unit_weights(phi: np.ndarray, delta: float, N: int) -> np.ndarray:
+    """Units of every label: 0 for phi = 0, rounded up under SMALL_UNITS units, else to the
+    nearest unit, at least 1, capped at N."""
+    x = phi / delta
+    u = np.where(x < SMALL_UNITS, np.floor(x) + 1, np.floor(x + 0.5))
+    u = np.where(phi > 0, np.maximum(u, 1), 0)
+    return np.minimum(u, N).astype(np.int64)
+
+
+def flow_data(inst: CltapInstance, theta: float, grid: int, offset: int,
+              layers: list[list[int]]) -> tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The `FlowMaster` of the tested value theta (delta = theta / grid, need level
+    grid + offset; `layers`: the annotators of each layer) and its segments (annotator, first
+    iteration, length): runs of equal units of one annotator, in order."""
+    from ..models.cltap_masters import FlowMaster
+
+    N = grid + offset
+    u = unit_weights(inst.phi, theta / grid, N)
+    a, K = u.shape
+    starts = np.ones((a, K), dtype=bool)
+    starts[:, 1:] = u[:, 1:] != u[:, :-1]
+    jj, kk = np.nonzero(starts)
+    nxt = np.append(kk[1:], K)
+    nxt[np.append(jj[1:] != jj[:-1], True)] = K
+    seg_n = nxt - kk
+    su = u[jj, kk]
+    layer_of = np.empty(a, dtype=np.int64)
+    for li, members in enumerate(layers):
+        layer_of[members] = li
+    key = layer_of[jj] * (N + 1) + su
+    pos = su > 0
+    uniq, inv = np.unique(key[pos], return_inverse=True)
+    seg_class = np.full(len(jj), -1, dtype=np.int64)
+    seg_class[pos] = inv
+    later = np.flatnonzero(jj[1:] == jj[:-1]) + 1
+    data = FlowMaster(tuple(len(m) > 1 for m in layers), uniq // (N + 1), uniq % (N + 1),
+                      seg_n.astype(float), seg_class, later, int(inst.b), N)
+    return data, (jj, kk, seg_n)
+
+
+@dataclass
+class Level:
+    """The flow LP of one tested value theta at one grid: segments (runs of equal units of one
+    annotator), the live model, and how to read prices and prefix lengths back."""
+
+    inst: CltapInstance
+    theta: float
+    grid: int
+    offset: int
+    layers: list[list[int]]
+    model: Any = None
+    seg_ann: np.ndarray = field(default=None, repr=False)
+    seg_k0: np.ndarray = field(default=None, repr=False)
+    seg_n: np.ndarray = field(default=None, repr=False)
+    seg_class: np.ndarray = field(default=None, repr=False)
+    w0: int = 0
+    r_cls: int = 0
+    solves: int = 0
+    spent: dict = field(default_factory=lambda: {"ipm": [0, 0.0], "simplex": [0, 0.0]})
+    added: bool = False  # a column was added since the last solve: primal simplex next
+
+    def build(self, options: Any) -> Level:
+        """The flow LP of this level in HiGHS, kept live: each node only changes its bounds."""
+        from ..models.cltap_masters import FLOW_MASTER, emit_flow_master
+        from .exact_runner import formulation_options
+        from .highs import HighsModel
+
+        data, (self.seg_ann, self.seg_k0, self.seg_n) = flow_data(
+            self.inst, self.theta, self.grid, self.offset, self.layers)
+        self.seg_class = np.asarray(data.seg_class)
+        e = emit_flow_master(data)
+        self.w0, self.r_cls = e.extras["w0"], e.extras["r_cls"]
+        self.model = HighsModel.from_arrays(
+            e.c, e.A, e.row_lo, e.row_hi, e.col_lo, e.col_hi, None, e.sense,
+            options=formulation_options(FLOW_MASTER.settings(data), options))
+        return self
+
+    def solve(self, lo: np.ndarray, hi: np.ndarray, time_limit: float | None
+              ) -> tuple[float | None, np.ndarray | None, np.ndarray | None]:
+        """(LP value, labels used per segment, price per label) in the box; None where HiGHS
+        gave no optimal point (the node then counts as not refuted)."""
+        j, k0, n = self.seg_ann, self.seg_k0, self.seg_n
+        w_lo = np.clip(lo[j] - k0, 0, n).astype(float)
+        w_hi = np.clip(hi[j] - k0, 0, n).astype(float)
+        cols = self.w0 + np.arange(len(n))
+        self.model.set_col_bounds(cols, w_lo, w_hi)
+        # the interior point method (cold, with crossover for the duals) or the simplex method
+        # warm from the last basis (a child box differs from its parent's by one bound; primal
+        # simplex after a column was added): whichever has been faster on this LP, each tried
+        # twice first (the dual simplex wins on large prefix structures, the IPM on small ones)
+        way = min(self.spent, key=lambda k: (self.spent[k][0] >= 2, self.spent[k][1]
+                                             / max(self.spent[k][0], 1)))
+        if self.solves == 0:
+            way = "ipm"
+        self.model.options = self.model.options.replace(
+            time_limit=time_limit, lp_solver=way,
+            extra=(("simplex_strategy", 4 if self.added else 1),))
+        self.solves += 1
+        self.added = False
+        c0 = time.process_time()
+        res = self.model.solve()
+        self.spent[way][0] += 1
+        self.spent[way][1] += time.process_time() - c0
+        if str(res.status) != "optimal" or res.x is None or res.row_duals is None:
+            return None, None, None
+        w = res.x[cols]
+        duals = np.maximum(res.row_duals[self.r_cls:self.r_cls + int(self.seg_class.max()) + 1],
+                           0.0)
+        seg_price = np.where(self.seg_class >= 0, duals[np.maximum(self.seg_class, 0)], 0.0)
+        gamma = np.repeat(seg_price, n).reshape(self.inst.a, self.inst.K)
+        return float(res.objective), w, gamma
+
+    def add_cover(self, labels: list[tuple[int, int]]) -> None:
+        """A cover of real labels (weight >= the tested value) as a column of the LP: the
+        rounding to units may leave it out of the flow, which then prices its labels too low."""
+        import scipy.sparse as sp
+
+        cls = np.repeat(self.seg_class, self.seg_n).reshape(self.inst.a, self.inst.K)
+        rows = sorted({int(cls[j, k]) for j, k in labels if cls[j, k] >= 0})
+        if not rows:
+            return
+        col = sp.csc_array((np.ones(len(rows)), (self.r_cls + np.array(rows), np.zeros(
+            len(rows), dtype=np.int64))), shape=(self.model.num_row, 1))
+        self.model.add_columns(np.ones(1), 0.0, math.inf, col)
+        self.added = True
+
+    def lengths(self, w: np.ndarray) -> np.ndarray:
+        """Labels used per annotator (fractional)."""
+        out = np.zeros(self.inst.a)
+        np.add.at(out, self.seg_ann, w)
+        return out
+
+    def mixed(self, w: np.ndarray) -> np.ndarray:
+        """Per annotator, the labels her LP prefix leaves unpaid before her last used segment:
+        0 when the prefix is a step (full segments, then one partly used run of equal labels,
+        the same as its first labels), else a mixture of prefix lengths."""
+        used = w > 1e-9
+        last = np.full(self.inst.a, -1)
+        np.maximum.at(last, self.seg_ann[used], np.flatnonzero(used))
+        before = np.arange(len(w)) < last[self.seg_ann]
+        out = np.zeros(self.inst.a)
+        np.add.at(out, self.seg_ann[before], (self.seg_n - w)[before])
+        return out
+
+
+# ----------------------------------------------------------------------------- the search
+@dataclass
+class _Run:
+    """What one run keeps: budgets, the best plan, the levels tried, counters."""
+
+    inst: CltapInstance
+    options: Any
+    deadline: float
+    max_nodes: int
+    layers: list[list[int]]
+    branchable: np.ndarray
+    grid: int = GRIDS[-1]
+    nodes: int = 0
+    lp_s: float = 0.0
+    cert_s: float = 0.0
+    best: CltapSolution | None = None
+    best_value: float = -math.inf
+    worlds: set = field(default_factory=set)
+    world: CltapSolution | None = None  # the best plan placed in a world (any value)
+    world_value: float = -math.inf
+    log: list = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+
+    level_cap: int = 0  # node LPs of the level being tested (0: the run's budget only)
+
+    def out_of_budget(self) -> bool:
+        return (self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
+                or 0 < self.level_cap <= self.nodes)
+
+    def level(self, theta: float, grid: int, offset: int) -> Level:
+        key = (theta, grid, offset)
+        if key not in self.cache:
+            self.cache = {k: v for k, v in self.cache.items() if k[0] == theta}
+            self.cache[key] = Level(self.inst, theta, grid, offset, self.layers).build(
+                self.options)
+        return self.cache[key]
+
+    def add_world(self, lv: Level, w: np.ndarray) -> None:
+        """A plan from the LP's prefix lengths (rounded down, within the budget): LPT."""
+        from .cltap_construct import lpt_place
+
+        n = np.floor(lv.lengths(w) + 1e-6).astype(np.int64)
+        n = np.minimum(n, self.inst.K)
+        while n.sum() > self.inst.b:
+            n[int(np.argmax(n))] -= 1
+        key = tuple(n)
+        if key in self.worlds or len(self.worlds) > 200:
+            return
+        self.worlds.add(key)
+        sol = lpt_place(self.inst, n)
+        v = evaluate(self.inst, sol).objective
+        if v > self.world_value:
+            self.world, self.world_value = sol, v
+
+
+def _branch(lv: Level, w: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+            branchable: np.ndarray) -> tuple[int, int] | None:
+    """(annotator j, m) to split into lo_j..m and m..hi_j (the two boxes share n_j = m, and
+    together hold every prefix length of the box): j the branchable annotator whose LP prefix
+    reaches furthest past the labels it pays for (a mixture of lengths), m the start of one
+    of her segments strictly inside (lo_j, hi_j), the nearest to what she pays for; None if
+    no annotator mixes (or none can be split)."""
+    paid = lv.lengths(w)
+    mixed = np.where(branchable, lv.mixed(w), 0.0)
+    for j in np.argsort(-mixed, kind="stable"):
+        if mixed[j] <= 1e-6:
+            return None
+        starts = lv.seg_k0[lv.seg_ann == j]
+        inside = starts[(starts > lo[j]) & (starts < hi[j])]
+        if len(inside):
+            return int(j), int(inside[np.argmin(np.abs(inside - paid[j]))])
+    return None
+
+
+def _solve(run: _Run, lv: Level, theta: float, lo: np.ndarray, hi: np.ndarray
+           ) -> tuple[str, float, Any, Any, list]:
+    """One LP of a node and its certificate: (outcome, W, labels per segment, prices, the
+    heaviest set below the price); outcome "refuted" (W < theta), "prices" (the LP refutes but
+    its prices miss a real cover), "open" (the LP does not refute) or "none" (no LP answer)."""
+    inst = run.inst
+    c0 = time.perf_counter()
+    val, w, gamma = lv.solve(lo, hi, max(run.deadline - time.perf_counter(), 0.05))
+    run.lp_s += time.perf_counter() - c0
+    run.nodes += 1
+    if val is None:
+        return "none", math.inf, None, None, []
+    c0 = time.perf_counter()
+    wv, heavy = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)
+    run.cert_s += time.perf_counter() - c0
+    if wv < theta:
+        return "refuted", wv, w, gamma, heavy
+    if val >= inst.t * (1 - 1e-6):
+        run.add_world(lv, w)
+        return "open", wv, w, gamma, heavy
+    return "prices", wv, w, gamma, heavy
+
+
+def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
+          ) -> tuple[str, float, Any, tuple[int, int] | None]:
+    """A node of the tree: ("refuted", W, prices, None), ("branch", W, prices, (j, m)), or
+    ("fail", ...) when neither a certificate nor a split is found, ("budget", ...) when the
+    budget ran out. The LP at the base grid first; prices that miss a real cover (rounding to
+    units left it out): the LP at lower levels (near covers count), then with that cover added
+    as a column; an LP that does not refute: a split, else finer grids."""
+    out, wv, w, gamma, heavy = "none", math.inf, None, None, []
+    base = run.level(theta, run.grid, 0)
+    if run.out_of_budget():
+        return "budget", wv, None, None
+    out, wv, w, gamma, heavy = _solve(run, base, theta, lo, hi)
+    if out == "refuted":
+        return out, wv, gamma, None
+    first_w, first_gamma = w, gamma
+    if out == "open":
+        split = _branch(base, w, lo, hi, run.branchable)
+        if split is not None:
+            return "branch", wv, gamma, split
+        tries = LEAF_TRIES
+    else:
+        tries = PRICE_TRIES
+    for mult, off in tries:
+        if run.out_of_budget():
+            return "budget", wv, None, None
+        lv = run.level(theta, run.grid * mult, off)
+        out, wv, w, gamma, heavy = _solve(run, lv, theta, lo, hi)
+        if out == "refuted":
+            return out, wv, gamma, None
+    repairs = 0
+    while out == "prices" and repairs < REPAIRS and not run.out_of_budget():
+        lv.add_cover(heavy)
+        repairs += 1
+        out, wv, w, gamma, heavy = _solve(run, lv, theta, lo, hi)
+        if out == "refuted":
+            return out, wv, gamma, None
+    if run.out_of_budget():
+        return "budget", wv, None, None
+    if first_w is not None:
+        split = _branch(base, first_w, lo, hi, run.branchable)
+        if split is not None:
+            return "branch", wv, first_gamma, split
+    return "fail", wv, gamma, None
+
+
+def refute(run: _Run, theta: float) -> tuple[bool, float]:
+    """Depth-first tree of boxes at theta: (every leaf's W below theta, the largest W)."""
+    inst = run.inst
+    a, K = inst.a, inst.K
+    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64))]
+    worst = -math.inf
+    # prices that refuted a node lately, tried on the next ones; first the covering bound's
+    # (min(phi, theta) / theta: exact weights, no rounding)
+    recent: list[np.ndarray] = [np.minimum(inst.phi, theta) / theta]
+    while stack:
+        lo, hi = stack.pop()
+        c0 = time.perf_counter()
+        known = math.inf
+        for gamma in recent[::-1]:
+            known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)[0]
+            if known < theta:
+                break
+        run.cert_s += time.perf_counter() - c0
+        if known < theta:
+            worst = max(worst, known)
+            continue
+        out, wv, gamma, split = _node(run, theta, lo, hi)
+        if out == "refuted":
+            worst = max(worst, wv)
+            recent = (recent + [gamma])[-RECENT:]
+            continue
+        if out != "branch":
+            return False, worst
+        stack += _children(lo, hi, *split)[::-1]  # the left child (shorter prefix) first
+    return True, worst
+
+
+def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
+              ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The boxes lo_j..m and m..hi_j of annotator j: every prefix length of the box is in one."""
+    left_hi, right_lo = hi.copy(), lo.copy()
+    left_hi[j], right_lo[j] = m, m
+    return [(lo, left_hi), (right_lo, hi)]
+
+
+def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
+              ) -> list[list[int]]:
+    """Annotators one by one (all of them when a <= MAX_LAYERS), else the MAX_LAYERS longest
+    prefixes of the covering knapsack's LP at theta (then the strongest) one by one and the
+    others in one pool; `keep` (prefix lengths of a plan) are always one by one."""
+    a = inst.a
+    if a <= MAX_LAYERS:
+        return [[j] for j in range(a)]
+    _, n = mckp_lp(np.minimum(inst.phi, theta), inst.b)
+    score = n + (0 if keep is None else 2.0 * inst.K * (keep > 0))
+    order = np.lexsort((-inst.phi.max(axis=1), -score))
+    alone = sorted(int(j) for j in order[:MAX_LAYERS])
+    rest = sorted(set(range(a)) - set(alone))
+    return [[j] for j in alone] + ([rest] if rest else [])
+
+
+def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolution | None = None,
+                 time_limit: float | None = 60.0, max_nodes: int | None = None,
+                 options: Any = None, search_steps: int = 50) -> tuple[BoundResult,
+                                                                    CltapSolution | None]:
+    """The bound of the module docstring between a plan's value `lo` (its plan `start`) and a
+    valid bound `hi`, and the best plan it met (None if none beats `lo`). Stops at `max_nodes`
+    node LPs (default DEFAULT_NODES) or `time_limit` seconds, with a valid bound either way:
+    the largest W of the last refuted level's leaves (`hi` if none was refuted)."""
+    from ..problems.catalogue import RunOptions
+    from .cltap_search import local_search
+
+    t0 = time.perf_counter()
+    det: dict[str, Any] = {}
+    if zero_optimum(inst):
+        return BoundResult(0.0, "zero: fewer than t positive-weight labels fit in the budget",
+                           det), None
+    if not hi > lo * (1 + GAP):
+        det["skipped"] = "nothing to prove (the bound meets the plan)"
+        return BoundResult(hi, "input bound (nothing to prove)", det), None
+    deadline = t0 + (time_limit if time_limit is not None else math.inf)
+    keep = None if start is None else (start.task_of >= 0).sum(axis=1)
+    layers = layers_of(inst, hi, keep)
+    branchable = np.zeros(inst.a, dtype=bool)
+    for members in layers:
+        if len(members) == 1:
+            branchable[members[0]] = True
+    run = _Run(inst, options or RunOptions(), deadline,
+               DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable,
+               grid_for(inst, layers, hi))
+    det["grid"] = run.grid
+    run.best, run.best_value = start, lo
+    ub, refuted, failed = hi, False, lo
+    stop, step = "converged", FIRST_STEP
+    while ub > run.best_value * (1 + GAP):
+        run.level_cap = 0
+        if run.out_of_budget():
+            stop = "node budget" if run.nodes >= run.max_nodes else "time limit"
+            break
+        low = max(failed, run.best_value)
+        if ub - low <= SEPARATION * ub:
+            stop = f"levels within {SEPARATION:g} of each other"
+            break
+        # down from the bound (a level near it falls in a few nodes, and its W is often well
+        # below it), in growing steps while levels fall; bisection once one stands
+        theta = ub - step * (ub - low)
+        nodes0 = run.nodes
+        run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // 2)
+        ok, worst = refute(run, theta)
+        run.log.append({"theta": theta, "refuted": ok, "W": worst, "nodes": run.nodes - nodes0})
+        if ok:
+            ub, refuted = min(ub, max(worst, 0.0)), True
+            step = min(0.5, 2 * step)
+        else:
+            failed, step = theta, 0.5
+    run.level_cap = 0
+    if run.world is not None and search_steps > 0:  # the local search from the best world
+        better = local_search(inst, run.world, time_limit=max(deadline - time.perf_counter(),
+                                                              0.0),
+                              seed=0, target=ub, max_steps=search_steps)
+        v = evaluate(inst, better).objective
+        if v > run.best_value:
+            run.best, run.best_value = better, v
+    improved = run.best is not None and run.best_value > lo
+    det.update(levels=run.log, nodes=run.nodes, lp_s=run.lp_s, certificate_s=run.cert_s,
+               layers=len(layers), pooled=sum(len(m) for m in layers if len(m) > 1),
+               worlds=len(run.worlds), best_plan=run.best_value, stopped=stop,
+               time_s=time.perf_counter() - t0)
+    src = ("configuration LP with branching on prefix lengths (price certificates)" if refuted
+           else "input bound (prefix branching refuted nothing)")
+    return BoundResult(ub, src, det), (run.best if improved else None)

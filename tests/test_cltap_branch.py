@@ -1,0 +1,279 @@
+"""CL-TAP `config-branch` (`solvers.cltap_branch`): each step of its proof against enumeration
+(the supply of a box of prefix lengths, the heaviest cheap set, the bound of a box that holds an
+optimal plan, for any prices), the method against the independent oracle and head-cover's proven
+optima at t = 20-50, and deliberate mutations that the checks catch.
+
+The soundness suite (test_cltap_soundness.py) runs the method on every instance of its sample
+and of `make soak` as it runs every bound method; the campaign at t = 20-50 against head-cover is
+`make soak` here."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import crowdopt
+from crowdopt.problems import cltap as P
+from crowdopt.problems.catalogue import RunOptions
+from crowdopt.solvers import cltap_branch as B
+from crowdopt.solvers.cltap import brute_force
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cltap_oracle import optimum  # noqa: E402
+
+REL = 1e-7
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _prices(rng: np.random.Generator, phi: np.ndarray, kind: str) -> np.ndarray:
+    """Prices of every shape a certificate may hold: zeros, random, the covering bound's
+    truncated weights, a few concentrated ones, and ties."""
+    theta = float(phi.max(initial=0.0)) * rng.uniform(0.2, 1.2) + 1e-300
+    return {"zero": np.zeros(phi.shape),
+            "random": rng.random(phi.shape) * rng.choice([1e-6, 1.0, 1e3]),
+            "covering": np.minimum(phi, theta) / theta,
+            "sparse": (rng.random(phi.shape) < 0.3) * rng.random(phi.shape),
+            "ties": rng.choice([0.0, 0.5, 1.0], size=phi.shape)}[kind]
+
+
+@PROPERTY
+@given(seed=st.integers(0, 10_000), a=st.integers(1, 3), K=st.integers(1, 4),
+       b=st.integers(0, 10), kind=st.sampled_from(["zero", "random", "covering", "sparse",
+                                                   "ties"]))
+def test_supply_bounds_every_prefix_vector_of_the_box(seed, a, K, b, kind):
+    rng = np.random.default_rng(seed)
+    gamma = _prices(rng, rng.random((a, K)), kind)
+    lo = rng.integers(0, K + 1, size=a)
+    hi = np.array([rng.integers(v, K + 1) for v in lo])
+    G = np.concatenate([np.zeros((a, 1)), np.cumsum(gamma, axis=1)], axis=1)
+    best = -np.inf
+    for n in itertools.product(*[range(lo[j], hi[j] + 1) for j in range(a)]):
+        if sum(n) <= b:
+            best = max(best, float(sum(G[j, n[j]] for j in range(a))))
+    got = B.supply(gamma, lo, hi, b)
+    if best == -np.inf:
+        assert got == -np.inf
+    else:
+        assert got >= best - 1e-9 * (1 + abs(best))
+
+
+@PROPERTY
+@given(seed=st.integers(0, 10_000), a=st.integers(1, 3), K=st.integers(1, 4),
+       kind=st.sampled_from(["zero", "random", "covering", "sparse", "ties"]),
+       frac=st.sampled_from([0.0, 0.3, 1.0, 2.5]))
+def test_cover_weight_counts_every_cheap_set(seed, a, K, kind, frac):
+    """W(c) is at least the weight of every set (one label per annotator at most, inside the
+    box) whose price is at most c, and at most the heaviest set a little above c."""
+    rng = np.random.default_rng(seed)
+    phi = rng.random((a, K)) * rng.choice([1e-8, 1.0])
+    gamma = _prices(rng, phi, kind)
+    hi = rng.integers(0, K + 1, size=a)
+    price = frac * float(gamma.max(initial=0.0))
+    W, chosen = B.cover_weight(phi, gamma, price, hi)
+    heaviest, loose = 0.0, 0.0
+    for pick in itertools.product(*[[None] + list(range(hi[j])) for j in range(a)]):
+        labels = [(j, k) for j, k in enumerate(pick) if k is not None]
+        w = sum(phi[j, k] for j, k in labels)
+        cost = sum(gamma[j, k] for j, k in labels)
+        if cost <= price:
+            heaviest = max(heaviest, w)
+        if cost <= price * (1 + a / B.COST_UNITS) + 1e-12:
+            loose = max(loose, w)
+    assert W >= heaviest * (1 - 1e-12)
+    assert W <= loose * (1 + 1e-12) + 1e-300
+    assert len({j for j, _ in chosen}) == len(chosen)  # one label per annotator
+    assert sum(phi[j, k] for j, k in chosen) == pytest.approx(W, rel=1e-12, abs=1e-300)
+    assert all(k < hi[j] for j, k in chosen)
+
+
+@st.composite
+def tiny(draw):
+    t = draw(st.integers(1, 4))
+    a = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 10_000))
+    b = draw(st.integers(0, 3 * t))
+    if draw(st.booleans()):  # ties and the p = 1/2 boundary
+        rng = np.random.default_rng(seed)
+        return P.make_instance(rng.choice([0.5, 0.6, 0.8, 0.9], size=(a, draw(
+            st.integers(1, t)))), t, b)
+    return P.generate(seed, t=t, a=a, b=b, K=draw(st.integers(1, t)),
+                      trend=draw(st.sampled_from(["dec", "inc", "nonmono"])))
+
+
+@PROPERTY
+@given(inst=tiny(), seed=st.integers(0, 10_000),
+       kind=st.sampled_from(["zero", "random", "covering", "sparse", "ties"]))
+def test_price_bound_of_a_box_holding_an_optimal_plan_is_at_least_opt(inst, seed, kind):
+    """Steps 1-2 of the proof, for any prices: a box that holds an optimal plan's prefix lengths
+    is never bounded below the optimum (brute force)."""
+    opt, plan = brute_force(inst)
+    n = (plan.task_of >= 0).sum(axis=1)
+    rng = np.random.default_rng(seed)
+    lo = np.array([rng.integers(0, v + 1) for v in n])
+    hi = np.array([rng.integers(v, inst.K + 1) for v in n])
+    got, _ = B.price_bound(inst.phi, _prices(rng, inst.phi, kind), inst.t, lo, hi, inst.b)
+    assert got >= opt * (1 - 1e-12), (got, opt, n, lo, hi)
+
+
+@pytest.fixture
+def independent_head_cover(monkeypatch):
+    """head-cover without the configuration-LP stage in its start (which would make it prove
+    optima with the very bound under test)."""
+    from crowdopt.solvers import cltap_exact
+
+    monkeypatch.setattr(cltap_exact, "BRANCH_NODES", 0)
+
+
+def _known_optimum(inst: P.CltapInstance) -> float:
+    """The optimum proven by head-cover (the independent exact route at these sizes; the
+    `independent_head_cover` fixture must be active)."""
+    from crowdopt.solvers import cltap_exact
+
+    assert cltap_exact.BRANCH_NODES == 0
+    key = (inst.phi.tobytes(), inst.phi.shape, inst.t, inst.b)
+    if key not in _OPTIMA:
+        out = crowdopt.solve(inst, "head-cover", time_limit=120, force=True)
+        assert out.proven_optimal, out.message
+        _OPTIMA[key] = out.objective
+    return _OPTIMA[key]
+
+
+_OPTIMA: dict = {}  # proven optima of this module's instances (one head-cover run each)
+
+
+@pytest.mark.soak
+def test_config_branch_closes_on_the_optimum_where_head_cover_proves_it():
+    """inc t = 30, a = 3, seed 0 (OPT 1.19021): the configuration LP alone stops at 1.2547 and
+    the tightest cheap bound at 1.4421; branching on prefix lengths ends within 0.1 % of the
+    optimum (1.19095: at levels this close the rounding of weights to units leaves leaves
+    whose LP covers every task and no annotator to split), with the optimal plan."""
+    inst = P.generate(0, t=30, a=3, trend="inc")
+    r = crowdopt.solve(inst, "config-branch", time_limit=60)
+    assert r.objective == pytest.approx(1.1902147647, rel=1e-9)
+    assert r.objective * (1 - REL) <= r.bound <= r.objective * 1.001
+    assert r.details["nodes"] <= 60
+
+
+@pytest.mark.parametrize("trend,t,a,seed", [
+    ("inc", 20, 3, 0),
+    pytest.param("nonmono", 20, 3, 1, marks=pytest.mark.soak),
+    pytest.param("dec", 20, 5, 1, marks=pytest.mark.soak),
+    pytest.param("inc", 20, 5, 2, marks=pytest.mark.soak)])
+def test_config_branch_is_valid_against_head_cover(trend, t, a, seed, independent_head_cover):
+    inst = P.generate(seed, t=t, a=a, trend=trend)
+    opt = _known_optimum(inst)
+    r = crowdopt.solve(inst, "config-branch", time_limit=60)
+    assert r.bound >= opt * (1 - REL)
+    assert r.objective <= opt * (1 + REL)
+    assert r.certificate.certified
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("trend", ["dec", "inc", "nonmono", "flat"])
+@pytest.mark.parametrize("t,a", [(20, 3), (30, 3), (50, 3), (20, 5), (30, 5), (20, 10)])
+def test_config_branch_is_valid_at_t20_50_soak(trend, t, a, independent_head_cover):
+    """Five seeds per shape: the bound never below head-cover's proven optimum (instances that
+    head-cover does not prove within its limit are skipped and counted)."""
+    from crowdopt.solvers.cltap_exact import solve_head_cover
+
+    unproven = 0
+    for seed in range(5):
+        inst = (P.generate(seed, t=t, a=a, trend="dec", tau=100.0, horizon=1e6)
+                if trend == "flat" else P.generate(seed, t=t, a=a, trend=trend))
+        ref = solve_head_cover(inst, RunOptions(time_limit=120))
+        if str(ref.status) != "optimal":
+            unproven += 1
+            continue
+        opt = P.evaluate(inst, ref.solution).objective
+        r = crowdopt.solve(inst, "config-branch", time_limit=60)
+        assert r.bound >= opt * (1 - REL), (seed, r.bound, opt)
+        assert r.objective <= opt * (1 + REL)
+    print(f"{trend} t={t} a={a}: {unproven} of 5 not proven by head-cover (skipped)")
+
+
+def _raw_bound_is_valid(seeds: range, cells: int) -> list[str]:
+    """The method's own bound and plan (no verification step) against the enumeration on the
+    soundness set's instances (its kinds: ties, duplicates, zero rows, unused annotators,
+    weights scaled to 1e-10, generated curves): what it claims that the optimum refutes."""
+    from cltap_oracle import OracleTimeout
+    from test_cltap_soundness import ORACLE_CPU_S, draw
+
+    from crowdopt.solvers.cltap import _config_branch
+
+    bad = []
+    for seed in seeds:
+        kind, inst = draw(seed, cells)
+        try:
+            opt = optimum(inst.phi, inst.t, inst.b, cpu_s=ORACLE_CPU_S)
+        except OracleTimeout:  # beyond the enumeration (the soundness suite skips it too)
+            continue
+        out = _config_branch(inst, RunOptions(time_limit=60))
+        ev = P.evaluate(inst, out.solution)
+        tol = REL * max(opt, 1e-300)
+        if out.bound < opt - tol or not ev.feasible or ev.objective > opt + tol:
+            bad.append(f"seed {seed} ({kind}): OPT {opt!r}, bound {out.bound!r}, "
+                       f"plan {ev.objective!r} (feasible {ev.feasible})")
+    return bad
+
+
+def test_raw_bound_against_the_enumeration_on_a_sample():
+    from test_cltap_soundness import SAMPLE_CELLS
+
+    assert _raw_bound_is_valid(range(40), SAMPLE_CELLS) == []
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("chunk", range(4))
+def test_raw_bound_against_the_enumeration_soak(chunk):
+    """3,000 instances up to a t K = 160 (about 4 min of CPU)."""
+    from test_cltap_soundness import SOAK_CELLS
+
+    assert _raw_bound_is_valid(range(1000 + 750 * chunk, 1000 + 750 * (chunk + 1)),
+                               SOAK_CELLS) == []
+
+
+# ------------------------------------------------------------------ mutations make it fail
+def _raw_bound(inst: P.CltapInstance) -> float:
+    """The method's own bound, before the verification step of `crowdopt.solve` (which drops a
+    bound that a feasible value crosses): what the enumeration must catch by itself."""
+    from crowdopt.solvers.cltap import _config_branch
+
+    return _config_branch(inst, RunOptions(time_limit=60)).bound
+
+
+def test_mutation_dropped_child_is_caught(monkeypatch, independent_head_cover):
+    """A branch that keeps only the shorter prefixes (the box m..hi_j dropped) bounds inc
+    t = 20, a = 3, seed 0 below its proven optimum."""
+    inst = P.generate(0, t=20, a=3, trend="inc")
+    opt = _known_optimum(inst)
+    monkeypatch.setattr(B, "_children", lambda lo, hi, j, m: [
+        (lo, np.where(np.arange(len(hi)) == j, m, hi))])
+    assert _raw_bound(inst) < opt * (1 - 1e-3)
+
+
+@pytest.mark.parametrize("mutation", ["prices rounded up", "half box"])
+def test_mutation_of_the_certificate_is_caught_by_the_enumeration(monkeypatch, mutation):
+    """Prices rounded up in the heaviest-cheap-set DP (cheap sets missed), or the supply of a
+    box computed over its shorter half, give bounds below the optimum on soundness-set
+    instances (the oracle's enumeration)."""
+    from test_cltap_soundness import SAMPLE_CELLS, draw
+
+    if mutation == "prices rounded up":
+        real = B.cover_weight
+        monkeypatch.setattr(B, "cover_weight", lambda phi, g, price, hi=None, units=1000: real(
+            phi, g * 1.05 + 1e-3 * price, price, hi, units))
+    else:
+        real = B.supply
+        monkeypatch.setattr(B, "supply", lambda g, lo, hi, b: real(g, lo, lo + (hi - lo) // 2, b))
+    caught = []
+    for seed in (53, 65, 147):
+        _, inst = draw(seed, SAMPLE_CELLS)
+        opt = optimum(inst.phi, inst.t, inst.b)
+        caught.append(_raw_bound(inst) < opt * (1 - REL))
+    assert any(caught)
