@@ -14,7 +14,8 @@ LOCK := requirements/lock.txt
 PEER_LOCK := requirements/peer.txt
 UV_VERSION := 0.13.9
 TOOLS := .venv-tools
-# the suite runs on every core (pytest-xdist; `make test TEST_WORKERS=0` runs it in one process)
+# the suite runs on every core (pytest-xdist, an idle worker takes tests queued on the other;
+# `make test TEST_WORKERS=0` runs it in one process)
 TEST_WORKERS ?= auto
 # the extras in the main lock (`peer` has its own lock: it pulls transformers, nltk, pyarrow)
 LOCK_EXTRAS := --extra test --extra plot --extra al --extra progress --extra pandas \
@@ -42,7 +43,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples tools
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal
 
 # the suite without the tests marked slow (a few seconds' feedback while editing)
 test-fast: $(STAMP) lint

@@ -4,7 +4,8 @@ would: no $CROWDOPT_DATA and no shared data folder, data sets downloaded from a 
 (CROWDOPT_DATASETS_MIRROR, served from the real files on 127.0.0.1), a scratch HOME so that
 nothing outside the folder is touched. ```bash blocks run with `bash -e` and the venv's bin on
 PATH; ```python blocks run in one namespace per file; a block that created a file runs a second
-time right after the file's last block, in the same folder, as a reader pasting it again does.
+time right after the file's last block, in the same folder, as a reader pasting it again does
+(README's in make test, every page's under make soak).
 ```sh blocks (the install and the suite itself), ```text, ```json, ```console (and the other
 data languages) are shown, not run. Every ```python block is also pasted, line by line, into
 `code.InteractiveConsole` (what `python` does with a paste: an indented body ends at a blank
@@ -188,9 +189,27 @@ def _run_python(block: Block, path: Path, namespace: dict) -> None:
     exec(code, namespace)
 
 
+AGAIN_IN_MAKE_TEST = {"README.md"}  # the pages whose file-making blocks run again in make test
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_code_blocks_run_in_order(path, mirror_root, scratch, request, monkeypatch, capfd):
+    """Every block of the page in order; README's file-making blocks once more (every page's
+    under make soak: `test_code_blocks_run_again`)."""
+    _run_page(path, mirror_root, scratch, request, monkeypatch, capfd,
+              again=str(path.relative_to(ROOT)) in AGAIN_IN_MAKE_TEST)
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_code_blocks_run_again(path, mirror_root, scratch, request, monkeypatch, capfd):
+    """Every page's blocks in order, then each block that made a file once more in the same
+    folder, as a reader pasting it again does."""
+    _run_page(path, mirror_root, scratch, request, monkeypatch, capfd, again=True)
+
+
+def _run_page(path, mirror_root, scratch, request, monkeypatch, capfd, *, again: bool) -> None:
     bs = [b for b in blocks(path) if b.lang in RUN]
     if not bs:
         return
@@ -210,7 +229,7 @@ def test_code_blocks_run_in_order(path, mirror_root, scratch, request, monkeypat
             _run_bash(b, path, work, env)
         else:
             _run_python(b, path, namespace)
-        if _listing(work) - before:
+        if again and _listing(work) - before:
             creators.append(b)
     for b in creators:
         if b.lang == "bash":
