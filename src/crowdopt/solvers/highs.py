@@ -554,11 +554,22 @@ def compile_pyomo(model: Any) -> CompiledModel:
     else:
         c, offset, sense = np.zeros(n), 0.0, "min"
     A = sp.csc_array(info.A) if info.A is not None else sp.csc_array((0, n))
+    row_lo, row_hi, rows, cons = _row_bounds(info, A.shape[0])
+    col_lo, col_hi, integ = _column_bounds(cols)
+    compile_s = clock() - t0
+    if _CAPTURE is not None:
+        _CAPTURE.compile_s += compile_s
+    return CompiledModel(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
+                         integrality=integ, sense=sense, offset=offset, columns=list(cols),
+                         rows=rows, row_constraints=cons, compile_s=compile_s)
+
+
+def _row_bounds(info: Any, m: int) -> tuple[np.ndarray, np.ndarray, dict, list]:
+    """The rows of Pyomo's standard form as bounds (an equality row both, `<=` the upper,
+    `>=` the lower), the rows of each constraint (by id) and each row's constraint."""
     rhs = np.asarray(info.rhs, dtype=float)
-    m = A.shape[0]
-    row_lo = np.full(m, -INF)
-    row_hi = np.full(m, INF)
-    rows: dict[int, list[int]] = {}
+    row_lo, row_hi = np.full(m, -INF), np.full(m, INF)
+    index: dict[int, list[int]] = {}
     cons = []
     for r, entry in enumerate(info.rows):
         con, kind = entry[0], entry[1]
@@ -568,17 +579,17 @@ def compile_pyomo(model: Any) -> CompiledModel:
             row_hi[r] = rhs[r]
         else:
             row_lo[r] = rhs[r]
-        rows.setdefault(id(con), []).append(r)
+        index.setdefault(id(con), []).append(r)
         cons.append(con)
+    return row_lo, row_hi, index, cons
+
+
+def _column_bounds(cols: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each variable's bounds (None: infinite) and integrality as HiGHS takes them."""
     col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in cols], dtype=float)
     col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in cols], dtype=float)
-    integ = np.fromiter(map(_column_kind(), cols), dtype=np.int32, count=n)
-    compile_s = clock() - t0
-    if _CAPTURE is not None:
-        _CAPTURE.compile_s += compile_s
-    return CompiledModel(c=c, A=A, row_lo=row_lo, row_hi=row_hi, col_lo=col_lo, col_hi=col_hi,
-                         integrality=integ, sense=sense, offset=offset, columns=list(cols),
-                         rows=rows, row_constraints=cons, compile_s=compile_s)
+    integ = np.fromiter(map(_column_kind(), cols), dtype=np.int32, count=len(cols))
+    return col_lo, col_hi, integ
 
 
 @_adapter_time
@@ -613,25 +624,9 @@ def compile_rows(model: Any, rows: list, registered: Any, n_registered: int) -> 
     coo = A.tocoo()
     A = sp.csc_array((coo.data, (coo.row, at[coo.col])),
                      shape=(A.shape[0], n_registered + len(new)))
-    rhs = np.asarray(info.rhs, dtype=float)
-    m = A.shape[0]
-    row_lo, row_hi = np.full(m, -INF), np.full(m, INF)
-    index: dict[int, list[int]] = {}
-    cons = []
-    for r, entry in enumerate(info.rows):
-        con, kind = entry[0], entry[1]
-        if kind == 0:
-            row_lo[r] = row_hi[r] = rhs[r]
-        elif kind == 1:
-            row_hi[r] = rhs[r]
-        else:
-            row_lo[r] = rhs[r]
-        index.setdefault(id(con), []).append(r)
-        cons.append(con)
+    row_lo, row_hi, index, cons = _row_bounds(info, A.shape[0])
     newvars = [cols[k] for k in new]
-    col_lo = np.array([(-INF if v.lb is None else float(v.lb)) for v in newvars], dtype=float)
-    col_hi = np.array([(INF if v.ub is None else float(v.ub)) for v in newvars], dtype=float)
-    integ = np.fromiter(map(_column_kind(), newvars), dtype=np.int32, count=len(newvars))
+    col_lo, col_hi, integ = _column_bounds(newvars)
     compile_s = clock() - t0
     if _CAPTURE is not None:
         _CAPTURE.compile_s += compile_s
