@@ -819,6 +819,7 @@ class HighsModel:
         self._A = A  # kept (scaled) for the feasibility check of the returned point
         self._row_lo, self._row_hi = row_lo, row_hi
         self._col_lo, self._col_hi = col_lo, col_hi
+        self._typical_memo: np.ndarray | None = None
         _ensure_threads(self.options.threads)
         clock = _CAPTURE.clock if _CAPTURE is not None else time.perf_counter
         t_new = clock()
@@ -1043,6 +1044,7 @@ class HighsModel:
         incumbent and bound HiGHS reported so far; this model then refuses further solves.
         """
         t0 = time.perf_counter()
+        self._typical_memo = None  # the model may have changed since the last solve
         res = self._solve_once(self.options, t0)
         if self.options.rescale and res.status is Status.OPTIMAL and res.x is not None:
             res = self._rescaled(res, t0)
@@ -1069,39 +1071,50 @@ class HighsModel:
         """Per column, the magnitude its values take (caller's units): its box where it has
         one; an unboxed column with a cost, the bound one of its rows implies (every other
         column of the row boxed: head-cover's `empty` row eta / theta + e <= 1 gives
-        eta <= theta); else its scale (what the geometric scaling made order 1)."""
+        eta <= theta); else its scale (what the geometric scaling made order 1). Computed once
+        per `solve` (the rows' activity ranges for all rows at once, then each unboxed column's
+        rows)."""
+        if self._typical_memo is not None:
+            return self._typical_memo
         lo, hi = self._col_lo, self._col_hi  # as HiGHS sees them
         boxed = np.isfinite(lo) & np.isfinite(hi)
         typ = np.where(boxed, np.maximum(np.abs(np.where(boxed, lo, 0.0)),
                                          np.abs(np.where(boxed, hi, 0.0))), 1.0)
         need = np.flatnonzero(~boxed & (self._cost != 0))
         if need.size and self.num_row:
-            A = sp.csc_array(self._A)
-            R = sp.csr_array(self._A)
-            for j in need.tolist():
-                up, down = hi[j], lo[j]
-                for r, a in zip(A.indices[A.indptr[j]:A.indptr[j + 1]].tolist(),
-                                A.data[A.indptr[j]:A.indptr[j + 1]].tolist()):
-                    if a == 0:
-                        continue
-                    k = R.indices[R.indptr[r]:R.indptr[r + 1]]
-                    v = R.data[R.indptr[r]:R.indptr[r + 1]]
-                    other = k != j
-                    k, v = k[other], v[other]
-                    if not (np.all(np.isfinite(lo[k])) and np.all(np.isfinite(hi[k]))):
-                        continue
-                    least = float(np.sum(np.minimum(v * lo[k], v * hi[k])))
-                    most = float(np.sum(np.maximum(v * lo[k], v * hi[k])))
-                    over = (self._row_hi[r] - least) / a if math.isfinite(self._row_hi[r]) \
-                        else (np.inf if a > 0 else -np.inf)
-                    under = (self._row_lo[r] - most) / a if math.isfinite(self._row_lo[r]) \
-                        else (-np.inf if a > 0 else np.inf)
-                    top, bottom = (over, under) if a > 0 else (under, over)
-                    up, down = min(up, top), max(down, bottom)
-                reach = [abs(b) for b in (up, down) if math.isfinite(b)]
-                if reach and max(reach) > 0:
-                    typ[j] = max(reach)
-        return typ * self._cs
+            R = sp.csr_array(self._A, copy=True)
+            R.sum_duplicates()
+            rows = np.repeat(np.arange(R.shape[0]), np.diff(R.indptr))
+            k, v = R.indices, R.data
+            fin = boxed[k]
+            lo_k, hi_k = np.where(fin, lo[k], 0.0), np.where(fin, hi[k], 0.0)
+            # each row's least and most activity over its boxed columns, and how many of its
+            # columns are unboxed (a row with another unboxed column implies nothing)
+            least = np.bincount(rows, np.minimum(v * lo_k, v * hi_k), minlength=R.shape[0])
+            most = np.bincount(rows, np.maximum(v * lo_k, v * hi_k), minlength=R.shape[0])
+            free = np.bincount(rows, ~fin, minlength=R.shape[0])
+            A = sp.csc_array(self._A, copy=True)
+            A.sum_duplicates()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                for j in need.tolist():
+                    r = A.indices[A.indptr[j]:A.indptr[j + 1]]
+                    a = A.data[A.indptr[j]:A.indptr[j + 1]]
+                    keep = (a != 0) & (free[r] == 1)  # j itself is the one unboxed column
+                    r, a = r[keep], a[keep]
+                    r_hi, r_lo = self._row_hi[r], self._row_lo[r]
+                    over = np.where(np.isfinite(r_hi), (r_hi - least[r]) / a,
+                                    np.where(a > 0, np.inf, -np.inf))
+                    under = np.where(np.isfinite(r_lo), (r_lo - most[r]) / a,
+                                     np.where(a > 0, -np.inf, np.inf))
+                    top = np.where(a > 0, over, under)
+                    bottom = np.where(a > 0, under, over)
+                    up = min(hi[j], float(top.min(initial=np.inf)))
+                    down = max(lo[j], float(bottom.max(initial=-np.inf)))
+                    reach = [abs(b) for b in (up, down) if math.isfinite(b)]
+                    if reach and max(reach) > 0:
+                        typ[j] = max(reach)
+        self._typical_memo = typ * self._cs
+        return self._typical_memo
 
     def _rescaled(self, res: HighsResult, t0: float) -> HighsResult:
         """An optimum whose deciding terms (`_answer_unit`) reached HiGHS below
