@@ -153,6 +153,57 @@ def test_local_search_never_worse_and_feasible():  # P21
             assert ev.objective >= ev0.objective - 1e-12
 
 
+def _removal_moves_one_by_one(st, i1, js, ks, free_tabu):
+    """The deletions and external swaps onto i1 of the removals (js, ks), each key taken from
+    c after applying the move to a copy of the state: the reference of the batched scorer."""
+    import copy
+
+    from crowdopt.solvers.cltap_search import objective_key
+
+    out = []
+    for j, k in zip(js.tolist(), ks.tolist()):
+        tasks, _ = st.removal_effect(j, k)
+        if (tasks[1:] == i1).any():
+            s2 = copy.deepcopy(st)
+            s2.apply(("del", j, k))
+            out.append((objective_key(s2.c), ("del", j, k)))
+        after_n = st.n - (np.arange(st.inst.a) == j)
+        has = st.lab[:, i1].copy()
+        if st.z[j, k] == i1:
+            has[j] = False
+        ok = (after_n < st.inst.K) & ~has & free_tabu
+        if ok.any():
+            gain = np.where(ok, st.inst.phi[np.arange(st.inst.a),
+                                            np.minimum(after_n, st.inst.K - 1)], -np.inf)
+            mv = ("ext", j, k, int(np.argmax(gain)), i1)
+            s2 = copy.deepcopy(st)
+            s2.apply(mv)
+            out.append((objective_key(s2.c), mv))
+    return out
+
+
+def test_batched_removal_moves_equal_the_moves_applied_one_by_one():
+    """The local search scores every removal of a step at once (one row of a matrix each):
+    the same moves, in the same order, with keys equal to the bit to those of the state after
+    the move (ties are broken by order, so an inexact key would change the search)."""
+    from crowdopt.solvers.cltap_search import _removal_moves, _State
+
+    rng = np.random.default_rng(33)
+    checked = 0
+    for inst in _instances():
+        for name in ("rnd", "ta", "cbp"):
+            start = (cbp(inst) if name == "cbp"
+                     else BASELINES[name](inst, seed=int(rng.integers(100))))
+            st = _State(inst, start.task_of)
+            used_j, used_k = np.nonzero(st.z >= 0)
+            for i1 in rng.choice(inst.t, size=min(inst.t, 3), replace=False).tolist():
+                free = rng.random(inst.a) < 0.8
+                got = _removal_moves(st, i1, used_j, used_k, free)
+                assert got == _removal_moves_one_by_one(st, i1, used_j, used_k, free)
+                checked += len(got)
+    assert checked > 100
+
+
 def test_local_search_reaches_optimum_on_tiny():
     rng = np.random.default_rng(32)
     hits = 0

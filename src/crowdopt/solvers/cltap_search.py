@@ -167,7 +167,6 @@ def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict
         if best is None or _better(key, best[0]):
             best = (key, move)
 
-    arange_a = np.arange(inst.a)
     for i1 in bott:
         i1 = int(i1)
         free_tabu = np.fromiter((tabu.get((i1, j2), -1) < step for j2 in range(inst.a)),
@@ -200,30 +199,68 @@ def _step_moves(st: _State, rng: np.random.Generator, max_moves: int, tabu: dict
                     c2 = c.copy()
                     c2[i1] += v[j2]
                     offer(objective_key(c2), ("add", j2, i1))
-        # (ii) external swaps and (iii) deletions: sampled removals
+        # (ii) external swaps and (iii) deletions: sampled removals, scored all at once
         n_rem = max(1, max_moves // max(1, len(bott)))
         pool = np.arange(len(used_j))
         if len(pool) > n_rem:
             pool = rng.choice(len(pool), size=n_rem, replace=False)
-        for q in pool:
-            j, k = int(used_j[q]), int(used_k[q])
-            tasks, d = st.removal_effect(j, k)
-            c_rem = c.copy()
-            np.add.at(c_rem, tasks, d)
-            if (tasks[1:] == i1).any():  # deletion: a later label of j on i1 moves up
-                offer(objective_key(c_rem), ("del", j, k))
-            after_n = st.n - (arange_a == j)
-            has = st.lab[:, i1].copy()
-            if z[j, k] == i1:
-                has[j] = False
-            ok = (after_n < inst.K) & ~has & free_tabu
-            if not ok.any():
-                continue
-            gain = np.where(ok, phi[arange_a, np.minimum(after_n, inst.K - 1)], -np.inf)
-            j2 = int(np.argmax(gain))  # only i1 changes: the heaviest next label is best
-            c_rem[i1] += gain[j2]
-            offer(objective_key(c_rem), ("ext", j, k, j2, i1))
+        for key, move in _removal_moves(st, i1, used_j[pool], used_k[pool], free_tabu):
+            offer(key, move)
     return None if best is None else best
+
+
+def _keys(C: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`objective_key` of every row of C: (min, -#at the min, sum), row by row."""
+    mins = C.min(axis=1)
+    return mins, -(C <= mins[:, None] + _EPS).sum(axis=1), C.sum(axis=1)
+
+
+def _removal_moves(st: _State, i1: int, js: np.ndarray, ks: np.ndarray,
+                   free_tabu: np.ndarray) -> list[tuple[tuple, tuple]]:
+    """(key, move) of the deletions and external swaps onto task i1 of the removals (js, ks),
+    in the order of the removals, each deletion before its external swap (the first of equal
+    keys wins): c after each removal is one row of a matrix (the removed label's annotator's
+    later labels move up one, `removal_effect`), so every key is computed at once."""
+    inst, z, phi, c = st.inst, st.z, st.inst.phi, st.c
+    P = len(js)
+    if not P:
+        return []
+    lens = st.n[js] - ks
+    row = np.repeat(np.arange(P), lens)
+    pos = np.arange(len(row)) - np.repeat(np.cumsum(lens) - lens, lens)
+    jj, kk = js[row], ks[row] + pos
+    tasks = z[jj, kk]
+    d = np.where(pos == 0, -phi[jj, kk], phi[jj, np.maximum(kk - 1, 0)] - phi[jj, kk])
+    C = np.repeat(c[None, :], P, axis=0)
+    C[row, tasks] += d  # an annotator labels a task once: no index repeats within a row
+    dele = np.zeros(P, dtype=bool)
+    dele[row[(pos >= 1) & (tasks == i1)]] = True  # a later label of j on i1 moves up
+    arange_a = np.arange(inst.a)
+    after_n = st.n[None, :] - (arange_a[None, :] == js[:, None])
+    has = np.repeat(st.lab[None, :, i1], P, axis=0)
+    own = z[js, ks] == i1
+    has[np.flatnonzero(own), js[own]] = False
+    ok = (after_n < inst.K) & ~has & free_tabu[None, :]
+    gain = np.where(ok, phi[arange_a[None, :], np.minimum(after_n, inst.K - 1)], -np.inf)
+    j2 = np.argmax(gain, axis=1)  # only i1 changes: the heaviest next label is best
+    ext = ok.any(axis=1)
+    E = C[ext]
+    E[:, i1] += gain[ext, j2[ext]]
+    dm, dc, ds = _keys(C[dele])
+    em, ec, es = _keys(E)
+    d_at = np.cumsum(dele) - 1
+    e_at = np.cumsum(ext) - 1
+    out: list[tuple[tuple, tuple]] = []
+    for q in range(P):
+        j, k = int(js[q]), int(ks[q])
+        if dele[q]:
+            r = d_at[q]
+            out.append(((float(dm[r]), int(dc[r]), float(ds[r])), ("del", j, k)))
+        if ext[q]:
+            r = e_at[q]
+            out.append(((float(em[r]), int(ec[r]), float(es[r])),
+                        ("ext", j, k, int(j2[q]), i1)))
+    return out
 
 
 def _removed_pairs(st: _State, mv: tuple) -> list[tuple[int, int]]:
