@@ -1386,6 +1386,17 @@ class HighsModel:
             objective_unit=self._answer_unit(x if x is not None and x.size else None),
             x=x, row_duals=duals, _columns=self._columns, _rows=self._rows)
 
+    def not_run(self, status: Status, message: str = "") -> HighsResult:
+        """The result of no HiGHS run on this model (no point, no bound, 0 s of solving): a
+        pass that settled the answer by arguments of its own (a bound meeting a plan it checked
+        on this model) fills in its answer, and pays no solve it does not need."""
+        return HighsResult(
+            status=status, objective=None, bound=None, abs_gap=None, rel_gap=None,
+            time_s=self.compile_s, compile_s=self.compile_s, solve_s=0.0, nodes=0,
+            is_mip=self.is_mip, sense=self.sense, presolve=False, raw_status="not run",
+            message=message, highs_version=self._version, _columns=self._columns,
+            _rows=self._rows)
+
     def violation(self, x: Any) -> float:
         """Max violation of the loaded model's rows, bounds and integrality by a point in the
         caller's units (a scaled column is compared as HiGHS sees it, x / its scale)."""
