@@ -50,6 +50,7 @@ import ipaddress
 import json
 import socket
 import sys
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -283,8 +284,6 @@ class Checkpoints:
     frame of the restarted WAL, and sync it). `count`: checkpoints made."""
 
     def __init__(self, db: str, every: float = CHECKPOINT_EVERY):
-        import threading
-
         self.st = stores.open_store(db, busy_timeout=WRITE_WAIT)
         self.every, self.count = every, 0
         self.lock = threading.Lock()
@@ -323,9 +322,10 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
     delivers every registered endpoint's events, `horizon` seconds at most, as `owner` of its
     claims; `caps`: changes to the caps on /next per role, stored for every server).
 
-    Writes are applied one at a time, in arrival order: with a SQLite file, a small one on the
-    event loop itself, the others (and any while one waits for another process's lock) on
-    one writer thread; with PostgreSQL all on the writer thread. Reads run on another thread,
+    Writes are applied one at a time: with a SQLite file, a small one on the event loop
+    itself whenever the connection is free, the others (and any while one waits for another
+    process's lock) on one writer thread in arrival order; with PostgreSQL all on the writer
+    thread. Reads run on another thread,
     so a long status never holds up a write and the reverse."""
     _require()
     from concurrent.futures import ThreadPoolExecutor
@@ -374,17 +374,20 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
 
     if inline:
         writer.store.set_wait(0)  # on the loop: never wait for the lock
-    backlog = [0]  # writes handed to the writer thread and not finished (touched on the loop)
+    # held by the thread that runs a write on `writer` (the loop or the writer thread): one
+    # write at a time on the one connection, and the loop never waits for it
+    connection = threading.Lock()
 
     def waiting(fn, *a):
         """A write on the writer thread: it may wait WRITE_WAIT for other processes."""
         if not inline:
             return fn(*a)
-        writer.store.set_wait(WRITE_WAIT)
-        try:
-            return fn(*a)
-        finally:
-            writer.store.set_wait(0)
+        with connection:
+            writer.store.set_wait(WRITE_WAIT)
+            try:
+                return fn(*a)
+            finally:
+                writer.store.set_wait(0)
 
     def small(body: Any) -> bool:
         """Whether a write body asks for little work (<= INLINE_ROWS queries or answers)."""
@@ -395,33 +398,27 @@ def create_app(db: str, *, webhooks: list[str] | None = None,
             not isinstance(rows, list) or len(rows) <= INLINE_ROWS)
 
     async def write_(loop, fn, body, role, request):
-        """Run a write: a small one right here on the event loop when no write is queued on
-        the writer thread and no other process holds the file's write lock (a call of a
-        millisecond or two: handing it to a thread would cost more than the call, as the
-        two threads then trade the interpreter lock); otherwise on the writer thread, in
-        order, waiting at most WRITE_WAIT."""
-        if inline and not backlog[0] and small(body) and checkpoints.lock.acquire(False):
+        """Run a write: a small one right here on the event loop when the writer thread is
+        not running one, no checkpoint is under way and no other process holds the file's
+        write lock (a call of a millisecond or two: handing it to a thread would cost more
+        than the call, as the two threads then trade the interpreter lock); otherwise on the
+        writer thread, in order, waiting at most WRITE_WAIT. Writes queued on the thread do
+        not keep the next small ones off the loop: once a checkpoint had sent a few there,
+        every later write followed them while any was queued (a quarter of the writes at 4
+        clients)."""
+        if inline and small(body) and connection.acquire(False):
             try:
-                return fn(body, role, request)
-            except Busy:  # another process holds the write lock: nothing was changed
-                pass
+                if checkpoints.lock.acquire(False):
+                    try:
+                        return fn(body, role, request)
+                    except Busy:  # another process holds the write lock: nothing was changed
+                        pass
+                    finally:
+                        checkpoints.lock.release()
             finally:
-                checkpoints.lock.release()
-        backlog[0] += 1
+                connection.release()
         job = writes.submit(queued, time.monotonic(), waiting, fn, body, role, request)
-        # counted down on the loop once the thread is done with it (not when this request
-        # is: a client that goes away leaves its write running)
-        job.add_done_callback(lambda _: after(loop, done_writing))
         return await asyncio.wrap_future(job)
-
-    def done_writing() -> None:
-        backlog[0] -= 1
-
-    def after(loop, fn) -> None:
-        try:
-            loop.call_soon_threadsafe(fn)
-        except RuntimeError:  # the loop has closed (the server is stopping)
-            pass
 
     def timed(fn, *a) -> tuple[Any, str]:
         """Run a read, and a Server-Timing header value: the thread's wall and CPU
