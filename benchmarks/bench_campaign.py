@@ -35,7 +35,9 @@ Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART .
    1 and with 3 servers on one campaign (clients spread over them). Each on a quiet machine
    and under a CPU load of 2 busy-loop processes (`busy 2`). PostgreSQL: --pg URL, else a
    scratch server (tools/pg_scratch.py, its default settings: fsync and synchronous commits
-   on). The summary lines compare what the issue of this part asks: SQLite at 4 clients quiet,
+   on). `cpu busy %`: the machine's processors busy during the row (all processes: servers,
+   database, clients, the load; from /proc/stat), so a row that adds servers on a machine
+   already busy shows it. The summary lines compare the targets: SQLite at 4 clients quiet,
    this server against today's under the load, and PostgreSQL's 3 servers against its 1.
 Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json,
 campaign_finished.json, campaign_stores.json.
@@ -620,6 +622,17 @@ def _busy() -> None:
         pass
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of all processors since boot (/proc/stat; (0, 0) elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    idle = v[3] + (v[4] if len(v) > 4 else 0)  # idle + iowait
+    return sum(v) - idle, sum(v)
+
+
 def store_run(served: Served, clients: int, secs: float, n: int = 10) -> dict:
     """`clients` processes looping next(n)/record (client c on server c mod servers) for
     `secs` s while this process reads GET /status every 20 ms from the first server."""
@@ -632,6 +645,7 @@ def store_run(served: Served, clients: int, secs: float, n: int = 10) -> dict:
     for p in procs:
         p.start()
     time.sleep(max(0.0, start - time.time()) + min(1.0, secs / 4))
+    busy0, total0 = cpu_ticks()
     conn = http.client.HTTPConnection("127.0.0.1", served.ports[0], timeout=60)
     lat = []
     while time.time() < start + secs - 0.3:
@@ -641,11 +655,14 @@ def store_run(served: Served, clients: int, secs: float, n: int = 10) -> dict:
         r.read()
         lat.append(time.perf_counter() - t0)
         time.sleep(0.02)
+    busy1, total1 = cpu_ticks()
     got = results(procs, q, secs)
     answers = sum(g["answers"] for g in got)
     return {"answers/s": answers / secs, "503": sum(g["busy"] for g in got),
             "status p99 ms": float(np.percentile(np.array(lat) * 1000, 99)) if lat else None,
-            "status reads": len(lat)}
+            "status reads": len(lat),
+            "cpu busy %": (100.0 * (busy1 - busy0) / (total1 - total0)
+                           if total1 > total0 else None)}
 
 
 def run_stores(tmp: Path, args: argparse.Namespace) -> None:
@@ -716,7 +733,8 @@ def run_stores(tmp: Path, args: argparse.Namespace) -> None:
         notes.append(f"PostgreSQL, 4 clients, quiet: 3 servers {three:.0f}, 1 server "
                      f"{one:.0f} answers/s (ratio {three / max(one, 1e-9):.2f})")
     emit("campaign_stores", rows, ["store", "servers", "server", "load", "clients",
-                                   "answers/s", "503", "status p99 ms", "status reads"], args,
+                                   "answers/s", "503", "status p99 ms", "status reads",
+                                   "cpu busy %"], args,
          note="HTTP loop POST /next {n: 10} then /record per client process (keep-alive), "
               f"{secs:.0f} s per row, Opt-KG fill on 50,000 items; status p99: GET /status "
               "(100-row page) every 20 ms from the first server meanwhile; busy 2: two "
