@@ -158,6 +158,8 @@ def test_build_model_is_what_solve_runs():
     a, b = solve(inst, "head-cover"), crowdopt.solve_model(inst, m)
     assert a.certificate.proven_optimal and b.certificate.certified
     assert b.objective == pytest.approx(a.objective, abs=1e-12)
+    # settled by the start (plan and bound), as `solve` is: no HiGHS run on the loaded model
+    assert b.details["steps"] == [] and b.certificate.times["solve_s"] == 0.0
 
 
 @pytest.mark.slow
