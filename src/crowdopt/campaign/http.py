@@ -285,6 +285,11 @@ class Checkpoints:
 
     def __init__(self, db: str, every: float = CHECKPOINT_EVERY):
         self.st = stores.open_store(db, busy_timeout=WRITE_WAIT)
+        # its own commits never checkpoint either: when a reader kept the restart write from
+        # starting the WAL over (the write is then appended), SQLite's automatic checkpoint at
+        # its commit copied every frame and left the WAL to be started over, and synced, by the
+        # loop's next write (seen under load: strace caught the loop's fdatasync)
+        self.st.defer_checkpoints()
         self.every, self.count = every, 0
         self.lock = threading.Lock()
         self._checkpoint()  # a WAL started here, before the loop's first write
