@@ -504,8 +504,8 @@ def refute(run: _Run, theta: float) -> tuple[bool, float]:
             worst = max(worst, wv)
             recent = (recent + [gamma])[-RECENT:]
             continue
-        if out == "fail" and grid < ladder[-1]:  # the box again, on the next finer grid
-            stack.append((lo, hi, ladder[ladder.index(grid) + 1]))
+        if out == "fail" and grid < ladder[-1]:
+            stack += _again(lo, hi, grid, ladder)
             continue
         if out != "branch":
             return False, worst
@@ -519,6 +519,13 @@ def grid_ladder(finest: int) -> list[int]:
     smaller (inc t = 100, a = 10, seed 0, level 1.93: grid 30 refutes in 44 node LPs and 4.7 s
     CPU, grid 75 in 131 and 65 s); a box it cannot refute nor split is tried again finer."""
     return [g for g in COARSE_GRIDS if g < finest] + [finest]
+
+
+def _again(lo: np.ndarray, hi: np.ndarray, grid: int, ladder: list[int]
+           ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """The box that `grid` could neither refute nor split, to be tried on the next finer grid
+    of `ladder` (dropping it would claim its prefix lengths refuted)."""
+    return [(lo, hi, ladder[ladder.index(grid) + 1])]
 
 
 def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
