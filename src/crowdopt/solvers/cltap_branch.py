@@ -486,6 +486,14 @@ def refute(run: _Run, theta: float) -> tuple[bool, float]:
     a, K = inst.a, inst.K
     ladder = grid_ladder(run.grid)
     stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64), ladder[0])]
+    if len(ladder) > 1 and not run.out_of_budget():
+        # the whole box once on the finest grid first: where its LP refutes at the root (dec
+        # t = 100, a = 10: most levels) the coarse grids' rounding would branch for tens of
+        # node LPs instead
+        lo, hi, _ = stack[0]
+        out, wv, _, _, _ = _solve(run, run.level(theta, ladder[-1], 0), theta, lo, hi)
+        if out == "refuted":
+            return True, wv
     worst = -math.inf
     # prices that refuted a node lately, tried on the next ones; first the covering bound's
     # (min(phi, theta) / theta: exact weights, no rounding)
