@@ -6,6 +6,16 @@ Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--bou
                                         [--t-list 50] [--methods head-cover]
        python benchmarks/bench_cltap.py --ceiling [--seeds N] [--shapes 20x3,30x3,...]
                                         [--trends dec,inc,nonmono,flat] [--exact-limit S]
+       python benchmarks/bench_cltap.py --large-ceiling [--cells 100x10,200x20,1000x100]
+                                        [--trends inc] [--seed 0] [--nodes 400|N1,N2,N3]
+                                        [--ls-steps 2000] [--ls-time 120]
+(--large-ceiling: at the Table 3 sizes (b = 2t), where the optimum is unknown, where it must
+lie and which side is loose: the tightest cheap bound, the root configuration LP's own bound
+(`cltap_branch.branch_bound` without branching, levels bisected to 1e-5 from the covering
+bound, which it never exceeds: the best that LP says before any prefix length is fixed), the bound with branching on prefix lengths within --nodes
+node LPs, and the best plan of every construction, of the best-of local search from it
+(--ls-steps steps, --ls-time a safety cap) and of the branching's worlds; per bound the
+certified ratio best plan / bound. Written to benchmarks/results/cltap_large_ceiling.json)
 (--bounds-table: only Table 4, written to benchmarks/results/cltap_bounds.json)
 (--ceiling: where the optimum is known (head-cover proves it, without the configuration-LP
 stage of its start, so the optimum is not proven by a bound under test), each bound's
@@ -263,6 +273,85 @@ def bench_ceiling(argv: list[str]) -> None:
     print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
 
 
+def bench_large_ceiling(argv: list[str]) -> None:
+    """Where the optimum lies at the Table 3 sizes: cheap bound, root configuration LP,
+    configuration LP with branching, and the best plans (see the module docstring)."""
+    import argparse
+
+    from crowdopt.solvers.cltap_bounds import covering_bound
+    from crowdopt.solvers.cltap_branch import branch_bound
+    from crowdopt.solvers.cltap_construct import constructions, fast
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    ap = argparse.ArgumentParser(prog="bench_cltap.py --large-ceiling")
+    ap.add_argument("--cells", default="100x10,200x20,1000x100")
+    ap.add_argument("--trends", default="inc")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--nodes", default="400",
+                    help="node LPs of the branching: one number, or one per cell (comma list)")
+    ap.add_argument("--ls-steps", type=int, default=2000, help="local-search steps of best-of")
+    ap.add_argument("--ls-time", type=float, default=120.0, help="its safety cap, seconds")
+    ap.add_argument("--cap", type=float, default=3600.0, help="safety cap of each LP search, s")
+    args = ap.parse_args(argv)
+    rows = []
+    cells = args.cells.split(",")
+    nodes = [int(x) for x in args.nodes.split(",")]
+    nodes = nodes * len(cells) if len(nodes) == 1 else nodes
+    for cell, cell_nodes in zip(cells, nodes, strict=True):
+        t, a = (int(x) for x in cell.split("x"))
+        for trend in args.trends.split(","):
+            inst = P.generate(args.seed, t=t, a=a, trend=trend)
+            row: dict = {"t": t, "a": a, "trend": trend, "nodes": cell_nodes}
+            c0 = time.process_time()
+            hi, src = cheap_upper_bound(inst)
+            cands = constructions(inst, theta=hi)
+            scores = {k: P.evaluate(inst, s).objective for k, s in cands.items()}
+            name = max(scores, key=lambda k: scores[k])
+            start, lo = cands[name], scores[name]
+            row.update(cheap=hi, cheap_source=src.split(" (")[0], construct=lo,
+                       construct_name=name, cheap_cpu_s=time.process_time() - c0)
+            c0 = time.process_time()
+            ls = fast(inst, time_limit=args.ls_time, seed=args.seed, target=hi,
+                      max_steps=args.ls_steps)
+            row.update(ls=P.evaluate(inst, ls).objective, ls_cpu_s=time.process_time() - c0)
+            plans = [lo, row["ls"]]
+            # the root LP bisected from the covering bound (its special price min(phi, theta) /
+            # theta: the LP is never above it), so that its own value shows even where it is
+            # above the cheap bound; the branching from the cheap bound, as certify runs it
+            cover = covering_bound(inst).value
+            row["covering"] = cover
+            for key, top, kw in (("root", cover, {"branching": False, "max_nodes": 10**6,
+                                                  "search_steps": 0}),
+                                 ("branch", hi, {"max_nodes": cell_nodes})):
+                c0 = time.process_time()
+                res, plan = branch_bound(inst, lo, top, start=start, time_limit=args.cap, **kw)
+                row[key] = res.value
+                row[key + "_nodes"] = res.details.get("nodes", 0)
+                row[key + "_stop"] = res.details.get("stopped", "")
+                row[key + "_cpu_s"] = time.process_time() - c0
+                if plan is not None:
+                    plans.append(P.evaluate(inst, plan).objective)
+                    row[key + "_plan"] = plans[-1]
+            best = max(plans)
+            row["best_plan"] = best
+            for key in ("covering", "cheap", "root", "branch"):
+                row[f"best/{key}_%"] = 100.0 * best / row[key] if row[key] > 0 else 100.0
+            rows.append(row)
+            print(format_table([row], list(row)), file=sys.stderr)
+    cols = ["t", "a", "trend", "covering", "cheap", "cheap_source", "root", "root_nodes", "root_cpu_s",
+            "branch", "nodes", "branch_nodes", "branch_cpu_s", "construct", "ls", "branch_plan",
+            "best_plan", "best/covering_%", "best/cheap_%", "best/root_%", "best/branch_%"]
+    print(f"## Table 3 sizes (b = 2t, seed {args.seed}): where the optimum lies: best_plan <= "
+          f"OPT <= min(cheap, root, branch); root = the configuration LP without branching, "
+          "branch = with branching on prefix lengths (at most `nodes` node LPs)")
+    print(format_table(rows, cols))
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "cltap_large_ceiling.json"
+    path.write_text(json.dumps({"topic": "cltap-large-ceiling", "args": vars(args), "runs": rows,
+                                "versions": cached_versions()}, indent=1, default=str))
+    print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
+
+
 FRONTIER_METHODS = ("milp-compact", "head-cover")
 
 
@@ -348,6 +437,9 @@ def bench_frontier(argv: list[str]) -> None:
 def main() -> None:
     if "--frontier" in sys.argv:
         bench_frontier([x for x in sys.argv[1:] if x != "--frontier"])
+        return
+    if "--large-ceiling" in sys.argv:
+        bench_large_ceiling([x for x in sys.argv[1:] if x != "--large-ceiling"])
         return
     if "--ceiling" in sys.argv:
         bench_ceiling([x for x in sys.argv[1:] if x != "--ceiling"])

@@ -277,3 +277,33 @@ def test_mutation_of_the_certificate_is_caught_by_the_enumeration(monkeypatch, m
         opt = optimum(inst.phi, inst.t, inst.b)
         caught.append(_raw_bound(inst) < opt * (1 - REL))
     assert any(caught)
+
+
+def test_mutation_box_dropped_instead_of_tried_finer_is_caught(monkeypatch):
+    """A box that a coarse grid can neither refute nor split, dropped instead of tried again on
+    the next finer grid (`_again`), claims its prefix lengths refuted: on soundness-set instance
+    6 (weights scaled to 1e-9) the bound falls below the enumeration's optimum."""
+    from test_cltap_soundness import SAMPLE_CELLS, draw
+
+    _, inst = draw(6, SAMPLE_CELLS)
+    opt = optimum(inst.phi, inst.t, inst.b)
+    assert _raw_bound(inst) >= opt * (1 - REL)
+    monkeypatch.setattr(B, "_again", lambda lo, hi, grid, ladder: [])
+    assert _raw_bound(inst) < opt * (1 - REL)
+
+
+def test_grid_ladder_and_widest_split():
+    """Coarse grids first, the arc budget's last; the fallback split is strictly inside a
+    branchable box (so both children are smaller and together hold every length), None when
+    every branchable box is one length."""
+    assert B.grid_ladder(200) == [30, 50, 200]
+    assert B.grid_ladder(50) == [30, 50]
+    assert B.grid_ladder(30) == [30]
+    inst = P.generate(0, t=10, a=3, trend="inc")
+    lo, hi = np.array([0, 2, 4]), np.array([10, 3, 9])
+    for paid in (np.zeros(3), np.full(3, 10.0), np.array([5.0, 2.5, 7.0])):
+        j, m = B._widest(inst, paid, lo, hi, np.array([True, True, True]))
+        assert hi[j] - lo[j] >= 2 and lo[j] < m < hi[j]
+        j, m = B._widest(inst, paid, lo, hi, np.array([False, True, True]))
+        assert j == 2 and lo[2] < m < hi[2]
+    assert B._widest(inst, np.zeros(3), lo, hi, np.array([False, True, False])) is None

@@ -58,13 +58,14 @@ from ..problems.cltap import CltapInstance, CltapSolution, evaluate
 from .cltap_bounds import REL, BoundResult, _lagrangian_lp, mckp_lp, zero_optimum
 
 GRIDS = (200, 150, 100, 75, 50)  # units per tested value (delta = theta / grid), finest first
+COARSE_GRIDS = (30, 50)  # tried first, each box escalating to the next on failure (`grid_ladder`)
 ARC_BUDGET = 40_000  # the base grid is the finest whose flow LP has about this many arcs
 SMALL_UNITS = 1.0  # labels under this many units are rounded up, heavier ones to the nearest
 COST_UNITS = 1000  # price units of the certificate's knapsack (price c = COST_UNITS units)
 MAX_LAYERS = 12  # annotators modelled one by one; the others share a pool
 # (grid multiple, level offset) of a node's further LPs: when the base LP's prices miss a real
 # cover (lower levels: near covers count), and when it does not refute and cannot split
-PRICE_TRIES = ((1, -1), (1, -2))
+PRICE_TRIES = ((1, -1),)
 LEAF_TRIES = ((2, 0), (2, -1))
 REPAIRS = 2  # real covers then added to the last LP as columns
 RECENT = 4  # refuting prices kept to try on the next boxes
@@ -72,6 +73,9 @@ DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_round
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
 SEPARATION = 1e-5  # levels closer than this (relative) are not told apart
 FIRST_STEP = 0.25  # the first level tested: this share of the way from the bound to the plan
+STEP_GROWTH = 1.0  # the share grows by this factor after each refuted level (at most 0.5): 1, a
+# constant quarter (inc t = 100, a = 10, seed 0, 150 node LPs: bound 1.934 where doubling the share
+# gave 1.952: its second level, half way to the plan, used the level budget and fell short)
 LEVEL_MIN = 20  # node LPs a level may take: half of what is left, at least this
 
 
@@ -336,6 +340,7 @@ class _Run:
     worlds: set = field(default_factory=set)
     world: CltapSolution | None = None  # the best plan placed in a world (any value)
     world_value: float = -math.inf
+    searched: CltapSolution | None = None  # the world the local search last started from
     log: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)
 
@@ -413,7 +418,7 @@ def _solve(run: _Run, lv: Level, theta: float, lo: np.ndarray, hi: np.ndarray
     return "prices", wv, w, gamma, heavy
 
 
-def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
+def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray, grid: int
           ) -> tuple[str, float, Any, tuple[int, int] | None]:
     """A node of the tree: ("refuted", W, prices, None), ("branch", W, prices, (j, m)), or
     ("fail", ...) when neither a certificate nor a split is found, ("budget", ...) when the
@@ -421,7 +426,7 @@ def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
     units left it out): the LP at lower levels (near covers count), then with that cover added
     as a column; an LP that does not refute: a split, else finer grids."""
     out, wv, w, gamma, heavy = "none", math.inf, None, None, []
-    base = run.level(theta, run.grid, 0)
+    base = run.level(theta, grid, 0)
     if run.out_of_budget():
         return "budget", wv, None, None
     out, wv, w, gamma, heavy = _solve(run, base, theta, lo, hi)
@@ -438,7 +443,7 @@ def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
     for mult, off in tries:
         if run.out_of_budget():
             return "budget", wv, None, None
-        lv = run.level(theta, run.grid * mult, off)
+        lv = run.level(theta, grid * mult, off)
         out, wv, w, gamma, heavy = _solve(run, lv, theta, lo, hi)
         if out == "refuted":
             return out, wv, gamma, None
@@ -452,23 +457,49 @@ def _node(run: _Run, theta: float, lo: np.ndarray, hi: np.ndarray
     if run.out_of_budget():
         return "budget", wv, None, None
     if first_w is not None:
-        split = _branch(base, first_w, lo, hi, run.branchable)
+        split = _branch(base, first_w, lo, hi, run.branchable) or _widest(
+            run.inst, base.lengths(first_w), lo, hi, run.branchable)
         if split is not None:
             return "branch", wv, first_gamma, split
     return "fail", wv, gamma, None
+
+
+def _widest(inst: CltapInstance, paid: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+            branchable: np.ndarray) -> tuple[int, int] | None:
+    """(j, m) when no annotator mixes but the node is not refuted (prices that miss a real
+    cover, a leaf whose equal units hide unequal labels): the branchable annotator whose box
+    holds the most weight beyond its shortest prefix, split strictly inside (lo_j, hi_j) at
+    the length her LP prefix pays for (the narrower boxes cut the labels a certificate may
+    count and the supply it may claim); None when every such box is a single length."""
+    rows = np.flatnonzero(branchable & (hi - lo >= 2))
+    if not len(rows):
+        return None
+    G = np.concatenate([np.zeros((inst.a, 1)), np.cumsum(inst.phi, axis=1)], axis=1)
+    spread = G[rows, hi[rows]] - G[rows, lo[rows]]
+    j = int(rows[np.argmax(spread)])
+    return j, int(np.clip(np.rint(paid[j]), lo[j] + 1, hi[j] - 1))
 
 
 def refute(run: _Run, theta: float) -> tuple[bool, float]:
     """Depth-first tree of boxes at theta: (every leaf's W below theta, the largest W)."""
     inst = run.inst
     a, K = inst.a, inst.K
-    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64))]
+    ladder = grid_ladder(run.grid)
+    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64), ladder[0])]
+    if len(ladder) > 1 and not run.out_of_budget():
+        # the whole box once on the finest grid first: where its LP refutes at the root (dec
+        # t = 100, a = 10: most levels) the coarse grids' rounding would branch for tens of
+        # node LPs instead
+        lo, hi, _ = stack[0]
+        out, wv, _, _, _ = _solve(run, run.level(theta, ladder[-1], 0), theta, lo, hi)
+        if out == "refuted":
+            return True, wv
     worst = -math.inf
     # prices that refuted a node lately, tried on the next ones; first the covering bound's
     # (min(phi, theta) / theta: exact weights, no rounding)
     recent: list[np.ndarray] = [np.minimum(inst.phi, theta) / theta]
     while stack:
-        lo, hi = stack.pop()
+        lo, hi, grid = stack.pop()
         c0 = time.perf_counter()
         known = math.inf
         for gamma in recent[::-1]:
@@ -479,15 +510,33 @@ def refute(run: _Run, theta: float) -> tuple[bool, float]:
         if known < theta:
             worst = max(worst, known)
             continue
-        out, wv, gamma, split = _node(run, theta, lo, hi)
+        out, wv, gamma, split = _node(run, theta, lo, hi, grid)
         if out == "refuted":
             worst = max(worst, wv)
             recent = (recent + [gamma])[-RECENT:]
             continue
+        if out == "fail" and grid < ladder[-1]:
+            stack += _again(lo, hi, grid, ladder)
+            continue
         if out != "branch":
             return False, worst
-        stack += _children(lo, hi, *split)[::-1]  # the left child (shorter prefix) first
+        stack += [(clo, chi, grid) for clo, chi in _children(lo, hi, *split)[::-1]]
     return True, worst
+
+
+def grid_ladder(finest: int) -> list[int]:
+    """The grids a box is tried on, coarsest first: COARSE_GRIDS below `finest` (the arc
+    budget's, `grid_for`), then `finest`. A coarse LP is several times faster and its tree often
+    smaller (inc t = 100, a = 10, seed 0, level 1.93: grid 30 refutes in 44 node LPs and 4.7 s
+    CPU, grid 75 in 131 and 65 s); a box it cannot refute nor split is tried again finer."""
+    return [g for g in COARSE_GRIDS if g < finest] + [finest]
+
+
+def _again(lo: np.ndarray, hi: np.ndarray, grid: int, ladder: list[int]
+           ) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """The box that `grid` could neither refute nor split, to be tried on the next finer grid
+    of `ladder` (dropping it would claim its prefix lengths refuted)."""
+    return [(lo, hi, ladder[ladder.index(grid) + 1])]
 
 
 def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
@@ -496,6 +545,22 @@ def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
     left_hi, right_lo = hi.copy(), lo.copy()
     left_hi[j], right_lo[j] = m, m
     return [(lo, left_hi), (right_lo, hi)]
+
+
+def _search_world(run: _Run, ub: float, deadline: float, steps: int) -> None:
+    """The local search (`steps` steps, the deterministic budget; the deadline a safety cap)
+    from the best world's plan, once per new best world; a better plan becomes the run's."""
+    from .cltap_search import local_search
+
+    if run.world is None or steps <= 0 or run.world is run.searched:
+        return
+    run.searched = run.world
+    better = local_search(run.inst, run.world, time_limit=max(deadline - time.perf_counter(),
+                                                              0.0),
+                          seed=0, target=ub, max_steps=steps)
+    v = evaluate(run.inst, better).objective
+    if v > run.best_value:
+        run.best, run.best_value = better, v
 
 
 def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
@@ -516,14 +581,15 @@ def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
 
 def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolution | None = None,
                  time_limit: float | None = 60.0, max_nodes: int | None = None,
-                 options: Any = None, search_steps: int = 50) -> tuple[BoundResult,
-                                                                    CltapSolution | None]:
+                 options: Any = None, search_steps: int = 50, branching: bool = True
+                 ) -> tuple[BoundResult, CltapSolution | None]:
     """The bound of the module docstring between a plan's value `lo` (its plan `start`) and a
     valid bound `hi`, and the best plan it met (None if none beats `lo`). Stops at `max_nodes`
     node LPs (default DEFAULT_NODES) or `time_limit` seconds, with a valid bound either way:
-    the largest W of the last refuted level's leaves (`hi` if none was refuted)."""
+    the largest W of the last refuted level's leaves (`hi` if none was refuted). Without
+    `branching` every level is tested at the root box alone: the configuration LP's own bound
+    (what the LP says before any prefix length is fixed)."""
     from ..problems.catalogue import RunOptions
-    from .cltap_search import local_search
 
     t0 = time.perf_counter()
     det: dict[str, Any] = {}
@@ -538,7 +604,7 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     layers = layers_of(inst, hi, keep)
     branchable = np.zeros(inst.a, dtype=bool)
     for members in layers:
-        if len(members) == 1:
+        if len(members) == 1 and branching:
             branchable[members[0]] = True
     run = _Run(inst, options or RunOptions(), deadline,
                DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable,
@@ -565,17 +631,14 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         run.log.append({"theta": theta, "refuted": ok, "W": worst, "nodes": run.nodes - nodes0})
         if ok:
             ub, refuted = min(ub, max(worst, 0.0)), True
-            step = min(0.5, 2 * step)
+            step = min(0.5, STEP_GROWTH * step)
         else:
             failed, step = theta, 0.5
+        # the local search from a new best world now, not only at the end: the next level is
+        # placed between the bound and the best plan, so a better plan moves it down
+        _search_world(run, ub, deadline, search_steps)
     run.level_cap = 0
-    if run.world is not None and search_steps > 0:  # the local search from the best world
-        better = local_search(inst, run.world, time_limit=max(deadline - time.perf_counter(),
-                                                              0.0),
-                              seed=0, target=ub, max_steps=search_steps)
-        v = evaluate(inst, better).objective
-        if v > run.best_value:
-            run.best, run.best_value = better, v
+    _search_world(run, ub, deadline, search_steps)
     improved = run.best is not None and run.best_value > lo
     det.update(levels=run.log, nodes=run.nodes, lp_s=run.lp_s, certificate_s=run.cert_s,
                layers=len(layers), pooled=sum(len(m) for m in layers if len(m) > 1),
