@@ -1,12 +1,13 @@
-"""CPU seconds of `crowdopt.solve(inst, method)` on the registered exact routes, medians of 5
-after a warm-up, one JSON line: run it under two checkouts in turn (each tree's own venv) to
-compare the verification step's cost side by side.
+"""CPU seconds of `crowdopt.solve(inst, method)` on the registered exact routes, medians of R
+(default 5) after a warm-up, one JSON line: run it under two checkouts in turn (each tree's own
+venv) to compare the verification step's cost side by side.
 
-Usage: python benchmarks/bench_registered_routes.py
+Usage: python benchmarks/bench_registered_routes.py [--repeat R]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -23,12 +24,15 @@ CASES = [("olas-assign", "milp-epigraph", {"points": 100, "labelers": 8}),
 
 def main() -> None:
     """Print {problem/method: [median CPU seconds, objective]} for every case."""
+    ap = argparse.ArgumentParser(prog="bench_registered_routes.py")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per case (median kept)")
+    repeat = max(1, ap.parse_args().repeat)
     out = {}
     for problem, method, params in CASES:
         inst = crowdopt.generate(problem, 0, **params)
         crowdopt.solve(inst, method)  # warm-up: imports, first calls
         times = []
-        for _ in range(5):
+        for _ in range(repeat):
             t0 = time.process_time()
             r = crowdopt.solve(inst, method)
             times.append(time.process_time() - t0)
