@@ -581,14 +581,16 @@ def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
 
 def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolution | None = None,
                  time_limit: float | None = 60.0, max_nodes: int | None = None,
-                 options: Any = None, search_steps: int = 50, branching: bool = True
-                 ) -> tuple[BoundResult, CltapSolution | None]:
+                 options: Any = None, search_steps: int = 50, branching: bool = True,
+                 stop_within: float = 0.0) -> tuple[BoundResult, CltapSolution | None]:
     """The bound of the module docstring between a plan's value `lo` (its plan `start`) and a
     valid bound `hi`, and the best plan it met (None if none beats `lo`). Stops at `max_nodes`
     node LPs (default DEFAULT_NODES) or `time_limit` seconds, with a valid bound either way:
     the largest W of the last refuted level's leaves (`hi` if none was refuted). Without
     `branching` every level is tested at the root box alone: the configuration LP's own bound
-    (what the LP says before any prefix length is fixed)."""
+    (what the LP says before any prefix length is fixed). With `stop_within` > 0 it stops once a
+    level within `stop_within` (relative) of the best plan stands: a caller whose own proof step
+    starts there (head-cover's search) gains nothing from bisecting that last stretch."""
     from ..problems.catalogue import RunOptions
 
     t0 = time.perf_counter()
@@ -634,6 +636,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
             step = min(0.5, STEP_GROWTH * step)
         else:
             failed, step = theta, 0.5
+            if theta <= run.best_value * (1 + stop_within):
+                stop = f"a level within {stop_within:g} of the best plan stands"
+                break
         # the local search from a new best world now, not only at the end: the next level is
         # placed between the bound and the best plan, so a better plan moves it down
         _search_world(run, ub, deadline, search_steps)

@@ -147,7 +147,7 @@ def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0, bound_s:
     lb = P.evaluate(inst, sol).objective
     if bound_s > 0 and BRANCH_NODES > 0 and not proven(lb, hi, inst):
         res, plan = branch_bound(inst, lb, hi, start=sol, time_limit=bound_s,
-                                 max_nodes=BRANCH_NODES)
+                                 max_nodes=BRANCH_NODES, stop_within=ASCENT_GAP)
         if plan is not None and P.evaluate(inst, plan).objective > lb:
             sol, lb = plan, P.evaluate(inst, plan).objective
         if res.value < hi:
