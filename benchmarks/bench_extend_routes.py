@@ -164,6 +164,11 @@ SPEED = [
      {"points": 60, "labelers": 5}, "z"),
 ]
 EMITTED_X, EMITTED_100_X, PYOMO_X = 1.5, 2.0, 1.1  # the targets of user / registered CPU
+# the LP-like formulations whose answer added rows of this kind barely move: the targets with one
+# and 100 added rows apply to them; elsewhere (head-cover, emitted too) rows that cap prefixes
+# cut off the registered route's plan and the user solves another MILP, so only "unchanged"
+# compares like with like
+ROW_TARGETS = {("olas-select", "lp-prefix"), ("worker-select", "milp-a")}
 
 
 def _add_rows(m, name: str, count: int, rng) -> None:
@@ -214,7 +219,7 @@ def speed(args) -> list[dict]:
         base = max(row["registered_s"], 1e-9)
         for label in ("unchanged", "one_row", "rows_100"):
             row[f"{label}_x"] = row[f"{label}_s"] / base
-        emitted = row["route"] == "mixed"
+        emitted = (problem, method) in ROW_TARGETS
         ok = (row["unchanged_x"] <= (EMITTED_X if emitted else PYOMO_X)
               and (not emitted or (row["one_row_x"] <= EMITTED_X
                                    and row["rows_100_x"] <= EMITTED_100_X)))
@@ -246,9 +251,10 @@ def main(argv: list[str] | None = None) -> None:
              args, note=f"CPU seconds of the whole call, medians of {args.repeat} after a "
                         "warm-up: registered = solve(inst, method); the user route = "
                         "build_model + solve_model, unchanged, with one added row, with 100; "
-                        "x = user / registered (targets: the mixed route (emitted formulations) "
+                        "x = user / registered (targets: lp-prefix and milp-a "
                         f"<= {EMITTED_X} unchanged and with one row, <= {EMITTED_100_X} with 100; "
-                        f"Pyomo-built <= {PYOMO_X} unchanged).")
+                        f"the others <= {PYOMO_X} unchanged: there added rows make another "
+                        "MILP).")
         if args.only == "speed":
             return
     if args.only == "unmodified":

@@ -131,7 +131,8 @@ def test_every_assignment_is_a_point_of_the_model(inst, seed):
     """The search's incumbents are points of the loaded model: the encoding of any feasible
     assignment (equal-weight runs reordered) satisfies every row, bound and integrality, with
     eta = its min c' (0 when a task has no positive label)."""
-    from crowdopt.models.cltap import encode_heads, heads_extras
+    from crowdopt.models.cltap import heads_extras
+    from crowdopt.models.cltap_heads import encode_heads
     from crowdopt.solvers.highs import HighsModel, compile_pyomo
 
     m = build_heads(inst)

@@ -311,14 +311,15 @@ def test_mutation_dropped_row_is_caught(monkeypatch, pinned_search):
     makes head-cover's answers disagree with the enumeration on the sample."""
     from crowdopt.models import cltap as M
 
-    build = M.build_heads
+    emit = M.emit_heads
 
-    def mutated(*args, **kw):
-        m = build(*args, **kw)
-        m.one_per_annotator.deactivate()
-        return m
+    def mutated(*args, **kw):  # the emitted matrix (what the registered route solves)
+        e = emit(*args, **kw)
+        drop = np.array([name == "one_per_annotator" for name, _ in e.rows()])
+        e.row_lo, e.row_hi = np.where(drop, -np.inf, e.row_lo), np.where(drop, np.inf, e.row_hi)
+        return e
 
-    monkeypatch.setattr(M, "build_heads", mutated)
+    monkeypatch.setattr(M, "emit_heads", mutated)
     assert _first_failure(range(SAMPLE), ("head-cover",)) is not None
 
 

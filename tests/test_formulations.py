@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import crowdopt
-from crowdopt import OlasSelectInstance, WorkerSelectInstance
+from crowdopt import CltapInstance, OlasSelectInstance, WorkerSelectInstance
 from crowdopt.registry import RunOptions, get_problem, problem_names
 from crowdopt.solvers.exact_runner import run
 from crowdopt.solvers.highs import compile_pyomo
@@ -105,7 +105,22 @@ def worker_select_instances(draw) -> WorkerSelectInstance:
         worker_ids=[f"w{i}" for i in range(M)] if ids else None)
 
 
-EMITTED = [("olas-select", "lp-prefix", olas_select_instances()),
+@st.composite
+def cltap_instances(draw) -> CltapInstance:
+    """Small CL-TAP instances where head-cover's structure can go wrong: equal weights (the
+    ordering rows), zero weights (labels that head nothing), heads at or above theta (no
+    links), budgets from none to every label."""
+    a = draw(st.integers(1, 4))
+    K = draw(st.integers(1, 5))
+    t = draw(st.integers(K, 6))
+    p = draw(st.lists(st.sampled_from([0.5, 0.6, 0.7, 0.9, 0.99, 0.999]), min_size=a * K,
+                      max_size=a * K))
+    b = draw(st.integers(0, a * K + 1))
+    return CltapInstance.from_arrays(np.reshape(p, (a, K)), t, b)
+
+
+EMITTED = [("cltap", "head-cover", cltap_instances()),
+           ("olas-select", "lp-prefix", olas_select_instances()),
            ("olas-select", "lp-bmatching", olas_select_instances()),
            ("worker-select", "milp-a", worker_select_instances())]
 

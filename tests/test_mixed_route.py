@@ -15,14 +15,15 @@ import pyomo.environ as pyo
 import pytest
 
 import crowdopt
-from crowdopt.models import olas_select, worker_select
+from crowdopt.models import cltap, olas_select, worker_select
 from crowdopt.solvers import exact_runner
 from crowdopt.solvers.highs import HighsOptions, compile_pyomo
 
-FORMS = {("olas-select", "lp-prefix"): olas_select.FORMULATIONS["lp-prefix"],
+FORMS = {("cltap", "head-cover"): cltap.FORMULATIONS["head-cover"],
+         ("olas-select", "lp-prefix"): olas_select.FORMULATIONS["lp-prefix"],
          ("olas-select", "lp-bmatching"): olas_select.FORMULATIONS["lp-bmatching"],
          ("worker-select", "milp-a"): worker_select.FORMULATIONS["milp-a"]}
-DECISION = {"lp-prefix": "s", "lp-bmatching": "y", "milp-a": "z"}
+DECISION = {"lp-prefix": "s", "lp-bmatching": "y", "milp-a": "z", "head-cover": "u"}
 
 
 def instance(problem: str, rng: np.random.Generator):
@@ -31,6 +32,11 @@ def instance(problem: str, rng: np.random.Generator):
         return crowdopt.generate(problem, seed, points=int(rng.integers(3, 12)),
                                  labelers=int(rng.integers(1, 4)),
                                  budget=int(rng.choice([-1, 2, 4])))
+    if problem == "cltap":
+        t = int(rng.integers(2, 6))
+        return crowdopt.generate(problem, seed, t=t, a=int(rng.integers(1, 4)),
+                                 K=int(rng.integers(1, t + 1)),
+                                 trend=str(rng.choice(["inc", "dec", "nonmono"])))
     kw = {"cost_max": int(rng.choice([0, 5]))}
     return crowdopt.generate(problem, seed, workers=int(rng.integers(2, 8)),
                              max_workers=int(rng.integers(1, 5)), **kw)
@@ -56,6 +62,10 @@ def add_things(m: pyo.ConcreteModel, method: str, rng: np.random.Generator) -> N
     m.blk = pyo.Block()
     m.blk.v = pyo.Var(domain=pyo.Binary)
     m.blk.r = pyo.Constraint(expr=m.blk.v + var[pick[0]] <= 1)
+    if method == "head-cover":  # a cap on the objective variable (eta, which the point check
+        # completes from the registered rows), from above: the search stays exact
+        m.r_eta = pyo.Constraint(expr=m.eta + 0.1 * var[pick[0]]
+                                 <= float(rng.choice([0.3, 1.0, 3.0])))
 
 
 def names_of(cols: list) -> list:

@@ -22,7 +22,9 @@ from ..problems.cltap import CltapInstance, CltapSolution, Workplan
 from ..problems.cltap import evaluate as evaluate_plan
 from ..problems.cltap import linear_correctness as workplan_cost
 from ..status import Status
+from .cltap_heads import decode_heads_values, emit_heads, encode_heads, heads_layout
 from .formulation import ADDED_ROWS, UNCHANGED, Formulation, PassResult, Settings, solve_once
+from .lazy import LazyModel
 
 
 def build_compact(inst: CltapInstance, *, relax: bool = False, drop_prefix: bool = False,
@@ -204,22 +206,6 @@ def decode(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution
     return CltapSolution(z)
 
 
-def head_labels(inst: CltapInstance, theta: float, need: float = 0.0
-                ) -> tuple[list[tuple[int, int]], list[tuple[int, int, int, int]]]:
-    """(heads, links) of the head-cover model: every positive label (j, k) that can head a task
-    reaching `need` (its weight plus the best label of every later annotator), and every link
-    (j, k, j', k'), j < j', from a head below theta to a positive label of a later annotator."""
-    phi = inst.phi
-    pos = [[k for k in range(inst.K) if phi[j, k] > 0] for j in range(inst.a)]
-    best = [float(phi[j].max()) if inst.K else 0.0 for j in range(inst.a)]
-    later = np.concatenate([np.cumsum(best[::-1])[::-1][1:], [0.0]]) if inst.a else []
-    heads = [(j, k) for j in range(inst.a) for k in pos[j]
-             if phi[j, k] + later[j] >= need * (1 - 1e-9)]
-    links = [(j, k, j2, k2) for j, k in heads if phi[j, k] < theta
-             for j2 in range(j + 1, inst.a) for k2 in pos[j2]]
-    return heads, links
-
-
 # what each component of the head-cover model is (Pyomo `doc=`; the problem's page tables it):
 # the model `crowdopt.build_model(cltap_instance)` returns. Indices are 0-based: annotator j,
 # iteration k (her k-th label), so a label is (j, k).
@@ -251,8 +237,8 @@ HEADS_DOC = {
 }
 
 
-def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0.0
-                ) -> pyo.ConcreteModel:
+def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0.0,
+                lazy: bool = False) -> pyo.ConcreteModel:
     """Head-cover model [ours]: max eta = min_i c'(W_i) (11)-(17) without task symmetry.
 
     Tasks are identical (eq. 11 is symmetric in i), so a task is named by its *head*, its label
@@ -277,115 +263,85 @@ def build_heads(inst: CltapInstance, theta: float | None = None, need: float = 0
     bounds alone: eta fixed at a tested value v asks "every task reaches v" (a feasibility
     problem), and heads that cannot reach v (their weight plus the best label of every later
     annotator) are fixed to 0. `need` > 0 leaves such heads out of the model instead.
+    `lazy`: a `LazyModel` whose rows are filled on first need (what `build_model` returns: a
+    user who only adds rows gets the rest emitted, `cltap_heads.emit_heads`), its binaries made
+    on demand. The structure (which labels head, join, and which rows exist) is
+    `cltap_heads.heads_layout`, shared with the emitter.
     """
-    if theta is None:
-        theta = float(inst.phi.max(axis=1).sum()) if inst.K else 0.0
-    theta = float(theta)
-    phi = inst.phi
-    a, K = inst.a, inst.K
-    tr = np.minimum(phi, theta)
-    heads, links = head_labels(inst, theta, need)
-    m = pyo.ConcreteModel(name="cltap_heads")
-    m.theta = theta  # the bound the weights are truncated at (eta <= theta)
-    m.H = pyo.Set(initialize=heads, dimen=2, doc=HEADS_DOC["H"])
-    m.L = pyo.Set(initialize=links, dimen=4, doc=HEADS_DOC["L"])
-    m.U = pyo.Set(initialize=[(j, k) for j in range(a) for k in range(K)], dimen=2,
-                  doc=HEADS_DOC["U"])
-    m.g = pyo.Var(m.H, domain=pyo.Binary, doc=HEADS_DOC["g"])
-    m.y = pyo.Var(m.L, domain=pyo.Binary, doc=HEADS_DOC["y"])
-    m.u = pyo.Var(m.U, domain=pyo.Binary, doc=HEADS_DOC["u"])
+    lay = heads_layout(inst, theta, need)
+    heads, links, into, joins = lay.heads, lay.links, lay.into, lay.joins
+    sc, tr, rest, t = lay.sc, lay.tr, lay.rest, int(inst.t)
+    m = (LazyModel if lazy else pyo.ConcreteModel)(name="cltap_heads")
+    m.theta = lay.theta  # the bound the weights are truncated at (eta <= theta)
+    m.H = pyo.Set(initialize=heads, dimen=2, ordered=True, doc=HEADS_DOC["H"])
+    m.L = pyo.Set(initialize=links, dimen=4, ordered=True, doc=HEADS_DOC["L"])
+    m.U = pyo.Set(initialize=lay.labels, dimen=2, ordered=True, doc=HEADS_DOC["U"])
+    m.g = pyo.Var(m.H, domain=pyo.Binary, dense=not lazy, doc=HEADS_DOC["g"])
+    m.y = pyo.Var(m.L, domain=pyo.Binary, dense=not lazy, doc=HEADS_DOC["y"])
+    m.u = pyo.Var(m.U, domain=pyo.Binary, dense=not lazy, doc=HEADS_DOC["u"])
     m.e = pyo.Var(domain=pyo.Binary, doc=HEADS_DOC["e"])
     # eta <= theta by `empty`; unboxed: the adapter scales it
     m.eta = pyo.Var(bounds=(0.0, None), doc=HEADS_DOC["eta"])
     m.obj = pyo.Objective(expr=m.eta, sense=pyo.maximize, doc=HEADS_DOC["obj"])
-    into: dict[tuple[int, int], list] = {h: [] for h in heads}
-    by_ann: dict[tuple[int, int, int], list] = {}
-    joins: dict[tuple[int, int], list] = {}
-    for lk in links:
-        j, k, j2, k2 = lk
-        into[j, k].append(lk)
-        by_ann.setdefault((j, k, j2), []).append(lk)
-        joins.setdefault((j2, k2), []).append(lk)
-    m.tasks = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) + inst.t * m.e >= inst.t,
-                             doc=HEADS_DOC["tasks"])
-    if len(heads) > inst.t:  # else the row holds by itself
-        m.heads = pyo.Constraint(expr=quicksum(m.g[h] for h in heads) <= inst.t,
-                                 doc=HEADS_DOC["heads"])
-    # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
-    sc = 1.0 / theta if theta > 0 else 1.0
-    m.empty = pyo.Constraint(expr=sc * m.eta + m.e <= 1.0, doc=HEADS_DOC["empty"])
-    # a head's share of what it misses of theta, 1 - min(phi, theta) / theta: exactly 0 for a
-    # head at or above theta (1 - theta * (1 / theta) is 1.1e-16 in floats, an entry that
-    # pulled a row's scale to 2^40 in the adapter)
-    rest = np.where(tr >= theta, 0.0, 1.0 - sc * tr)
-    m.cover = pyo.Constraint(m.H, rule=lambda m, j, k: sc * m.eta + float(rest[j, k])
-                             * m.g[j, k] - quicksum(sc * float(tr[lk[2], lk[3]]) * m.y[lk]
-                                                    for lk in into[j, k]) <= 1.0,
-                             doc=HEADS_DOC["cover"])
-    m.one_per_annotator = pyo.Constraint(list(by_ann), rule=lambda m, j, k, j2: quicksum(
-        m.y[lk] for lk in by_ann[j, k, j2]) <= m.g[j, k], doc=HEADS_DOC["one_per_annotator"])
+    # the rows, declared in their order and filled by `fill` (at once, or on first need)
+    m.tasks = pyo.Constraint(doc=HEADS_DOC["tasks"])
+    if len(heads) > t:  # else the row holds by itself
+        m.heads = pyo.Constraint(doc=HEADS_DOC["heads"])
+    m.empty = pyo.Constraint(doc=HEADS_DOC["empty"])
+    m.cover = pyo.Constraint(heads, doc=HEADS_DOC["cover"])
+    m.one_per_annotator = pyo.Constraint(list(lay.by_ann), doc=HEADS_DOC["one_per_annotator"])
+    m.label = pyo.Constraint(lay.label_rows, doc=HEADS_DOC["label"])
+    m.prefix = pyo.Constraint(lay.prefix_rows, doc=HEADS_DOC["prefix"])
+    m.budget = pyo.Constraint(doc=HEADS_DOC["budget"])
+    m.heads_first = pyo.Constraint(lay.heads_first_rows, doc=HEADS_DOC["heads_first"])
+    m.used_first = pyo.Constraint(lay.used_first_rows, doc=HEADS_DOC["used_first"])
 
-    def used(m, j, k):
-        return (m.g[j, k] if (j, k) in into else 0) + quicksum(
-            m.y[lk] for lk in joins.get((j, k), []))
+    def fill(m: pyo.ConcreteModel) -> None:
+        g, y, u = m.g, m.y, m.u
+        if lazy:  # every entry now, in index order (the compiled column order)
+            for var in (g, y, u):
+                for ix in var.index_set():
+                    var[ix]
 
-    m.label = pyo.Constraint(m.U, rule=lambda m, j, k: used(m, j, k) <= m.u[j, k]
-                             if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip,
-                             doc=HEADS_DOC["label"])
-    m.prefix = pyo.Constraint(m.U, rule=lambda m, j, k: m.u[j, k] <= m.u[j, k - 1]
-                              if k > 0 else pyo.Constraint.Skip, doc=HEADS_DOC["prefix"])
-    m.budget = pyo.Constraint(expr=quicksum(m.u[jk] for jk in m.U) <= int(inst.b),
-                              doc=HEADS_DOC["budget"])
-    same = [(j, k) for j in range(a) for k in range(1, K) if phi[j, k] == phi[j, k - 1] > 0]
-    m.heads_first = pyo.Constraint(
-        [jk for jk in same if jk in into], rule=lambda m, j, k: m.g[j, k] <= m.g[j, k - 1]
-        if (j, k - 1) in into else pyo.Constraint.Skip, doc=HEADS_DOC["heads_first"])
-    m.used_first = pyo.Constraint(same, rule=lambda m, j, k: used(m, j, k) <= used(m, j, k - 1)
-                                  if (j, k) in into or (j, k) in joins else pyo.Constraint.Skip,
-                                  doc=HEADS_DOC["used_first"])
+        def used(j: int, k: int) -> Any:
+            return (g[j, k] if (j, k) in into else 0) + quicksum(
+                y[lk] for lk in joins.get((j, k), []))
+
+        m.tasks.set_value(quicksum(g[h] for h in heads) + t * m.e >= t)
+        if len(heads) > t:
+            m.heads.set_value(quicksum(g[h] for h in heads) <= t)
+        # rows divided by theta: HiGHS's absolute feasibility tolerance becomes relative to theta
+        m.empty.set_value(sc * m.eta + m.e <= 1.0)
+        for j, k in heads:
+            m.cover[j, k] = sc * m.eta + float(rest[j, k]) * g[j, k] - quicksum(
+                sc * float(tr[lk[2], lk[3]]) * y[lk] for lk in into[j, k]) <= 1.0
+        for (j, k, j2), lks in lay.by_ann.items():
+            m.one_per_annotator[j, k, j2] = quicksum(y[lk] for lk in lks) <= g[j, k]
+        for j, k in lay.label_rows:
+            m.label[j, k] = used(j, k) <= u[j, k]
+        for j, k in lay.prefix_rows:
+            m.prefix[j, k] = u[j, k] <= u[j, k - 1]
+        m.budget.set_value(quicksum(u[jk] for jk in lay.labels) <= int(inst.b))
+        for j, k in lay.heads_first_rows:
+            m.heads_first[j, k] = g[j, k] <= g[j, k - 1]
+        for j, k in lay.used_first_rows:
+            m.used_first[j, k] = used(j, k) <= used(j, k - 1)
+
+    if lazy:  # an entry made on demand: a binary
+        state = (None, None, False, pyo.Binary)  # raw bounds: those of the domain
+        rows = ["tasks", "heads", "empty", "cover", "one_per_annotator", "label", "prefix",
+                "budget", "heads_first", "used_first"]
+        m.defer(fill, [r for r in rows if m.component(r) is not None],
+                {m.g: state, m.y: state, m.u: state})
+    else:
+        fill(m)
     return m
 
 
 def decode_heads(inst: CltapInstance, m: pyo.ConcreteModel, res: Any) -> CltapSolution:
-    """Assignment of a solved head-cover model: one task per chosen head with its joined labels,
-    then the prefix's other labels, heaviest first, on the neediest task their annotator has not
-    labelled (raises c' only; keeps (14)-(16)). A point of a model whose rows a user dropped
-    decodes too (a label joined to no chosen head is left to the prefixes; more heads than
-    tasks give task numbers past t): the evaluator reports what it violates."""
-    z = np.full((inst.a, inst.K), -1, dtype=np.int64)
-    task: dict[tuple[int, int], int] = {}
-    for h, v in res.values(m.g).items():
-        if v > 0.5:
-            task[h] = len(task)
-            z[h] = task[h]
-    for (j, k, j2, k2), v in res.values(m.y).items():
-        if v > 0.5 and (j, k) in task:
-            z[j2, k2] = task[j, k]
-    n = np.zeros(inst.a, dtype=np.int64)
-    for (j, k), v in res.values(m.u).items():
-        if v > 0.5:
-            n[j] = max(n[j], k + 1)
-    return fill_prefixes(inst, CltapSolution(z), n)
-
-
-def fill_prefixes(inst: CltapInstance, sol: CltapSolution, n: np.ndarray) -> CltapSolution:
-    """Place the unassigned labels of the prefixes n (and of every assigned label's prefix),
-    heaviest first, each on the task with the lowest c' that its annotator has not labelled."""
-    z = sol.task_of.copy()
-    c = np.zeros(inst.t)
-    lab = np.zeros((inst.a, inst.t), dtype=bool)
-    for j, k in zip(*np.nonzero(z >= 0)):
-        n[j] = max(n[j], k + 1)
-        if z[j, k] < inst.t:  # a task number past t (a relaxed model's point) counts nowhere
-            c[z[j, k]] += inst.phi[j, k]
-            lab[j, z[j, k]] = True
-    free = [(j, k) for j in range(inst.a) for k in range(int(n[j])) if z[j, k] < 0]
-    for j, k in sorted(free, key=lambda jk: -inst.phi[jk]):
-        i = int(np.argmin(np.where(lab[j], np.inf, c)))
-        z[j, k] = i
-        lab[j, i] = True
-        c[i] += inst.phi[j, k]
-    return CltapSolution(z)
+    """Assignment of a solved head-cover model (`cltap_heads.decode_heads_values`)."""
+    return decode_heads_values(inst, res.values(m.g).items(), res.values(m.y).items(),
+                               res.values(m.u).items())
 
 
 def heads_extras(inst: CltapInstance, m: pyo.ConcreteModel, column_of: dict) -> dict:
@@ -397,68 +353,6 @@ def heads_extras(inst: CltapInstance, m: pyo.ConcreteModel, column_of: dict) -> 
     return {"theta": float(m.theta), "eta": col(m.eta), "e": col(m.e),
             "g": {h: col(v) for h, v in m.g.items()}, "y": {lk: col(v) for lk, v in m.y.items()},
             "u": {jk: col(v) for jk, v in m.u.items()}}
-
-
-def encode_heads(inst: CltapInstance, cols: dict, sol: CltapSolution, value: float,
-                 num_col: int) -> np.ndarray | None:
-    """The head-cover point of an assignment (None if a label it needs has no column): each
-    task's head is its label of the lowest-numbered annotator with a positive weight, its later
-    positive labels join it if the head weighs less than theta; equal-weight runs of an annotator
-    are reordered heads, joined, other labels (c' unchanged; the ordering rows); u = the
-    prefixes, e = 1 if a task has no head, eta = `value` (0 with such a task)."""
-    phi, theta = inst.phi, cols["theta"]
-    z = sol.task_of.copy()
-    head_of: dict[int, tuple[int, int]] = {}
-    role = {}  # (annotator, task) -> 0 head, 1 joined, 2 other
-    for j in range(inst.a):
-        for k in range(inst.K):
-            i = int(z[j, k])
-            if i < 0:
-                continue
-            if phi[j, k] > 0 and i not in head_of:
-                head_of[i] = (j, k)
-                role[j, i] = 0
-            elif phi[j, k] > 0 and phi[head_of[i]] < theta:
-                role[j, i] = 1
-            else:
-                role[j, i] = 2
-    for j in range(inst.a):  # runs of equal positive weights: heads, joined, others, unused
-        k = 0
-        while k < inst.K:
-            k2 = k
-            while k2 + 1 < inst.K and phi[j, k2 + 1] == phi[j, k] > 0:
-                k2 += 1
-            if k2 > k:
-                run = sorted(z[j, k:k2 + 1], key=lambda i: (3 if i < 0 else role[j, int(i)]))
-                z[j, k:k2 + 1] = run
-            k = k2 + 1
-    for i, (j, _) in list(head_of.items()):  # the head's iteration after the reordering
-        head_of[i] = (j, int(np.flatnonzero(z[j] == i)[0]))
-    x = np.zeros(num_col)
-
-    def put(c: int) -> bool:
-        if c < 0:
-            return False
-        x[c] = 1.0
-        return True
-
-    for j in range(inst.a):
-        for k in range(inst.K):
-            i = int(z[j, k])
-            if i >= 0 and not put(cols["u"][j, k]):
-                return None
-            if i < 0 or role[j, i] == 2:
-                continue
-            if role[j, i] == 0 and not put(cols["g"].get((j, k), -1)):
-                return None
-            if role[j, i] == 1 and not put(cols["y"].get(head_of[i] + (j, k), -1)):
-                return None
-    empty = inst.t - len(head_of)
-    if cols["e"] < 0 or cols["eta"] < 0:
-        return None
-    x[cols["e"]] = 1.0 if empty else 0.0
-    x[cols["eta"]] = 0.0 if empty else value
-    return x
 
 
 def encode(inst: CltapInstance, m: pyo.ConcreteModel, sol: CltapSolution) -> list:
@@ -550,10 +444,21 @@ HEAD_COVER_SETTINGS = Settings(known_feasible=True)
 _CHEAP_BOUND = Lazy("crowdopt.solvers.cltap_exact:cheap_upper_bound")
 
 
-def build_head_cover(inst: CltapInstance) -> pyo.ConcreteModel:
-    """The `head-cover` formulation's model: `build_heads` at the tightest cheap bound."""
+def head_cover_theta(inst: CltapInstance) -> float | None:
+    """The `head-cover` formulation's truncation value: the tightest cheap bound (None where it
+    is 0: the builder's default)."""
     theta = float(_CHEAP_BOUND(inst)[0])
-    return build_heads(inst, theta if theta > 0 else None)
+    return theta if theta > 0 else None
+
+
+def build_head_cover(inst: CltapInstance, lazy: bool = False) -> pyo.ConcreteModel:
+    """The `head-cover` formulation's model: `build_heads` at the tightest cheap bound."""
+    return build_heads(inst, head_cover_theta(inst), lazy=lazy)
+
+
+def emit_head_cover(inst: CltapInstance) -> Any:
+    """`build_head_cover` as arrays (`cltap_heads.emit_heads`)."""
+    return emit_heads(inst, head_cover_theta(inst))
 
 
 # The search is exact on the model as built and on one a user only added rows (and variables)
@@ -596,6 +501,7 @@ FORMULATIONS = {"head-cover": Formulation(
     "cltap", "head-cover", build_head_cover, decode_heads, lambda inst: HEAD_COVER_SETTINGS,
     Lazy("crowdopt.solvers.cltap_exact:search_passes"), extras=heads_extras,
     route=HEAD_COVER_ROUTE, valid_for=(UNCHANGED, ADDED_ROWS), reads=("g", "y", "u", "e", "eta"),
-    encode=encode, condition=lambda model, change: eta_closed_downward(model, change.added)),
+    encode=encode, condition=lambda model, change: eta_closed_downward(model, change.added),
+    emit=emit_head_cover, lazy=lambda inst: build_head_cover(inst, lazy=True)),
     **FORMULATIONS}
 BUILDERS = {name: f.model for name, f in FORMULATIONS.items()}

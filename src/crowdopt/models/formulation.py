@@ -90,6 +90,10 @@ class Emitted(MatrixForm):
     # a solution's values of every emitted column: what the verification step fixes on a
     # user's model built on these columns
     encode: Callable[[Any], np.ndarray] | None = None
+    # the columns `encode` writes (None: all); the others (head-cover's eta) are completed by
+    # the point check, which then needs the registered rows that bound them: the mixed route
+    # checks such answers on the whole assembled matrix
+    decision: np.ndarray | None = None
 
 
 @dataclass

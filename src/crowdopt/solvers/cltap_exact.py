@@ -173,9 +173,10 @@ def primal_seconds(inst: P.CltapInstance, limit: float) -> float:
 
 
 def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> Outcome:
-    """The `head-cover` formulation through the one runner (Pyomo route; its passes are the
-    search of this module). Status optimal when the last refuted theta is within STEP of lb (or
-    a cheap bound meets lb); time_limit otherwise, with the best assignment found and the last
+    """The `head-cover` formulation through the one runner (its matrix emitted as arrays,
+    `models.cltap_heads.emit_heads`; its passes are the search of this module). Status optimal
+    when the last refuted theta is within STEP of lb (or a cheap bound meets lb); time_limit
+    otherwise, with the best assignment found and the last
     refuted theta (a limit that falls in the build or compile: the start and its cheap bound).
     Without a time limit in `opts` the limit is DEFAULT_TIME."""
     from ..models.cltap import FORMULATIONS
@@ -198,8 +199,7 @@ def solve_head_cover(inst: P.CltapInstance, opts: RunOptions | None = None) -> O
         opts = dataclasses.replace(opts, time_limit=max(
             opts.time_limit - (time.perf_counter() - t0), 0.05))
     try:  # the build and compile run under the limit's timer, as every other build
-        out = solve_exact(FORMULATIONS["head-cover"], inst, opts, route="pyomo",
-                          stop_in_load=True)
+        out = solve_exact(FORMULATIONS["head-cover"], inst, opts, stop_in_load=True)
     finally:
         _last_start().clear()
     if out.status is Status.TIME_LIMIT and out.solution is None:  # stopped in the build:
@@ -238,7 +238,7 @@ class _Search:
     def offer(self, sol: P.CltapSolution) -> bool:
         """Take `sol` as the incumbent if it is better and a point of the loaded model (rows,
         bounds and integrality as loaded, the search's own bound changes undone)."""
-        from ..models.cltap import encode_heads
+        from ..models.cltap_heads import encode_heads
 
         ev = P.evaluate(self.inst, sol)
         if not ev.feasible or (self.sol is not None and ev.objective <= self.lb):

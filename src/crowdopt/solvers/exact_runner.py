@@ -117,6 +117,8 @@ class Context:
     point_write: Any = None  # the mixed route's `PointCheck.write` (the emitted columns)
     added: Any = None  # the mixed route's compiled additions (`compile_rows`)
     assembled: Any = None  # the mixed route's whole matrix (emitted part and additions)
+    # whether `compiled` holds the registered rows too (None: all but the mixed route's)
+    registered_rows: bool | None = None
 
     def time_left(self) -> float | None:
         """Seconds left of the time limit (at least 1 s: a later pass always gets a try)."""
@@ -233,17 +235,22 @@ def load_mixed(form: Formulation, inst: Any, model: Any, rows: list, hopts: High
         size = extras["size"]
         extras["size"] = lambda: np.concatenate([size(), np.zeros(n_new)])
     # answers are re-checked on the added rows only: the registered rows hold for every plan
-    # the evaluator calls feasible (the formulation is exact: tested), which the checks ask too
-    added = MatrixForm(c=arrays.c, A=add.A, row_lo=add.row_lo, row_hi=add.row_hi,
-                       col_lo=arrays.col_lo, col_hi=arrays.col_hi,
-                       integrality=arrays.integrality, sense=e.sense, offset=e.offset)
+    # the evaluator calls feasible (the formulation is exact: tested), which the checks ask too;
+    # where the encoder leaves columns to the check's completion (`Emitted.decision`: an
+    # objective variable), the registered rows bound them and the whole matrix is checked
+    whole = e.decision is not None
+    added = arrays if whole else MatrixForm(
+        c=arrays.c, A=add.A, row_lo=add.row_lo, row_hi=add.row_hi, col_lo=arrays.col_lo,
+        col_hi=arrays.col_hi, integrality=arrays.integrality, sense=e.sense, offset=e.offset)
     ctx = Context(inst, hm, lambda res: e.decode(res.x[:n_reg]), arrays.c,
                   np.flatnonzero(arrays.integrality).astype(np.int32), extras, hopts,
                   compiled=added)
     ctx.details.update(route="mixed", build_s=build_s, compile_s=add.compile_s,
                        emitted={"rows": int(e.A.shape[0]), "columns": n_reg},
                        compiled={"rows": int(add.A.shape[0]), "columns": n_new})
-    ctx.point_write = lambda sol: (np.arange(n_reg), e.encode(sol))
+    fixed = np.arange(n_reg) if e.decision is None else np.asarray(e.decision)
+    ctx.point_write = lambda sol: (fixed, e.encode(sol)[fixed])
+    ctx.registered_rows = whole
     ctx.added, ctx.assembled = add, arrays
     return ctx
 
@@ -328,7 +335,8 @@ def point_check(form: Formulation, inst: Any, model: Any, ctx: Context, change: 
     if write is None:
         return None
     return PointCheck(ctx.compiled, write, same, time_limit,
-                      registered_rows=ctx.details.get("route") != "mixed")
+                      registered_rows=(ctx.details.get("route") != "mixed"
+                                       if ctx.registered_rows is None else ctx.registered_rows))
 
 
 def outcome(done: ExactRun) -> Outcome:
