@@ -233,7 +233,7 @@ class Level:
     w0: int = 0
     r_cls: int = 0
     solves: int = 0
-    spent: dict = field(default_factory=lambda: {"ipm": [0, 0.0], "simplex": [0, 0.0]})
+    spent: dict = field(default_factory=lambda: {"ipm": [0, 0.0], "simplex": [0, 0.0]})  # runs, s
     added: bool = False  # a column was added since the last solve: primal simplex next
 
     def build(self, options: Any) -> Level:
@@ -261,14 +261,14 @@ class Level:
         w_hi = np.clip(hi[j] - k0, 0, n).astype(float)
         cols = self.w0 + np.arange(len(n))
         self.model.set_col_bounds(cols, w_lo, w_hi)
-        # the interior point method (cold, with crossover for the duals) or the simplex method
-        # warm from the last basis (a child box differs from its parent's by one bound; primal
-        # simplex after a column was added): whichever has been faster on this LP, each tried
-        # twice first (the dual simplex wins on large prefix structures, the IPM on small ones)
-        way = min(self.spent, key=lambda k: (self.spent[k][0] >= 2, self.spent[k][1]
-                                             / max(self.spent[k][0], 1)))
-        if self.solves == 0:
-            way = "ipm"
+        # the interior point method for the level's first LP (cold, with crossover for the
+        # duals), then the simplex method warm from the last basis (a child box differs from its
+        # parent's by one bound; primal simplex after a column was added). A fixed rule, not the
+        # faster of the two so far: the LP's duals are the certificates' prices and a degenerate
+        # LP has many, so a choice by the clock made the bound differ from run to run (inc
+        # t = 100, a = 10, 150 node LPs: 1.9363 or 1.9520); warm simplex was as fast or faster
+        # (LP seconds at t = 50, a = 5: 4.5 against 6.9 for IPM; t = 200, a = 20: 9.1 and 12.9)
+        way = "ipm" if self.solves == 0 else "simplex"
         self.model.options = self.model.options.replace(
             time_limit=time_limit, lp_solver=way,
             extra=(("simplex_strategy", 4 if self.added else 1),))
