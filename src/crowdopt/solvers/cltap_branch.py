@@ -233,7 +233,6 @@ class Level:
     w0: int = 0
     r_cls: int = 0
     solves: int = 0
-    spent: dict = field(default_factory=lambda: {"ipm": [0, 0.0], "simplex": [0, 0.0]})  # runs, s
     added: bool = False  # a column was added since the last solve: primal simplex next
 
     def build(self, options: Any) -> Level:
@@ -274,10 +273,7 @@ class Level:
             extra=(("simplex_strategy", 4 if self.added else 1),))
         self.solves += 1
         self.added = False
-        c0 = time.process_time()
         res = self.model.solve()
-        self.spent[way][0] += 1
-        self.spent[way][1] += time.process_time() - c0
         if str(res.status) != "optimal" or res.x is None or res.row_duals is None:
             return None, None, None
         w = res.x[cols]
