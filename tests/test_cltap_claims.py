@@ -82,10 +82,11 @@ def test_solve_exits_4_on_a_time_limit_and_never_says_proven(tmp_path, capsys):
 
 
 def test_head_cover_build_stops_at_the_limit():
-    """The build and compile of head-cover run under the limit's timer (t = 320 once built for
-    92 s and compiled for 80 s past a 5 s limit): a limit that falls there returns the start."""
-    inst = P.generate(0, t=120, a=3, trend="inc")
-    r = crowdopt.solve(inst, "head-cover", time_limit=0.3, force=True)
+    """The build (now the emitter) of head-cover runs under the limit's timer (t = 320 once
+    built for 92 s and compiled for 80 s past a 5 s limit): a limit that falls there returns
+    the start. t = 200, a = 10: the emitter needs several seconds, past a 2 s limit."""
+    inst = P.generate(0, t=200, a=10, trend="inc")
+    r = crowdopt.solve(inst, "head-cover", time_limit=2.0, force=True)
     assert r.status is Status.TIME_LIMIT and r.solution is not None
     assert r.bound is not None and r.bound >= r.objective
     assert r.details["steps"] == [] and "start" in r.message

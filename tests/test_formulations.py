@@ -65,7 +65,10 @@ def assert_same_optimum(form, inst) -> None:
     spec = get_problem(form.problem)
     sa, sb = a.result.solution, b.result.solution
     assert (sa is None) == (sb is None)
-    if sa is not None:
+    if sa is not None and form.method == "head-cover":  # its start's search is clock-budgeted:
+        # equally good plans may differ between two runs, never their value
+        assert spec.evaluate(inst, sa).objective == spec.evaluate(inst, sb).objective
+    elif sa is not None:
         assert spec.solution_to_dict(inst, sa) == spec.solution_to_dict(inst, sb)
 
 
