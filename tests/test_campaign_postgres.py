@@ -145,3 +145,67 @@ def test_the_cli_speaks_to_a_postgresql_campaign(postgres, tmp_path, monkeypatch
     assert len(capsys.readouterr().out.splitlines()) == 3
     assert main(["campaign", "token", url, "--role", "read"]) == 0
     assert (tmp_path / f"{n}.read-token").read_text().strip() != doc["read_token_file"]
+
+
+def test_batches_as_arrays_equal_row_by_row(postgres):
+    """A batch runs as one statement over arrays: the parsed column types are the database's,
+    every batch statement of the stores takes that route, and a batch leaves the tables as
+    row-by-row execution does (an UPDATE naming a row twice, a float in an int column: row by
+    row, as before)."""
+    import re
+    from pathlib import Path
+
+    from crowdopt.campaign import store_postgres as sp
+
+    url = postgres.url(campaign=name())
+    camp = Campaign.create(url, policy="optkg", items=[f"i{k}" for k in range(6)], budget=50)
+    st = camp.store
+    got = {(t, c): ty for t, cols in sp._column_types(sp.SCHEMA).items()
+           for c, (ty, _) in cols.items()}
+    db = {(t, c): ty for t, c, ty in st.conn.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = %s", (st.schema,)).fetchall()}
+    assert got == db
+    src = "".join(Path(m.__file__).read_text() for m in (store, sp))
+    batches = [re.sub(r'"\s*"', "", q) for q in re.findall(r'_many\(\s*"((?:[^"]|"\s*")+)"', src)]
+    assert len(batches) >= 15
+    assert all(sp._as_arrays(sp._translate(q)) is not None for q in batches), batches
+
+    def rows_of(table):
+        return {r[0]: r for r in st.conn.execute(f"SELECT * FROM {table}").fetchall()}
+
+    ids = [q.id for q in camp.next(6)]
+    cols = [d.name for d in st.conn.execute("SELECT * FROM queries LIMIT 0").description]
+    h, lu, lt = cols.index("handed"), cols.index("lease_until"), cols.index("leased_to")
+    before = rows_of("queries")
+    calls = []
+    real = st.conn.cursor
+
+    class Spy:  # row-by-row execution, counted
+        def __init__(self):
+            self.cur = real()
+
+        def executemany(self, sql, rows):
+            calls.append(len(rows))
+            return self.cur.executemany(sql, rows)
+
+        def __getattr__(self, attr):
+            return getattr(self.cur, attr)
+
+    sql = "UPDATE queries SET handed = handed + 1, lease_until = ?, leased_to = ? WHERE id = ?"
+    st.conn.cursor = Spy
+    try:
+        st.begin(True)
+        st._many(sql, [(5.0, "w", q) for q in ids[:3]])  # distinct rows: arrays
+        st._many(sql, [(6.0, "v", ids[3]), (7.0, "v", ids[3])])  # one row twice: row by row
+        st._many(sql, [(8.0, "u", q) for q in ids[4:]])
+        st.commit()
+    finally:
+        st.conn.cursor = real
+    assert calls == [2]
+    after = rows_of("queries")
+    want = {**{q: (1, 5.0, "w") for q in ids[:3]}, ids[3]: (2, 7.0, "v"),
+            **{q: (1, 8.0, "u") for q in ids[4:]}}
+    for q, (n, until, who) in want.items():
+        assert (after[q][h], after[q][lu], after[q][lt]) == (before[q][h] + n, until, who)
+    camp.close()

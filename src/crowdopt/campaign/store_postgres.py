@@ -15,12 +15,13 @@ serialization failure or a deadlock the database reports is `Conflict`, and the 
 run again on state read anew. Readers take a REPEATABLE READ, READ ONLY snapshot: they never
 wait for a writer, and what they read is one committed state. Writes of a transaction are
 sent in one pipeline (psycopg's pipeline mode): the round trips of a transaction are its reads
-and its commit.
+and its commit; a batch of rows is one statement over arrays (`unnest`), not one per row.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import urllib.parse
 from collections.abc import Callable
@@ -171,6 +172,70 @@ def _translate(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
+def _text(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"not a str: {v!r}")
+    return v
+
+
+def _real(v: Any) -> float:
+    return float(operator.index(v)) if not isinstance(v, float) else v
+
+
+# each column type's array type and the strict conversion of a value (an int column takes no
+# float, a text column no number: such a batch goes row by row and fails as it always did)
+_PG_TYPES = {"BIGINT": ("bigint", operator.index), "INTEGER": ("integer", operator.index),
+             "TEXT": ("text", _text), "DOUBLE PRECISION": ("double precision", _real)}
+
+
+def _column_types(schema: str) -> dict[str, dict[str, tuple[str, type]]]:
+    """{table: {column: (PostgreSQL type, Python type)}} of the CREATE TABLEs of `schema`."""
+    out: dict[str, dict[str, tuple[str, type]]] = {}
+    for name, body in re.findall(r"CREATE TABLE (\w+) \((.*?)\);$", schema, re.S | re.M):
+        out[name] = {m.group(1): _PG_TYPES[m.group(2)] for m in re.finditer(
+            r"(?:^|,)\s*(\w+) (DOUBLE PRECISION|BIGINT|INTEGER|TEXT)\b", body, re.M)}
+    return out
+
+
+_INSERT = re.compile(r"INSERT INTO (\w+) \(([\w, ]+)\) VALUES \(([%s, ]+)\)")
+_UPDATE = re.compile(r"UPDATE (\w+) SET (.+) WHERE (.+)", re.S)
+_PARAM = re.compile(r"(\w+) = %s")
+
+
+@functools.lru_cache(maxsize=256)
+def _as_arrays(sql: str) -> tuple[str, tuple[type, ...], tuple[int, ...]] | None:
+    """A batch statement (`INSERT ... VALUES (%s, ...)` or `UPDATE ... SET c = %s ... WHERE
+    k = %s`, every parameter a column's value) as one statement over parameter arrays
+    (`unnest`): one round of parsing, planning and executing for the whole batch instead of
+    one per row. Returns (SQL, each parameter's Python type, the positions of the WHERE
+    parameters: an UPDATE's rows must name distinct rows), None for any other shape."""
+    types = _column_types(SCHEMA)
+    m = _INSERT.fullmatch(sql.strip())
+    if m:
+        table, cols = m.group(1), [c.strip() for c in m.group(2).split(",")]
+        if m.group(3).count("%s") != len(cols) or table not in types or \
+                any(c not in types[table] for c in cols):
+            return None
+        tt = [types[table][c] for c in cols]
+        arrays = ", ".join(f"%s::{t}[]" for t, _ in tt)
+        return (f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM unnest({arrays})",
+                tuple(py for _, py in tt), ())
+    m = _UPDATE.fullmatch(sql.strip())
+    if not m or m.group(1) not in types:
+        return None
+    table, sets, where = m.groups()
+    cols = _PARAM.findall(sets) + _PARAM.findall(where)
+    if len(cols) != sql.count("%s") or any(c not in types[table] for c in cols):
+        return None
+    names = iter(f"v.p{i}" for i in range(len(cols)))
+    arrays = ", ".join(f"%s::{types[table][c][0]}[]" for c in cols)
+    params = ", ".join(f"p{i}" for i in range(len(cols)))
+    sets, where = (re.sub("%s", lambda _: next(names), x) for x in (sets, where))
+    n_set = len(_PARAM.findall(m.group(2)))
+    return (f"UPDATE {table} SET {sets} FROM unnest({arrays}) AS v({params}) WHERE {where}",
+            tuple(types[table][c][1] for c in cols), tuple(range(n_set, len(cols))))
+
+
 class PostgresStore(CampaignStore):
     """One campaign (a schema) of a PostgreSQL database (see the module)."""
 
@@ -201,6 +266,20 @@ class PostgresStore(CampaignStore):
         return _translate(sql)
 
     def _executemany(self, sql: str, rows: list) -> None:
+        """A batch of two rows or more as one statement over arrays (`_as_arrays`), else
+        row by row (an UPDATE naming a row twice: each row's update sees the one before)."""
+        arr = _as_arrays(sql) if len(rows) > 1 else None
+        if arr is not None:
+            stmt, kinds, keys = arr
+            try:
+                cols = [[None if v is None else kind(v) for v in col]
+                        for kind, col in zip(kinds, zip(*rows))]
+            except (TypeError, ValueError):
+                cols = None
+            if cols is not None and (not keys or len(set(zip(*(cols[i] for i in keys))))
+                                     == len(rows)):
+                self.conn.execute(stmt, cols)
+                return
         self.conn.cursor().executemany(sql, rows)
 
     def exists(self) -> bool:
