@@ -1,0 +1,231 @@
+"""Study: is the gap of the CL-TAP bounds on increasing curves the LP over prefix lengths?
+
+The covering, pairing and first-labels bounds (solvers/cltap_bounds.py) each refute a threshold
+theta when an inequality that every assignment reaching theta satisfies, summed over the
+annotators' prefixes, cannot reach its right side; "cannot" is decided by the LP relaxation of
+the knapsack over prefix lengths (`mckp_lp`, `_lagrangian_lp`), which on rising curves may mix
+a whole row and an empty one. This study runs the same tests with that knapsack solved exactly
+in integers (the multiple-choice knapsack DP, `mckp_dp`), at the thresholds plan / r, and
+prints which of them each version refutes. It also prints the covering bound's integer
+allocation at theta = plan / 0.95: the best pairing of its labels when a task may take two
+labels of one annotator (what the covering, counting and pairing arguments allow), against
+the best pairing when it may not ((14): one label per task and annotator).
+
+A second part asks whether the prefix rule itself can carry the bound: the configuration LP
+(covers of distinct annotators) with its prefixes in the convex hull of integer prefix vectors
+(Dantzig-Wolfe: prefix vectors priced by the integer knapsack, covers by an arc-flow network),
+the strongest relaxation that is linear in the prefix configuration.
+
+Finding (inc, seed 0, b = 2t, the plan of `reproduce cltap --scale table3`):
+- the integer knapsack moves first-labels at (200, 20) from 80.2 % to 81.0 % of the plan and
+  nothing else; neither bound refutes plan / 0.95 or plan / 0.9 at (100, 10) or (200, 20)
+  either way: the integer prefixes are not the gap;
+- the covering allocation at (200, 20), theta = 3.03, is two whole rows whose labels pair to
+  3.54 when a task may hold two labels of one annotator and to 2.69 when it may not: these
+  bounds miss the one-label-per-annotator rule (14);
+- the hull configuration LP, which has both, still covers t tasks at plan / 0.95 and at
+  plan / 0.9 in both cells, on a mix of prefix vectors (at (200, 20): 0.66 of the whole rows
+  {2, 6} and 0.34 of {2, 19}, where 19's strongest labels serve 2's weakest), which no
+  integer plan is; only a disjunction over prefix lengths (branching: `config-branch`)
+  removes such mixes.
+
+Usage: python benchmarks/study_cltap_prefixes.py [--quick]   (about 1 min; --quick: (100, 10))
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+from common import emit, parse_args
+
+from crowdopt.experiments.cltap_repro import WORK_STEPS
+from crowdopt.problems import cltap as P
+from crowdopt.solvers import cltap_bounds as CB
+from crowdopt.solvers.cltap_colgen import mckp_dp
+from crowdopt.solvers.cltap_construct import constructions, fast
+
+RATIOS = (0.95, 0.9, 0.85)
+
+
+def _int_prefix_sums(C: np.ndarray, b: int) -> tuple[float, np.ndarray]:
+    """max sum_j C[j, n_j] over integer n (sum n <= b), C[:, 0] = 0, and the lengths."""
+    val, items = mckp_dp(C[:, 1:], b)
+    n = np.zeros(C.shape[0])
+    for j, k in items:
+        n[j] = k + 1
+    return val, n
+
+
+@contextmanager
+def integer_prefixes():
+    """The bounds' knapsack over prefix lengths solved exactly in integers, not as an LP."""
+    saved = CB.mckp_lp, CB._lagrangian_lp
+
+    def mckp_int(vals, b, kinds=None, target=None):
+        C = np.concatenate([np.zeros((vals.shape[0], 1)), np.cumsum(vals, axis=1)], axis=1)
+        return _int_prefix_sums(C, b)
+
+    CB.mckp_lp = mckp_int
+    CB._lagrangian_lp = lambda C, b, target=None, max_iter=200: _int_prefix_sums(C, b)
+    try:
+        yield
+    finally:
+        CB.mckp_lp, CB._lagrangian_lp = saved
+
+
+def pairings(inst: P.CltapInstance, theta: float) -> tuple[list[int], float, float | None]:
+    """The covering allocation at theta (its used rows), the best min pair sum of its labels
+    when two labels of one annotator may share a task, and (two rows) when they may not."""
+    n = CB.covering_allocation(inst, theta)
+    rows = [int(j) for j in np.flatnonzero(n)]
+    labels = np.sort(np.concatenate([inst.phi[j, :n[j]] for j in rows]))
+    half = len(labels) // 2
+    any_pair = float((labels[:half] + labels[::-1][:half]).min()) if half else float("nan")
+    cross = None
+    if len(rows) == 2 and n[rows[0]] == n[rows[1]]:
+        x, y = (np.sort(inst.phi[j, :n[j]]) for j in rows)
+        cross = float((x + y[::-1]).min())
+    return rows, any_pair, cross
+
+
+def _used(seg: CB._Segments, n: np.ndarray) -> np.ndarray:
+    """Labels of each segment inside the prefixes n."""
+    return np.clip(n[seg.ann] - seg.k0, 0, seg.n).astype(float)
+
+
+def hull_config_lp(inst: P.CltapInstance, theta: float, plans: list, grid: int = 200,
+                   rounds: int = 60) -> tuple[str, float, str]:
+    """The configuration LP with its prefixes in the convex hull of integer prefix vectors
+    (Dantzig-Wolfe on the prefix rule and the budget), at the level of theta: covers of
+    distinct annotators as paths of an arc-flow network (annotator by annotator, units of
+    weight rounded up as in `config_lp_bound`: no cover pricing), prefix vectors as columns
+    priced by the integer knapsack. Returns (verdict, the LP's value, the last bound on it):
+    "refuted" (LP < t), "stands" (LP >= t: no bound of this kind refutes theta) or "open"."""
+    from scipy import sparse
+
+    from crowdopt.problems.catalogue import RunOptions
+    from crowdopt.solvers.highs import HighsModel, highs_options
+
+    delta = theta / grid
+    seg = CB._Segments(inst, delta * (1 - 1e-12), grid)  # a cover's units >= grid: >= theta
+    a, S, t = inst.a, seg.S, inst.t
+    G, need = grid, grid
+    node = lambda j, c: (j - 1) * (G + 1) + c  # noqa: E731 (layer j = after annotator j)
+    r_cap, r_conv = a * (G + 1), a * (G + 1) + S
+    rows, cols, vals, cost = [], [], [], []
+    reach = {0}
+    for j in range(a):  # arcs (j, c) -> (j + 1, c'): skip annotator j or take one segment
+        segs = np.flatnonzero((seg.ann == j) & (seg.u > 0))
+        nxt = set()
+        for c in sorted(reach):
+            for s in [-1, *segs]:
+                c2 = c if s < 0 else int(min(G, c + seg.u[s]))
+                k = len(cost)
+                if j > 0:
+                    rows.append(node(j, c)), cols.append(k), vals.append(-1.0)
+                rows.append(node(j + 1, c2)), cols.append(k), vals.append(1.0)
+                if s >= 0:
+                    rows.append(r_cap + int(s)), cols.append(k), vals.append(1.0)
+                cost.append(1.0 if j == 0 else 0.0)
+                nxt.add(c2)
+        reach = nxt
+    for c in range(need, G + 1):  # a path ends at a level >= need
+        rows.append(node(a, c)), cols.append(len(cost)), vals.append(-1.0)
+        cost.append(0.0)
+    m = r_conv + 1
+    A = sparse.csc_array((vals, (rows, cols)), shape=(m, len(cost)))
+    lo_r, hi_r = np.zeros(m), np.zeros(m)
+    lo_r[r_cap:r_conv] = -np.inf
+    lo_r[r_conv] = hi_r[r_conv] = 1.0
+    model = HighsModel.from_arrays(np.array(cost), A, lo_r, hi_r, np.zeros(len(cost)),
+                                   np.full(len(cost), np.inf), sense="max",
+                                   options=highs_options(RunOptions()))
+    pool: set = set()
+    order: list = []  # the prefix vectors in column order (after the arcs)
+
+    def add(n: np.ndarray) -> None:
+        pool.add(tuple(n))
+        order.append(n)
+        u = _used(seg, n)
+        idx = np.flatnonzero(u)
+        col = sparse.csc_array((np.append(-u[idx], 1.0), (np.append(r_cap + idx, r_conv),
+                                                           np.zeros(len(idx) + 1, int))),
+                               shape=(m, 1))
+        model.add_columns([0.0], 0.0, np.inf, col)
+
+    for n in plans:
+        if tuple(n) not in pool:
+            add(np.asarray(n))
+    bound = np.inf
+    first = len(cost)
+
+    def mix(x: np.ndarray) -> str:
+        return " + ".join(f"{x[first + i]:.2f} {{{', '.join(map(str, np.flatnonzero(n)))}}}"
+                          for i, n in enumerate(order) if x[first + i] > 1e-6)
+
+    for _ in range(rounds):
+        res = model.solve()
+        z, y = float(res.objective), np.asarray(res.row_duals)
+        gamma = np.maximum(y[r_cap:r_conv], 0.0)
+        C = np.concatenate([np.zeros((a, 1)), np.cumsum(gamma[seg.of], axis=1)], axis=1)
+        D, n = _int_prefix_sums(C, inst.b)  # the dual's value with every prefix vector priced
+        bound = min(bound, D)
+        if bound < t * (1 - 1e-9):
+            return "refuted", z, ""
+        if z >= t * (1 - 1e-9):
+            return "stands", z, mix(np.asarray(res.x))
+        if tuple(n.astype(int)) in pool:
+            return "open", z, mix(np.asarray(res.x))
+        add(n.astype(int))
+    return "open", z, mix(np.asarray(res.x))
+
+
+def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], quick_help="(100, 10) only (< 20 s)")
+    cells = [(100, 10)] if args.quick else [(100, 10), (200, 20)]
+    rows, hull = [], []
+    for t, a in cells:
+        inst = P.generate(args.seed, t=t, a=a, trend="inc")
+        plan = P.evaluate(inst, fast(inst, time_limit=1e6, max_steps=WORK_STEPS[t])).objective
+        for name, bound in (("first-labels", CB.first_labels_bound),
+                            ("pairing", CB.pairing_bound)):
+            lp = bound(inst).value
+            with integer_prefixes():
+                whole = bound(inst).value
+            row = {"cell": f"inc ({t}, {a})", "plan": plan, "bound": name,
+                   "plan / bound (LP prefixes)": plan / lp,
+                   "plan / bound (integer prefixes)": plan / whole}
+            for r in RATIOS:  # refuted: the bound falls below theta = plan / r
+                hi = plan / r * (1 + 1e-9)
+                by_lp = bound(inst, lo=plan / r, hi=hi).value < hi
+                with integer_prefixes():
+                    by_int = bound(inst, lo=plan / r, hi=hi).value < hi
+                row[f"refutes plan/{r} (LP, integer)"] = \
+                    f"{'yes' if by_lp else 'no'}, {'yes' if by_int else 'no'}"
+            rows.append(row)
+        plans = [(sol.task_of >= 0).sum(axis=1) for sol in constructions(inst).values()]
+        for r in RATIOS[:2]:
+            verdict, z, used = hull_config_lp(inst, plan / r, plans)
+            hull.append({"cell": f"inc ({t}, {a})", "theta": f"plan / {r}",
+                         "LP covers at least": z, "t": t, "verdict": verdict,
+                         "prefix vectors (weight {annotators})": used})
+        used, any_pair, cross = pairings(inst, plan / 0.95)
+        print(f"inc ({t}, {a}): covering allocation at theta = plan / 0.95 = "
+              f"{plan / 0.95:.4f}: rows {used}; labels paired freely {any_pair:.4f}, "
+              f"one per annotator {'-' if cross is None else f'{cross:.4f}'}")
+    emit("study_cltap_prefixes", rows, ["cell", "plan", "bound", "plan / bound (LP prefixes)",
+                                        "plan / bound (integer prefixes)"]
+         + [f"refutes plan/{r} (LP, integer)" for r in RATIOS], args,
+         note=f"seed {args.seed}, b = 2t, K = t; plan: the fast path with the search steps "
+              "of `reproduce cltap --scale table3` (the same on every run)")
+    emit("study_cltap_hull_config_lp", hull, ["cell", "theta", "LP covers at least", "t",
+                                              "verdict", "prefix vectors (weight {annotators})"],
+         args,
+         note="configuration LP over the convex hull of integer prefix vectors, covers of "
+              "distinct annotators by arc flow (200 units per theta, weights rounded up); "
+              "stands: the LP covers t tasks, so no bound of this kind refutes theta")
+
+
+if __name__ == "__main__":
+    main()
