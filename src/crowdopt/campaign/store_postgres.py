@@ -343,9 +343,13 @@ class PostgresStore(CampaignStore):
             return
         self._x("BEGIN")
         # (only the locked row's own columns: a subquery here would read the snapshot taken
-        # before the lock was waited for, not what the writer before committed)
-        self._head = tuple(self._one("SELECT seq, summary_seq, endpoints_rev FROM campaign "
-                                     "FOR UPDATE"))
+        # before the lock was waited for, not what the writer before committed; the last
+        # summary id is a statement of its own, sent in the same round trip, run after the
+        # lock: its snapshot holds every earlier writer's commit)
+        head = self._x("SELECT seq, summary_seq, endpoints_rev FROM campaign FOR UPDATE")
+        last = self._x("SELECT max(id) FROM summary")
+        self._head = tuple(head.fetchone())
+        self._summary_last = last.fetchone()[0] or 0
 
     def commit(self) -> None:
         """`COMMIT` (the pipeline's writes are sent with it)."""
