@@ -3,7 +3,7 @@
 Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART ...]
        [--pg URL] [--previous REV]
 (PART: python, cli, http (the paths of 1.), record (2.), status (3.), finished (4.), stores
-(5.); default all)
+(5.), parsers (6.); default all)
 
 1. Answers per second of the next -> answers -> record loop through each path, Opt-KG with
    batching 'fill' (full batches), the file on disk (WAL, synchronous=NORMAL):
@@ -39,8 +39,10 @@ Usage: python benchmarks/bench_campaign.py [--quick] [--repeat R] [--only PART .
    database, clients, the load; from /proc/stat), so a row that adds servers on a machine
    already busy shows it. The summary lines compare the targets: SQLite at 4 clients quiet,
    this server against today's under the load, and PostgreSQL's 3 servers against its 1.
+6. parsers: the stores part's SQLite row (this server, 4 clients, quiet) with uvicorn's HTTP
+   parser in C (httptools) and in Python (h11), --repeat pairs, and the ratio per pair.
 Writes benchmarks/results/campaign.json, campaign_record.json, campaign_status.json,
-campaign_finished.json, campaign_stores.json.
+campaign_finished.json, campaign_stores.json, campaign_parsers.json.
 """
 
 from __future__ import annotations
@@ -360,7 +362,7 @@ def status_latency(tmp: Path, secs: float, n_writers: int = 4) -> dict:
         "server cpu p99 ms": float(np.percentile(cpu, 99))}
 
 
-PARTS = ("python", "cli", "http", "record", "status", "finished", "stores")
+PARTS = ("python", "cli", "http", "record", "status", "finished", "stores", "parsers")
 PREVIOUS = "567d063"  # today's server, before the store interface
 
 
@@ -390,6 +392,8 @@ def main() -> None:
             run_finished(tmp, args)
         if "stores" in args.only:
             run_stores(tmp, args)
+        if "parsers" in args.only:
+            run_parsers(tmp, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -739,6 +743,37 @@ def run_stores(tmp: Path, args: argparse.Namespace) -> None:
               f"{secs:.0f} s per row, Opt-KG fill on 50,000 items; status p99: GET /status "
               "(100-row page) every 20 ms from the first server meanwhile; busy 2: two "
               "busy-loop processes running; " + "; ".join(notes))
+
+
+
+# ----------------------------------------------------------------------------- 6. parsers
+def run_parsers(tmp: Path, args: argparse.Namespace) -> None:
+    """Part 6: this server on a SQLite file, 4 clients, quiet, with uvicorn's HTTP parser in C
+    (httptools, the `serve` extra) and in Python (h11: httptools hidden from the server by a
+    module of that name that fails to import), in pairs that alternate which runs first."""
+    hide = tmp / "no-httptools"
+    hide.mkdir()
+    (hide / "httptools.py").write_text('raise ImportError("hidden by bench_campaign")\n')
+    srcs = {"httptools": None, "h11": Path(f"{hide}{os.pathsep}{ROOT / 'src'}")}
+    secs = 3.0 if args.quick else 10.0
+    rows, ratios = [], []
+    for rep in range(args.repeat):
+        got = {}
+        for parser in (("httptools", "h11") if rep % 2 == 0 else ("h11", "httptools")):
+            target = tmp / f"parser-{parser}-{rep}.db"
+            token = make_campaign(target, 50_000)
+            served = Served(target, token, 1, srcs[parser], tmp)
+            try:
+                got[parser] = store_run(served, 4, secs)
+            finally:
+                served.stop()
+            rows.append({"pair": rep, "parser": parser, **got[parser]})
+        ratios.append(got["httptools"]["answers/s"] / max(got["h11"]["answers/s"], 1e-9))
+    emit("campaign_parsers", rows, ["pair", "parser", "answers/s", "status p99 ms",
+                                    "cpu busy %"], args,
+         note=f"SQLite, this server, 4 clients, quiet, {secs:.0f} s per row; httptools / h11 "
+              f"answers/s per pair: {', '.join(f'{r:.2f}' for r in ratios)} (median "
+              f"{float(np.median(ratios)):.2f})")
 
 
 if __name__ == "__main__":
