@@ -81,10 +81,24 @@ def test_solve_exits_4_on_a_time_limit_and_never_says_proven(tmp_path, capsys):
     assert doc["bound"] >= doc["objective"] and not doc["certificate"]["proven_optimal"]
 
 
-def test_head_cover_build_stops_at_the_limit():
+def test_head_cover_build_stops_at_the_limit(monkeypatch):
     """The build (now the emitter) of head-cover runs under the limit's timer (t = 320 once
     built for 92 s and compiled for 80 s past a 5 s limit): a limit that falls there returns
-    the start. t = 200, a = 10: the emitter needs several seconds, past a 2 s limit."""
+    the start. The emitter is made to outlast the limit whatever the machine's speed (a real
+    size, t = 200, a = 10, emitted within 2 s on a quiet machine)."""
+    import time
+
+    from crowdopt.models import cltap as M
+
+    real = M.emit_heads
+
+    def slow(*a, **kw):
+        end = time.monotonic() + 60.0
+        while time.monotonic() < end:  # the limit's timer ends this
+            time.sleep(0.01)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(M, "emit_heads", slow)
     inst = P.generate(0, t=200, a=10, trend="inc")
     r = crowdopt.solve(inst, "head-cover", time_limit=2.0, force=True)
     assert r.status is Status.TIME_LIMIT and r.solution is not None
