@@ -188,9 +188,13 @@ _PG_TYPES = {"BIGINT": ("bigint", operator.index), "INTEGER": ("integer", operat
              "TEXT": ("text", _text), "DOUBLE PRECISION": ("double precision", _real)}
 
 
-def _column_types(schema: str) -> dict[str, dict[str, tuple[str, type]]]:
-    """{table: {column: (PostgreSQL type, Python type)}} of the CREATE TABLEs of `schema`."""
-    out: dict[str, dict[str, tuple[str, type]]] = {}
+Convert = Callable[[Any], Any]
+
+
+def _column_types(schema: str) -> dict[str, dict[str, tuple[str, Convert]]]:
+    """{table: {column: (PostgreSQL type, the strict conversion of a value)}} of the CREATE
+    TABLEs of `schema`."""
+    out: dict[str, dict[str, tuple[str, Convert]]] = {}
     for name, body in re.findall(r"CREATE TABLE (\w+) \((.*?)\);$", schema, re.S | re.M):
         out[name] = {m.group(1): _PG_TYPES[m.group(2)] for m in re.finditer(
             r"(?:^|,)\s*(\w+) (DOUBLE PRECISION|BIGINT|INTEGER|TEXT)\b", body, re.M)}
@@ -203,11 +207,11 @@ _PARAM = re.compile(r"(\w+) = %s")
 
 
 @functools.lru_cache(maxsize=256)
-def _as_arrays(sql: str) -> tuple[str, tuple[type, ...], tuple[int, ...]] | None:
+def _as_arrays(sql: str) -> tuple[str, tuple[Convert, ...], tuple[int, ...]] | None:
     """A batch statement (`INSERT ... VALUES (%s, ...)` or `UPDATE ... SET c = %s ... WHERE
     k = %s`, every parameter a column's value) as one statement over parameter arrays
     (`unnest`): one round of parsing, planning and executing for the whole batch instead of
-    one per row. Returns (SQL, each parameter's Python type, the positions of the WHERE
+    one per row. Returns (SQL, each parameter's conversion, the positions of the WHERE
     parameters: an UPDATE's rows must name distinct rows), None for any other shape."""
     types = _column_types(SCHEMA)
     m = _INSERT.fullmatch(sql.strip())
