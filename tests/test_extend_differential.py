@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import crowdopt
 from crowdopt import Status
+from crowdopt.problems.cltap import make_instance as make_cltap
 from crowdopt.registry import get_problem, problem_names
 
 PAIRS = [(p, m) for p in sorted(problem_names()) for m in get_problem(p).builders()]
@@ -107,6 +108,24 @@ def test_a_new_objective_on_head_cover_is_solved_not_searched():
     assert r.details["passes"].startswith("one HiGHS solve")
     assert "objective" in r.details["change"] and "head-cover" in r.details["passes_why"]
     assert not r.certificate.proven_optimal  # its objective is not the problem's
+
+
+def test_a_head_just_short_of_theta_keeps_eta_in_a_new_objective():
+    """One label of weight 0.0093 and theta 1e-12 above it (the covering bound's margin): the
+    cover row holds 1e-12 on g beside 107 on eta, and the adapter's scaling put eta's cost
+    at 1.5e-8 beside g's 0.3, so HiGHS answered 0.3 for the objective eta + 0.3 g where the
+    model's optimum is 0.3093 (the net refuted it: feasible, not proven). A column whose cost
+    is near the largest now keeps its scaled cost near the largest scaled one."""
+    inst = make_cltap([[0.534080472059846]], 1, 2)
+    m = crowdopt.build_model(inst, "head-cover")
+    m.obj.deactivate()
+    m.bonus = pyo.Expression(expr=m.eta + 0.3 * m.g[0, 0])
+    m.obj2 = pyo.Objective(expr=m.bonus, sense=pyo.maximize)
+    r = crowdopt.solve_model(inst, m)
+    ans = independent(m)
+    assert r.status is Status.OPTIMAL
+    assert model_objective(r) == pytest.approx(ans.objective, rel=1e-7)
+    assert ans.objective == pytest.approx(0.3 + float(inst.phi[0, 0]), rel=1e-9)
 
 
 def test_a_fixed_variable_in_a_new_objective_stays_fixed():

@@ -729,6 +729,18 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
             cs = new
             if done:
                 break
+        # a free column whose cost is within 2^RESCALE_BELOW_LOG2 of the largest keeps its
+        # scaled cost within that of the largest scaled one: a head-cover cover row with a
+        # head 1e-12 short of theta (g) beside eta (107) scaled eta by 2^-26, its cost 1
+        # reached HiGHS as 1.5e-8 beside g's 0.3, and presolve answered 0.3 where the
+        # model's optimum is 0.3093
+        cabs = np.abs(np.asarray(c, float))
+        with np.errstate(divide="ignore"):
+            lc = np.log2(cabs)
+        if np.any(free & (cabs > 0)):
+            near = free & (cabs > 0) & (lc >= np.max(lc) - RESCALE_BELOW_LOG2)
+            top_c = np.max(np.where(cabs > 0, lc + cs, -np.inf))
+            cs = np.where(near, np.maximum(cs, top_c - RESCALE_BELOW_LOG2 - lc), cs)
         rs, cs = np.round(-_centres(L + cs[k], rseg, m)), np.round(cs)
         # a row spanning 1 to 1e-300 would centre at 1e-150 and reach HiGHS at 1e150, past its
         # 1e15 limit (refused): rows are scaled down until their largest entry is 2^40
