@@ -291,8 +291,10 @@ def fault_run(tmp: Path, *, seconds: float = 15.0, seed: int = 0, budget: int = 
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  env=ENV)
             attempts += 1
-            if attempts % 2:  # every other run of `record` dies at a random instant
-                time.sleep(rng.random() * 1.5)
+            if attempts % 2:  # every other run of `record` dies at a random instant (the
+                # first within 0.2 s, before any record can finish: a short run on a fast
+                # machine still kills one)
+                time.sleep(rng.random() * (1.5 if attempts > 1 else 0.2))
                 p.send_signal(signal.SIGKILL)
             out, _ = p.communicate()
             cli_kills += p.returncode == -9
