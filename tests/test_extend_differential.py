@@ -92,17 +92,22 @@ def test_dropping_the_snapshot_check_is_caught(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- the defects
+def _eta_plus_bonus(inst, var):
+    """head-cover's model with its objective replaced by max eta + 0.3 var(m) (over an
+    Expression), solved by `solve_model` and by the independent route."""
+    m = crowdopt.build_model(inst, "head-cover")
+    m.obj.deactivate()
+    m.bonus = pyo.Expression(expr=m.eta + 0.3 * var(m))
+    m.obj2 = pyo.Objective(expr=m.bonus, sense=pyo.maximize)
+    return crowdopt.solve_model(inst, m), independent(m)
+
+
 def test_a_new_objective_on_head_cover_is_solved_not_searched():
     """The head-cover search assumes max eta: with the objective over an Expression adding
     0.3 u[...] it claimed 0.98076, proven, where the model's optimum is higher. The changed
     model now gets one plain solve (details say why) and agrees with the MPS route."""
     inst = crowdopt.generate("cltap", 509, t=5, a=3, trend="inc")
-    m = crowdopt.build_model(inst)
-    m.obj.deactivate()
-    m.bonus = pyo.Expression(expr=m.eta + 0.3 * m.u[0, 0])
-    m.obj2 = pyo.Objective(expr=m.bonus, sense=pyo.maximize)
-    r = crowdopt.solve_model(inst, m)
-    ans = independent(m)
+    r, ans = _eta_plus_bonus(inst, lambda m: m.u[0, 0])
     assert r.status is Status.OPTIMAL
     assert model_objective(r) == pytest.approx(ans.objective, rel=1e-7)
     assert r.details["passes"].startswith("one HiGHS solve")
@@ -117,12 +122,7 @@ def test_a_head_just_short_of_theta_keeps_eta_in_a_new_objective():
     model's optimum is 0.3093 (the net refuted it: feasible, not proven). A column whose cost
     is near the largest now keeps its scaled cost near the largest scaled one."""
     inst = make_cltap([[0.534080472059846]], 1, 2)
-    m = crowdopt.build_model(inst, "head-cover")
-    m.obj.deactivate()
-    m.bonus = pyo.Expression(expr=m.eta + 0.3 * m.g[0, 0])
-    m.obj2 = pyo.Objective(expr=m.bonus, sense=pyo.maximize)
-    r = crowdopt.solve_model(inst, m)
-    ans = independent(m)
+    r, ans = _eta_plus_bonus(inst, lambda m: m.g[0, 0])
     assert r.status is Status.OPTIMAL
     assert model_objective(r) == pytest.approx(ans.objective, rel=1e-7)
     assert ans.objective == pytest.approx(0.3 + float(inst.phi[0, 0]), rel=1e-9)
