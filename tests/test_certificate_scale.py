@@ -20,6 +20,7 @@ from crowdopt.problems import olas_select as OS
 from crowdopt.problems import worker_select as WS
 from crowdopt.problems.olas_noise import LinearNoise, NoiseFunction
 from crowdopt.registry import get_problem
+from crowdopt.status import Status
 from crowdopt.solvers.certify import REL_TOL, gap_ratio, make_certificate
 
 EXPONENTS = range(-10, 7)
@@ -342,6 +343,63 @@ def test_scaling_is_invisible_to_the_caller():
                 hm.set_integrality([1, 2], True)  # scaled columns become integer: unscaled
                 hm.set_col_bounds([3], 0.0, 2.0)
                 hm.set_objective(f * np.r_[np.full(hm.num_col - 1, 1e-7), 2e-7])
+
+
+def test_every_row_reaches_highs_with_its_largest_entry_at_most_2():
+    """HiGHS's feasibility tolerance is absolute (1e-9): it means 1e-9 of a row's largest term
+    only if that term is of order 1. Rows spanning 40 decades, free, boxed and integer columns,
+    tiny and huge costs: every row's largest scaled entry is at most 2 (and at least 2^-40
+    unless the row is empty), and the model's own rows reach HiGHS as those arrays."""
+    import scipy.sparse as sp
+
+    from crowdopt.solvers.highs import INF, HighsModel, model_scales
+
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        m, n = rng.integers(1, 8, 2)
+        A = rng.uniform(1, 2, (m, n)) * 10.0 ** rng.integers(-30, 11, (m, n))
+        A[rng.random((m, n)) < 0.3] = 0.0
+        A *= rng.choice([-1.0, 1.0], (m, n))
+        kind = rng.integers(0, 3, n)  # 0 free, 1 boxed, 2 integer
+        lo = np.zeros(n)
+        hi = np.where(kind == 0, INF, 10.0 ** rng.integers(-12, 13, n))
+        c = rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-12, 13, n)
+        rs, cs, _ = model_scales(sp.csc_array(A), c, (kind == 2).astype(np.int32), lo, hi)
+        scaled = np.abs(rs[:, None] * A * cs[None, :]).max(axis=1)
+        assert np.all(scaled <= 2.0), scaled
+        assert np.all((scaled >= 2.0 ** -40) | (np.abs(A).max(axis=1) == 0))
+        hm = HighsModel.from_arrays(c, sp.csc_array(A), np.full(m, -INF), np.ones(m), lo, hi,
+                                    (kind == 2).astype(np.int32))
+        assert np.abs(hm._A).max(axis=1).toarray().max(initial=0.0) <= 2.0
+
+
+@pytest.mark.slow
+def test_a_head_cover_step_with_labels_of_1e_25_is_not_refuted():
+    """t = 20, a = 10, nonmono seed 1: labels from 2.5 down to 1.7e-25. Every task reaching
+    2.0627 is feasible (a plan of 2.0810 exists, checked on the model's own rows), but when
+    centring put a cover row's largest entry at 2.3e7 (its right-hand side 3.3e7, where 1e-9
+    is below double precision) HiGHS called the step infeasible, with and without presolve,
+    and head-cover "proved" a plan of 2.0627 optimal."""
+    from crowdopt.models.cltap_heads import emit_heads
+    from crowdopt.solvers.cltap_exact import _reach, cheap_upper_bound
+    from crowdopt.solvers.highs import HighsModel, HighsOptions
+
+    inst = CT.generate(1, t=20, a=10, trend="nonmono")
+    assert inst.phi[inst.phi > 0].min() < 1e-24
+    em = emit_heads(inst, cheap_upper_bound(inst)[0])
+    # loaded as the search loads it (eta free), then one step's bounds: eta fixed at theta,
+    # the heads that cannot reach theta fixed to 0
+    hm = HighsModel.from_arrays(em.c, em.A, em.row_lo, em.row_hi, em.col_lo, em.col_hi,
+                                em.integrality, sense=em.sense)
+    theta = 2.0627005871856
+    hm.set_col_bounds([em.extras["eta"]], theta, theta)
+    reach = _reach(inst)
+    hm.set_col_bounds([c for h, c in em.extras["g"].items()
+                       if c >= 0 and reach[h] < theta * (1 - 1e-9)], 0.0, 0.0)
+    hm.options = HighsOptions(time_limit=300)
+    res = hm.solve()
+    assert res.status is Status.OPTIMAL, res.status  # a feasibility step: optimal = a point
+    assert res.max_violation <= 1e-7
 
 
 @pytest.mark.slow

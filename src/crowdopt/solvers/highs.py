@@ -660,7 +660,12 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
     return out
 
 
-SCALED_MAX_LOG2 = 40  # the largest scaled coefficient is at most 2^40 (~1.1e12 < 1e15)
+# a row's largest scaled entry is at most 2^SCALED_MAX_LOG2: HiGHS's feasibility tolerance
+# (1e-9, absolute) then means 1e-9 of the row's largest term. Centring alone put a head-cover
+# cover row (entries 1 down to 1e-13 beside labels of 1e-25) at 2^25: its right-hand side
+# 3.3e7, where 1e-9 is below double precision, and HiGHS called a feasible step infeasible
+# (t = 20, a = 10, nonmono seed 1: a plan of 2.0627 "proven", 2.0810 feasible)
+SCALED_MAX_LOG2 = 1
 # an optimum whose objective terms reached HiGHS 2^10 (~1e3) below its largest cost is solved
 # again with the objective scaled by those terms (`HighsModel._rescaled`)
 RESCALE_BELOW_LOG2 = 10
@@ -687,7 +692,8 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
     """Powers of 2 (row_scale, col_scale, objective_scale) for the model min/max c'x,
     lo <= Ax <= hi: HiGHS gets R A S, S c * objective_scale, bounds R lo, S^-1 lo.
 
-    Geometric scaling (each row and column centred on magnitude 1) over rows and the
+    Geometric scaling (each row and column centred on magnitude 1, a row's largest entry at
+    most 2^SCALED_MAX_LOG2, so that a tolerance is relative to it) over rows and the
     continuous columns without a finite box (epigraph variables, weights: an integer column
     keeps scale 1, so integrality is untouched), then the objective divided by its largest
     coefficient. A CL-TAP epigraph `z <= sum phi x` with phi ~ 1e-8 thus reaches HiGHS as
@@ -720,6 +726,7 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
         top = np.full(m, -np.inf)
         np.maximum.at(top, r, L)
         significant = (L >= top[r] - NOISE_LOG2) | (L >= NOISE_ABS_LOG2)
+        every = (r, k, L)  # the cap below counts them all: a scaled column can lift one
         r, k, L = r[significant], k[significant], L[significant]
         rseg, cseg = _segments(r, m), _segments(k, n)
         for _ in range(SCALE_PASSES):
@@ -742,10 +749,12 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
             top_c = np.max(np.where(cabs > 0, lc + cs, -np.inf))
             cs = np.where(near, np.maximum(cs, top_c - RESCALE_BELOW_LOG2 - lc), cs)
         rs, cs = np.round(-_centres(L + cs[k], rseg, m)), np.round(cs)
-        # a row spanning 1 to 1e-300 would centre at 1e-150 and reach HiGHS at 1e150, past its
-        # 1e15 limit (refused): rows are scaled down until their largest entry is 2^40
+        # then every row's largest entry at most 2^SCALED_MAX_LOG2 (a row spanning 1 to
+        # 1e-300 would centre at 1e-150 and reach HiGHS at 1e150, past its 1e15 limit); not in
+        # the passes, where a cap drifts rows down and columns up without end (the right-hand
+        # sides to 2^-138)
         top = np.full(m, -np.inf)
-        np.maximum.at(top, r, L + cs[k])
+        np.maximum.at(top, every[0], every[2] + cs[every[1]])
         rs = np.minimum(rs, np.floor(SCALED_MAX_LOG2 - top))
     rs, cs = np.exp2(rs), np.exp2(cs)
     return rs, cs, objective_scale(np.asarray(c, float) * cs)
@@ -940,7 +949,7 @@ class HighsModel:
             R = sp.csr_array(R @ sp.diags_array(self._cs))
             rs = _column_scales(R.T, np.ones(k, bool))  # a row's scale: its columns' centre
             top = np.max(np.abs(R), axis=1).toarray() if R.nnz else np.zeros(k)
-            big = top > 0  # capped as in model_scales: the largest entry at most 2^40
+            big = top > 0  # capped as in model_scales: the largest entry at most 2^SCALED_MAX_LOG2
             rs[big] = np.minimum(rs[big], np.exp2(np.floor(SCALED_MAX_LOG2
                                                            - np.log2(top[big]))))
             R = sp.csr_array(sp.diags_array(rs) @ R)
