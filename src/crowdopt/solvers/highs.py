@@ -660,12 +660,14 @@ def _centres(v: np.ndarray, seg: tuple[np.ndarray, np.ndarray, np.ndarray], size
     return out
 
 
-# a row's largest scaled entry is at most 2^SCALED_MAX_LOG2: HiGHS's feasibility tolerance
-# (1e-9, absolute) then means 1e-9 of the row's largest term. Centring alone put a head-cover
-# cover row (entries 1 down to 1e-13 beside labels of 1e-25) at 2^25: its right-hand side
-# 3.3e7, where 1e-9 is below double precision, and HiGHS called a feasible step infeasible
-# (t = 20, a = 10, nonmono seed 1: a plan of 2.0627 "proven", 2.0810 feasible)
-SCALED_MAX_LOG2 = 1
+# a row's largest scaled entry is at most 2^SCALED_MAX_LOG2, so that HiGHS's feasibility
+# tolerance (1e-9, absolute) stays far above the rounding of the row's activity (2^10 x 2.2e-16
+# = 2.3e-13 per term). Centring alone put a head-cover cover row (entries 1 down to 1e-13
+# beside labels of 1e-25) at 2^25, its right-hand side 3.3e7, where 1e-9 is below double
+# precision, and HiGHS called a feasible step infeasible (t = 20, a = 10, nonmono seed 1: a
+# plan of 2.0627 "proven", 2.0810 feasible). A cap of 2^1 did as well there, but rescaled
+# every row wider than 2^2 and the t = 50 nonmono proof took 87 s instead of 47 s
+SCALED_MAX_LOG2 = 10
 # an optimum whose objective terms reached HiGHS 2^10 (~1e3) below its largest cost is solved
 # again with the objective scaled by those terms (`HighsModel._rescaled`)
 RESCALE_BELOW_LOG2 = 10
