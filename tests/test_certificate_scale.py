@@ -20,8 +20,8 @@ from crowdopt.problems import olas_select as OS
 from crowdopt.problems import worker_select as WS
 from crowdopt.problems.olas_noise import LinearNoise, NoiseFunction
 from crowdopt.registry import get_problem
-from crowdopt.status import Status
 from crowdopt.solvers.certify import REL_TOL, gap_ratio, make_certificate
+from crowdopt.status import Status
 
 EXPONENTS = range(-10, 7)
 
