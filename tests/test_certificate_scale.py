@@ -372,6 +372,10 @@ def test_every_row_reaches_highs_with_its_largest_entry_at_most_2_to_the_10():
         hm = HighsModel.from_arrays(c, sp.csc_array(A), np.full(m, -INF), np.ones(m), lo, hi,
                                     (kind == 2).astype(np.int32))
         assert np.abs(hm._A).max(axis=1).toarray().max(initial=0.0) <= 2.0 ** 10
+        # a row added to the live model is capped the same way
+        row = rng.uniform(1, 2, (1, n)) * 10.0 ** rng.integers(-30, 11, (1, n))
+        hm.add_rows([-INF], [1.0], sp.csr_array(row))
+        assert np.abs(hm._A).max(axis=1).toarray().max(initial=0.0) <= 2.0 ** 10
 
 
 @pytest.mark.slow
@@ -381,22 +385,23 @@ def test_a_head_cover_step_with_labels_of_1e_25_is_not_refuted():
     centring put a cover row's largest entry at 2.3e7 (its right-hand side 3.3e7, where 1e-9
     is below double precision) HiGHS called the step infeasible, with and without presolve,
     and head-cover "proved" a plan of 2.0627 optimal."""
+    from types import SimpleNamespace
+
     from crowdopt.models.cltap_heads import emit_heads
-    from crowdopt.solvers.cltap_exact import _reach, cheap_upper_bound
+    from crowdopt.solvers.cltap_exact import _Search, cheap_upper_bound
     from crowdopt.solvers.highs import HighsModel, HighsOptions
 
     inst = CT.generate(1, t=20, a=10, trend="nonmono")
     assert inst.phi[inst.phi > 0].min() < 1e-24
     em = emit_heads(inst, cheap_upper_bound(inst)[0])
-    # loaded as the search loads it (eta free), then one step's bounds: eta fixed at theta,
-    # the heads that cannot reach theta fixed to 0
+    # loaded as the search loads it (eta free), then one step's bounds set by the search's
+    # own code: eta fixed at theta, the heads that cannot reach theta fixed to 0
     hm = HighsModel.from_arrays(em.c, em.A, em.row_lo, em.row_hi, em.col_lo, em.col_hi,
                                 em.integrality, sense=em.sense)
+    step = _Search(SimpleNamespace(inst=inst, model=hm, extras=em.extras))
     theta = 2.0627005871856
-    hm.set_col_bounds([em.extras["eta"]], theta, theta)
-    reach = _reach(inst)
-    hm.set_col_bounds([c for h, c in em.extras["g"].items()
-                       if c >= 0 and reach[h] < theta * (1 - 1e-9)], 0.0, 0.0)
+    step.set_eta(theta, theta)
+    step.set_heads(theta)
     hm.options = HighsOptions(time_limit=300)
     res = hm.solve()
     assert res.status is Status.OPTIMAL, res.status  # a feasibility step: optimal = a point

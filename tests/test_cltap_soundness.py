@@ -273,7 +273,7 @@ def pinned_search(monkeypatch):
     the search probes, and so which false refutation a mutation turns into a bound, are then
     the same under any load (on a busy machine the clock cut the search shorter and the
     seeds below probed other thresholds)."""
-    from crowdopt.solvers import cltap_exact
+    from crowdopt.solvers import cltap_construct, cltap_exact
 
     real = cltap_exact.local_search
 
@@ -281,6 +281,14 @@ def pinned_search(monkeypatch):
         return real(inst, start, time_limit=float("inf"), max_steps=30, **kw)
 
     monkeypatch.setattr(cltap_exact, "local_search", by_steps)
+    # the best-of start too: its clock (t a K x 0.1 ms) cut its constructions and search
+    # at other points under load, and the search then started from another plan
+    real_fast = cltap_construct.fast
+
+    def fast_by_steps(inst, *, time_limit, **kw):
+        return real_fast(inst, time_limit=float("inf"), max_steps=30, **kw)
+
+    monkeypatch.setattr(cltap_construct, "fast", fast_by_steps)
 
 
 @pytest.fixture

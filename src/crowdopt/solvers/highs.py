@@ -728,7 +728,8 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
         top = np.full(m, -np.inf)
         np.maximum.at(top, r, L)
         significant = (L >= top[r] - NOISE_LOG2) | (L >= NOISE_ABS_LOG2)
-        every = (r, k, L)  # the cap below counts them all: a scaled column can lift one
+        r_all, k_all, L_all = r, k, L  # the cap below counts them all (a scaled column
+        # can lift a small entry above the rest)
         r, k, L = r[significant], k[significant], L[significant]
         rseg, cseg = _segments(r, m), _segments(k, n)
         for _ in range(SCALE_PASSES):
@@ -756,10 +757,16 @@ def model_scales(A: Any, c: np.ndarray, integrality: np.ndarray, col_lo: np.ndar
         # the passes, where a cap drifts rows down and columns up without end (the right-hand
         # sides to 2^-138)
         top = np.full(m, -np.inf)
-        np.maximum.at(top, every[0], every[2] + cs[every[1]])
-        rs = np.minimum(rs, np.floor(SCALED_MAX_LOG2 - top))
+        np.maximum.at(top, r_all, L_all + cs[k_all])
+        rs = np.minimum(rs, _row_cap(top))
     rs, cs = np.exp2(rs), np.exp2(cs)
     return rs, cs, objective_scale(np.asarray(c, float) * cs)
+
+
+def _row_cap(top_log2: np.ndarray) -> np.ndarray:
+    """The largest log2 row scale that keeps a row whose largest entry is 2^top_log2 at most
+    2^SCALED_MAX_LOG2 (`model_scales`, `HighsModel.add_rows`)."""
+    return np.floor(SCALED_MAX_LOG2 - top_log2)
 
 
 def objective_scale(c: np.ndarray) -> float:
@@ -951,9 +958,8 @@ class HighsModel:
             R = sp.csr_array(R @ sp.diags_array(self._cs))
             rs = _column_scales(R.T, np.ones(k, bool))  # a row's scale: its columns' centre
             top = np.max(np.abs(R), axis=1).toarray() if R.nnz else np.zeros(k)
-            big = top > 0  # capped as in model_scales: the largest entry at most 2^SCALED_MAX_LOG2
-            rs[big] = np.minimum(rs[big], np.exp2(np.floor(SCALED_MAX_LOG2
-                                                           - np.log2(top[big]))))
+            big = top > 0  # capped as in model_scales
+            rs[big] = np.minimum(rs[big], np.exp2(_row_cap(np.log2(top[big]))))
             R = sp.csr_array(sp.diags_array(rs) @ R)
             lo, hi = lo * rs, hi * rs
         self._rs = np.concatenate([self._rs, rs])
