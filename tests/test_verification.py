@@ -351,3 +351,75 @@ def test_certify_drops_a_bound_the_given_solution_crosses():
         cert = crowdopt.certify(inst, best.solution)
     assert cert.certified and cert.proven_optimal and not cert.failures
     assert cert.bound == pytest.approx(best.objective)
+
+
+# ----------------------------------------------------------------------------- presolve
+def presolve_cut_model():
+    """A labeler-set pattern model (qualities .89 .78 .45, costs .01 .04 .08, WMV) with a user's
+    binary w >= y[2] and w <= 0: HiGHS presolve at the 1e-9 tolerance calls 0.716405 optimal
+    where selecting the best labeler alone (0.88, y[2] = 0) is a point of the model."""
+    inst = crowdopt.generate("labeler-set", 104, labelers=3, rule="wmv", costs="random",
+                             decimals=2)
+    m = crowdopt.build_model(inst, "milp")
+    m.user_w = pyo.Var(domain=pyo.Binary)
+    m.user_link = pyo.Constraint(expr=m.user_w >= m.y[2])
+    m.user_cap = pyo.Constraint(expr=m.user_w <= 0)
+    return inst, m
+
+
+@pytest.mark.parametrize("mutated", [False, True])
+def test_a_refuted_presolved_bound_is_solved_again_without_presolve(mutated):
+    """The presolved solve's bound (0.716405) is crossed by top-k's plan (0.88, a point of the
+    user's model): the model is solved again without presolve, and that solve proves 0.88,
+    as the independent route does. Mutation: no second solve: only 'feasible'."""
+    from crowdopt import api
+
+    inst, m = presolve_cut_model()
+    with pytest.MonkeyPatch.context() as mp:
+        if mutated:
+            mp.setattr(api, "_presolve_retry", lambda *a: False)
+        r = crowdopt.solve_model(inst, m, time_limit=60)
+    assert r.proven_optimal != mutated
+    assert model_objective(r) == pytest.approx(0.88)
+    if not mutated:
+        assert r.status is Status.OPTIMAL and r.details["presolve"] is False
+        retry = r.details["presolve_retry"]
+        assert retry["refuted"][0]["bound"] == pytest.approx(0.716405)
+        assert r.certificate.times["total_s"] == pytest.approx(r.time_s)
+        ans = independent(m)
+        assert ans.status == "optimal" and ans.objective == pytest.approx(0.88)
+
+
+@pytest.mark.parametrize("forced", [None, True])
+def test_a_method_refuted_with_presolve_runs_again_without_it(forced):
+    """`solve`'s route: a method that claims a worse plan optimal with presolve on (its own
+    setting) and the optimum without is run again without presolve and proven; a caller who
+    forced presolve on gets the refutation ('feasible'), not a second run."""
+    from crowdopt.problems.labeler_set import LabelerSetSolution
+
+    inst = priced_out(18)
+    spec = get_problem("labeler-set")
+    worst = LabelerSetSolution(np.array([int(np.argmin(inst.qualities))]))
+    worse = spec.evaluate(inst, worst)
+    worse = dataclasses.replace(crowdopt.solve(inst, "top-k"), solution=worst,
+                                objective=worse.objective)
+    best = crowdopt.solve(inst, "enumeration")
+    assert crowdopt.solve(inst, "fast").objective > worse.objective * (1 + 1e-6)
+    calls = []
+
+    def run(instance, opts):
+        calls.append(opts.presolve)
+        sol, val = (best.solution, best.objective) if opts.presolve is False else (
+            worse.solution, worse.objective)
+        return Outcome(Status.OPTIMAL, sol, val, "a presolved bound", val,
+                       {"presolve": opts.presolve is not False})
+
+    method = dataclasses.replace(spec.method("milp"), run=run)
+    r = run_method(spec, inst, method, RunOptions(presolve=forced))
+    if forced:
+        assert calls == [True] and r.status is Status.FEASIBLE and not r.proven_optimal
+    else:
+        assert calls == [None, False] and r.proven_optimal
+        assert r.objective == pytest.approx(best.objective)
+        assert r.details["presolve_retry"]["refuted"][0]["bound"] == pytest.approx(
+            worse.objective)

@@ -252,6 +252,13 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                    _source_of(m.algorithm, out.bound_source), floor,
                    dataclasses.replace(options, time_limit=limit, started=t0))
     verify_s = time.perf_counter() - t1
+    if _presolve_retry(v, out.details, options.presolve, limit, t0):
+        # the presolved solve's bound is refuted by a point: a presolve defect (HiGHS has cut
+        # off optima at the 1e-9 tolerance); the same method once more without presolve
+        again = run_method(spec, instance, m, dataclasses.replace(
+            options, presolve=False, time_limit=None if limit is None else limit - (
+                time.perf_counter() - t0), started=None), force)
+        return _after_retry(again, v, time.perf_counter() - t0)
     details = dict(out.details)
     if v.record:
         details["verification"] = {**v.record, "time_s": verify_s}
@@ -290,6 +297,28 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
 
 
 MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
+
+
+def _presolve_retry(v: Any, details: dict, presolve: bool | None, limit: float | None,
+                    t0: float) -> bool:
+    """Whether a run is solved again without presolve: its bound was refuted by a point, the
+    solve used presolve by the formulation's own setting (not the caller's), and time is
+    left."""
+    left = math.inf if limit is None else limit - (time.perf_counter() - t0)
+    return (bool(v.record.get("refuted")) and details.get("presolve") is True
+            and presolve is None and left >= MIN_LEFT_S)
+
+
+def _after_retry(again: Result, first: Any, total_s: float) -> Result:
+    """The run without presolve, with the refuted first solve on record and its time counted."""
+    retry = {"refuted": first.record["refuted"], "first_s": total_s - again.time_s,
+             "why": "the presolved solve's bound was crossed by a point of the model: solved "
+                    "again without presolve"}
+    again.details["presolve_retry"] = retry
+    if again.certificate is not None:
+        again.certificate.details["presolve_retry"] = retry
+        again.certificate.times["total_s"] = total_s
+    return dataclasses.replace(again, time_s=total_s)
 
 
 def _import_solvers(spec: ProblemSpec, m: Method) -> None:
@@ -1075,6 +1104,11 @@ def solve_model(instance: Instance, model: pyo.ConcreteModel, *, time_limit: flo
                    bound_source, floor, RunOptions(), point=done.point, same_objective=same,
                    own_value=res.objective, sense=res.sense, own_x=res.x)
     details["verification"] = {**v.record, "time_s": time.perf_counter() - t1}
+    if _presolve_retry(v, details, presolve, limit, t0):  # as in `run_method`
+        again = solve_model(instance, model, time_limit=math.inf if limit is None else max(
+                                limit - (time.perf_counter() - t0), MIN_LEFT_S),
+                            threads=threads, mip_rel_gap=mip_rel_gap, presolve=False)
+        return _after_retry(again, v, time.perf_counter() - t0)
     if v.record.get("refuted"):
         warnings.warn(v.message, RuntimeWarning, stacklevel=2)
     status, solution, evaluation = v.status, v.solution, v.evaluation
