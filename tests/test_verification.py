@@ -423,3 +423,33 @@ def test_a_method_refuted_with_presolve_runs_again_without_it(forced):
         assert r.objective == pytest.approx(best.objective)
         assert r.details["presolve_retry"]["refuted"][0]["bound"] == pytest.approx(
             worse.objective)
+
+
+def test_a_second_run_that_ends_worse_leaves_the_first_answer():
+    """The run without presolve is cut by the time left with a worse plan than the first run's
+    verified answer (the net's): the first answer stands, feasible, with the retry on record.
+    Mutation: always the second run: the worse plan is returned."""
+    from crowdopt import api
+    from crowdopt.problems.labeler_set import LabelerSetSolution
+
+    inst = priced_out(18)
+    spec = get_problem("labeler-set")
+    worst = LabelerSetSolution(np.array([int(np.argmin(inst.qualities))]))
+    worse = spec.evaluate(inst, worst).objective
+    fast = crowdopt.solve(inst, "fast").objective
+    assert fast > worse * (1 + 1e-6)
+
+    def run(instance, opts):
+        status = Status.OPTIMAL if opts.presolve is not False else Status.TIME_LIMIT
+        return Outcome(status, worst, worse, "a presolved bound", worse,
+                       {"presolve": opts.presolve is not False})
+
+    method = dataclasses.replace(spec.method("milp"), run=run)
+    r = run_method(spec, inst, method)
+    assert r.status is Status.FEASIBLE and not r.proven_optimal
+    assert r.objective == pytest.approx(fast)
+    assert r.details["presolve_retry"]["kept"] == "the first run's answer"
+    assert r.details["presolve_retry"]["second"]["status"] == "time_limit"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(api, "better", lambda sense, a, b: False)  # the second always kept
+        assert run_method(spec, inst, method).objective == pytest.approx(worse)

@@ -49,7 +49,7 @@ from .solvers.certify import (
     with_bound,
     without_bound,
 )
-from .solvers.verify import Candidate, Claim, refutation_message, settle, verify_run
+from .solvers.verify import Candidate, Claim, better, refutation_message, settle, verify_run
 from .status import Status
 from .validate import MAX_INT, NO_LIMIT_S, integer, real
 from .validate import time_limit as time_limit_of
@@ -252,13 +252,9 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                    _source_of(m.algorithm, out.bound_source), floor,
                    dataclasses.replace(options, time_limit=limit, started=t0))
     verify_s = time.perf_counter() - t1
-    if _presolve_retry(v, out.details, options.presolve, limit, t0):
-        # the presolved solve's bound is refuted by a point: a presolve defect (HiGHS has cut
-        # off optima at the 1e-9 tolerance); the same method once more without presolve
-        again = run_method(spec, instance, m, dataclasses.replace(
-            options, presolve=False, time_limit=None if limit is None else limit - (
-                time.perf_counter() - t0), started=None), force)
-        return _after_retry(again, v, time.perf_counter() - t0)
+    # a presolved solve's bound refuted by a point: a presolve defect (HiGHS has cut off optima
+    # at the 1e-9 tolerance); the same method runs once more without presolve (`_retried`)
+    retry = _presolve_retry(v, out.details, options.presolve, limit, t0)
     details = dict(out.details)
     if v.record:
         details["verification"] = {**v.record, "time_s": verify_s}
@@ -266,7 +262,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
         r = v.record["refuted"][0]
         details["refuted_by"] = {"method": r["by"], "objective": r["crossed_by"],
                                  "claimed": r["bound"]}
-        warnings.warn(v.message, RuntimeWarning, stacklevel=2)
+        if not retry:
+            warnings.warn(v.message, RuntimeWarning, stacklevel=2)
     status, message = v.status, v.message or message
     bound, bound_source = out.bound, out.bound_source
     if v.bound is None:
@@ -290,10 +287,16 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
                                                              else None),
                             primal_source=v.primal_source, seed=options.seed, details=details,
                             problem_size=spec.size(instance))
-    return Result(problem=spec.name, method=m.kind, algorithm=m.algorithm, status=status,
-                  objective=objective, bound=bound, bound_source=bound_source, gap=gap,
-                  time_s=elapsed, message=message, solution=v.solution, certificate=cert,
-                  evaluation=evaluation, details=details, instance=instance)
+    result = Result(problem=spec.name, method=m.kind, algorithm=m.algorithm, status=status,
+                    objective=objective, bound=bound, bound_source=bound_source, gap=gap,
+                    time_s=elapsed, message=message, solution=v.solution, certificate=cert,
+                    evaluation=evaluation, details=details, instance=instance)
+    if not retry:
+        return result
+    return _retried(result, lambda: run_method(spec, instance, m, dataclasses.replace(
+        options, presolve=False, time_limit=None if limit is None else max(
+            limit - (time.perf_counter() - t0), MIN_LEFT_S), started=None), force),
+        spec.sense, lambda r: r.objective, v, t0)
 
 
 MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
@@ -309,16 +312,29 @@ def _presolve_retry(v: Any, details: dict, presolve: bool | None, limit: float |
             and presolve is None and left >= MIN_LEFT_S)
 
 
-def _after_retry(again: Result, first: Any, total_s: float) -> Result:
-    """The run without presolve, with the refuted first solve on record and its time counted."""
-    retry = {"refuted": first.record["refuted"], "first_s": total_s - again.time_s,
-             "why": "the presolved solve's bound was crossed by a point of the model: solved "
-                    "again without presolve"}
-    again.details["presolve_retry"] = retry
-    if again.certificate is not None:
-        again.certificate.details["presolve_retry"] = retry
-        again.certificate.times["total_s"] = total_s
-    return dataclasses.replace(again, time_s=total_s)
+def _retried(first: Result, again: Any, sense: str, value: Any, refuted: Any,
+             t0: float) -> Result:
+    """The better of a run whose presolved bound was refuted (`first`) and its run without
+    presolve (`again()`): the second where it is proven or not worse, else the first (a second
+    run cut by the time left may end worse). Either way the refuted first bound is on record
+    (`details.presolve_retry`) and the time counts both runs."""
+    second = again()
+    total = time.perf_counter() - t0
+    v1, v2 = value(first), value(second)
+    kept = second if (second.proven_optimal or v1 is None or (
+        v2 is not None and not better(sense, v1, v2))) else first
+    record = {"refuted": refuted.record["refuted"], "first_s": total - second.time_s,
+              "kept": "without presolve" if kept is second else "the first run's answer",
+              "why": "the presolved solve's bound was crossed by a point of the model: solved "
+                     "again without presolve"}
+    if kept is first:
+        record["second"] = {"status": str(second.status), "objective": v2}
+        warnings.warn(refuted.message, RuntimeWarning, stacklevel=3)
+    kept.details["presolve_retry"] = record
+    if kept.certificate is not None:
+        kept.certificate.details["presolve_retry"] = record
+        kept.certificate.times["total_s"] = total
+    return dataclasses.replace(kept, time_s=total)
 
 
 def _import_solvers(spec: ProblemSpec, m: Method) -> None:
@@ -1104,12 +1120,8 @@ def solve_model(instance: Instance, model: pyo.ConcreteModel, *, time_limit: flo
                    bound_source, floor, RunOptions(), point=done.point, same_objective=same,
                    own_value=res.objective, sense=res.sense, own_x=res.x)
     details["verification"] = {**v.record, "time_s": time.perf_counter() - t1}
-    if _presolve_retry(v, details, presolve, limit, t0):  # as in `run_method`
-        again = solve_model(instance, model, time_limit=math.inf if limit is None else max(
-                                limit - (time.perf_counter() - t0), MIN_LEFT_S),
-                            threads=threads, mip_rel_gap=mip_rel_gap, presolve=False)
-        return _after_retry(again, v, time.perf_counter() - t0)
-    if v.record.get("refuted"):
+    retry = _presolve_retry(v, details, presolve, limit, t0)  # as in `run_method`
+    if v.record.get("refuted") and not retry:
         warnings.warn(v.message, RuntimeWarning, stacklevel=2)
     status, solution, evaluation = v.status, v.solution, v.evaluation
     model_value = v.value if v.value is not None else res.objective
@@ -1154,10 +1166,17 @@ def solve_model(instance: Instance, model: pyo.ConcreteModel, *, time_limit: flo
     message = v.message or res.message
     if status is Status.INFEASIBLE:
         message = message or "the model has no feasible point (your constraints contradict)"
-    return Result(problem=spec.name, method="model", algorithm=algorithm, status=status,
-                  objective=objective, bound=v.bound, bound_source=v.bound_source and
-                  bound_source, gap=gap, time_s=elapsed, message=message, solution=solution,
-                  certificate=cert, evaluation=evaluation, details=details, instance=inst)
+    result = Result(problem=spec.name, method="model", algorithm=algorithm, status=status,
+                    objective=objective, bound=v.bound, bound_source=v.bound_source and
+                    bound_source, gap=gap, time_s=elapsed, message=message, solution=solution,
+                    certificate=cert, evaluation=evaluation, details=details, instance=inst)
+    if not retry:
+        return result
+    return _retried(result, lambda: solve_model(
+        instance, model, time_limit=math.inf if limit is None else max(
+            limit - (time.perf_counter() - t0), MIN_LEFT_S), threads=threads,
+        mip_rel_gap=mip_rel_gap, presolve=False), res.sense, lambda r: r.details.get(
+            "model", {}).get("objective"), v, t0)
 
 
 def _infeasible_row(spec: ProblemSpec, inst: Any, model: Any, why: str, route: dict,
