@@ -46,6 +46,7 @@ from .solvers.certify import (
     gap_ratio,
     lower_upper,
     make_certificate,
+    tolerance,
     with_bound,
     without_bound,
 )
@@ -315,14 +316,15 @@ def _presolve_retry(v: Any, details: dict, presolve: bool | None, limit: float |
 def _retried(first: Result, again: Any, sense: str, value: Any, refuted: Any,
              t0: float) -> Result:
     """The better of a run whose presolved bound was refuted (`first`) and its run without
-    presolve (`again()`): the second where it is proven or not worse, else the first (a second
-    run cut by the time left may end worse). Either way the refuted first bound is on record
-    (`details.presolve_retry`) and the time counts both runs."""
+    presolve (`again()`): the second unless the first's answer is better (a second run cut by
+    the time left may end worse; a proven one only by more than the tolerance). Either way the
+    refuted first bound is on record (`details.presolve_retry`) and the time counts both runs."""
     second = again()
     total = time.perf_counter() - t0
     v1, v2 = value(first), value(second)
-    kept = second if (second.proven_optimal or v1 is None or (
-        v2 is not None and not better(sense, v1, v2))) else first
+    ahead = v1 is not None and (v2 is None or (better(sense, v1, v2) and (
+        not second.proven_optimal or abs(v1 - v2) > tolerance(v1, v2))))
+    kept = first if ahead else second
     record = {"refuted": refuted.record["refuted"], "first_s": total - second.time_s,
               "kept": "without presolve" if kept is second else "the first run's answer",
               "why": "the presolved solve's bound was crossed by a point of the model: solved "
