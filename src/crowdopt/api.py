@@ -297,7 +297,8 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     return _retried(result, lambda: run_method(spec, instance, m, dataclasses.replace(
         options, presolve=False, time_limit=None if limit is None else max(
             limit - (time.perf_counter() - t0), MIN_LEFT_S), started=None), force),
-        spec.sense, lambda r: r.objective, v, t0)
+        spec.sense, lambda r: r.objective if r.evaluation is not None and r.evaluation.feasible
+        else None, v, t0)
 
 
 MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
