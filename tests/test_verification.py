@@ -390,39 +390,45 @@ def test_a_refuted_presolved_bound_is_solved_again_without_presolve(mutated):
         assert ans.status == "optimal" and ans.objective == pytest.approx(0.88)
 
 
-@pytest.mark.parametrize("forced", [None, True])
-def test_a_method_refuted_with_presolve_runs_again_without_it(forced):
-    """`solve`'s route: a method that claims a worse plan optimal with presolve on (its own
-    setting) and the optimum without is run again without presolve and proven; a caller who
-    forced presolve on gets the refutation ('feasible'), not a second run."""
+def presolve_liar(answers):
+    """priced_out(18), its worst plan (the lowest-quality labeler alone, which the fast
+    methods beat) and `milp` replaced by a method that answers `answers(presolve)` ->
+    (status, solution, value) and reports presolve on unless the caller turned it off; the
+    calls' presolve options are recorded in `calls`."""
     from crowdopt.problems.labeler_set import LabelerSetSolution
 
     inst = priced_out(18)
     spec = get_problem("labeler-set")
     worst = LabelerSetSolution(np.array([int(np.argmin(inst.qualities))]))
-    worse = spec.evaluate(inst, worst)
-    worse = dataclasses.replace(crowdopt.solve(inst, "top-k"), solution=worst,
-                                objective=worse.objective)
-    best = crowdopt.solve(inst, "enumeration")
-    assert crowdopt.solve(inst, "fast").objective > worse.objective * (1 + 1e-6)
+    worse = spec.evaluate(inst, worst).objective
+    assert crowdopt.solve(inst, "fast").objective > worse * (1 + 1e-6)
     calls = []
 
     def run(instance, opts):
         calls.append(opts.presolve)
-        sol, val = (best.solution, best.objective) if opts.presolve is False else (
-            worse.solution, worse.objective)
-        return Outcome(Status.OPTIMAL, sol, val, "a presolved bound", val,
+        status, sol, val = answers(opts.presolve, worst, worse)
+        return Outcome(status, sol, val, "a presolved bound", val,
                        {"presolve": opts.presolve is not False})
 
-    method = dataclasses.replace(spec.method("milp"), run=run)
+    return inst, spec, dataclasses.replace(spec.method("milp"), run=run), worse, calls
+
+
+@pytest.mark.parametrize("forced", [None, True])
+def test_a_method_refuted_with_presolve_runs_again_without_it(forced):
+    """`solve`'s route: a method that claims a worse plan optimal with presolve on (its own
+    setting) and the optimum without is run again without presolve and proven; a caller who
+    forced presolve on gets the refutation ('feasible'), not a second run."""
+    best = crowdopt.solve(priced_out(18), "enumeration")
+    inst, spec, method, worse, calls = presolve_liar(
+        lambda presolve, worst, worse: (Status.OPTIMAL, best.solution, best.objective)
+        if presolve is False else (Status.OPTIMAL, worst, worse))
     r = run_method(spec, inst, method, RunOptions(presolve=forced))
     if forced:
         assert calls == [True] and r.status is Status.FEASIBLE and not r.proven_optimal
     else:
         assert calls == [None, False] and r.proven_optimal
         assert r.objective == pytest.approx(best.objective)
-        assert r.details["presolve_retry"]["refuted"][0]["bound"] == pytest.approx(
-            worse.objective)
+        assert r.details["presolve_retry"]["refuted"][0]["bound"] == pytest.approx(worse)
 
 
 def test_a_second_run_that_ends_worse_leaves_the_first_answer():
@@ -430,26 +436,51 @@ def test_a_second_run_that_ends_worse_leaves_the_first_answer():
     verified answer (the net's): the first answer stands, feasible, with the retry on record.
     Mutation: always the second run: the worse plan is returned."""
     from crowdopt import api
-    from crowdopt.problems.labeler_set import LabelerSetSolution
 
-    inst = priced_out(18)
-    spec = get_problem("labeler-set")
-    worst = LabelerSetSolution(np.array([int(np.argmin(inst.qualities))]))
-    worse = spec.evaluate(inst, worst).objective
-    fast = crowdopt.solve(inst, "fast").objective
-    assert fast > worse * (1 + 1e-6)
-
-    def run(instance, opts):
-        status = Status.OPTIMAL if opts.presolve is not False else Status.TIME_LIMIT
-        return Outcome(status, worst, worse, "a presolved bound", worse,
-                       {"presolve": opts.presolve is not False})
-
-    method = dataclasses.replace(spec.method("milp"), run=run)
+    inst, spec, method, worse, _ = presolve_liar(
+        lambda presolve, worst, worse: (Status.TIME_LIMIT if presolve is False
+                                        else Status.OPTIMAL, worst, worse))
     r = run_method(spec, inst, method)
     assert r.status is Status.FEASIBLE and not r.proven_optimal
-    assert r.objective == pytest.approx(fast)
+    assert r.objective == pytest.approx(crowdopt.solve(inst, "fast").objective)
     assert r.details["presolve_retry"]["kept"] == "the first run's answer"
     assert r.details["presolve_retry"]["second"]["status"] == "time_limit"
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(api, "better", lambda sense, a, b: False)  # the second always kept
         assert run_method(spec, inst, method).objective == pytest.approx(worse)
+
+
+@pytest.mark.parametrize("first, second, proven, kept", [
+    (1.0, 1.0 - 1e-9, True, "second"),   # a proof within the tolerance of the first answer
+    (1.0, 0.9, True, "first"),           # a "proof" the first answer beats: not taken
+    (1.0, 0.9, False, "first"),          # a second run cut short, worse
+    (1.0, 1.0 - 1e-9, False, "first"),   # not proven: strictly worse is worse
+    (1.0, 1.0, False, "second"),
+    (None, 0.5, False, "second"),        # no feasible first answer
+    (1.0, None, False, "first"),
+])
+def test_the_retry_keeps_the_better_run(first, second, proven, kept):
+    """`api._retried`'s rule on a maximization, case by case (the tolerance: 1e-7 relative;
+    a run stands in for a Result: what the rule reads of it)."""
+    import warnings
+    from types import SimpleNamespace
+
+    from crowdopt import api
+
+    @dataclasses.dataclass(frozen=True)
+    class Run:
+        objective: float | None
+        proven_optimal: bool
+        status: str = "optimal"
+        details: dict = dataclasses.field(default_factory=dict)
+        certificate: None = None
+        time_s: float = 0.0
+
+    refuted = SimpleNamespace(record={"refuted": [{"bound": 0.5}]}, message="refuted")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = api._retried(Run(first, False), lambda: Run(second, proven), "max",
+                           lambda r: r.objective, refuted, 0.0)
+    assert out.objective == (first if kept == "first" else second)
+    assert out.details["presolve_retry"]["kept"] == (
+        "the first run's answer" if kept == "first" else "without presolve")

@@ -23,6 +23,7 @@ import math
 import os
 import time
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .errors import CrowdoptError, InputError, SolverError
@@ -314,8 +315,8 @@ def _presolve_retry(v: Any, details: dict, presolve: bool | None, limit: float |
             and presolve is None and left >= MIN_LEFT_S)
 
 
-def _retried(first: Result, again: Any, sense: str, value: Any, refuted: Any,
-             t0: float) -> Result:
+def _retried(first: Result, again: Callable[[], Result], sense: str,
+             value: Callable[[Result], float | None], refuted: Any, t0: float) -> Result:
     """The better of a run whose presolved bound was refuted (`first`) and its run without
     presolve (`again()`): the second unless the first's answer is better (a second run cut by
     the time left may end worse; a proven one only by more than the tolerance). Either way the
