@@ -292,6 +292,24 @@ def test_mutation_box_dropped_instead_of_tried_finer_is_caught(monkeypatch):
     assert _raw_bound(inst) < opt * (1 - REL)
 
 
+@pytest.mark.parametrize("seed", [6, 65])
+def test_mutation_raised_leaf_dropped_is_caught(monkeypatch, seed):
+    """A leaf that no LP refutes at its level, dropped instead of tried at a raised level
+    (`_raise`), claims its prefix lengths bounded by the other leaves: on soundness-set
+    instances 6 (weights scaled to 1e-9) and 65 (ties) the bound falls below the enumeration's
+    optimum. Unmutated, both raise leaves and stay valid."""
+    from test_cltap_soundness import SAMPLE_CELLS, draw
+
+    _, inst = draw(seed, SAMPLE_CELLS)
+    opt = optimum(inst.phi, inst.t, inst.b)
+    real, raised = B._raise, []
+    monkeypatch.setattr(B, "_raise", lambda *a: raised.append(a) or real(*a))
+    assert _raw_bound(inst) >= opt * (1 - REL)
+    assert raised, "no leaf was raised: the test would prove nothing"
+    monkeypatch.setattr(B, "_raise", lambda *a: [])
+    assert _raw_bound(inst) < opt * (1 - REL)
+
+
 def test_grid_ladder_and_widest_split():
     """Coarse grids first, the arc budget's last; the fallback split is strictly inside a
     branchable box (so both children are smaller and together hold every length), None when

@@ -66,8 +66,10 @@ MAX_LAYERS = 12  # annotators modelled one by one; the others share a pool
 # (grid multiple, level offset) of a node's further LPs: when the base LP's prices miss a real
 # cover (lower levels: near covers count), and when it does not refute and cannot split
 PRICE_TRIES = ((1, -1),)
-LEAF_TRIES = ((2, 0), (2, -1))
+LEAF_TRIES = ((2, 0), (2, -1), (4, 0))
+RAISES = 3  # a leaf no LP refutes is tried at levels raised half way to the bound this often
 REPAIRS = 2  # real covers then added to the last LP as columns
+LEVELS_KEPT = 3  # tested values whose LPs a run keeps live
 RECENT = 4  # refuting prices kept to try on the next boxes
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
@@ -348,8 +350,10 @@ class _Run:
 
     def level(self, theta: float, grid: int, offset: int) -> Level:
         key = (theta, grid, offset)
-        if key not in self.cache:
-            self.cache = {k: v for k, v in self.cache.items() if k[0] == theta}
+        if key not in self.cache:  # the LPs of the last LEVELS_KEPT levels (raised leaves)
+            kept = list(dict.fromkeys(k[0] for k in self.cache if k[0] != theta))
+            kept = set(kept[-(LEVELS_KEPT - 1):]) | {theta}
+            self.cache = {k: v for k, v in self.cache.items() if k[0] in kept}
             self.cache[key] = Level(self.inst, theta, grid, offset, self.layers).build(
                 self.options)
         return self.cache[key]
@@ -476,17 +480,22 @@ def _widest(inst: CltapInstance, paid: np.ndarray, lo: np.ndarray, hi: np.ndarra
     return j, int(np.clip(np.rint(paid[j]), lo[j] + 1, hi[j] - 1))
 
 
-def refute(run: _Run, theta: float) -> tuple[bool, float]:
-    """Depth-first tree of boxes at theta: (every leaf's W below theta, the largest W)."""
+def refute(run: _Run, theta: float, ub: float = math.inf) -> tuple[bool, float]:
+    """Depth-first tree of boxes at theta: (every leaf bounded, the largest W). A leaf that no
+    LP refutes at its level (integer prefixes, yet a fractional cover reaches it) is tried again
+    at a level raised half way to `ub`, at most RAISES times: a leaf's W bounds every plan of its
+    box whatever level found its prices (step 2 of the module docstring), so the tree's bound is
+    its largest W, below theta when every leaf falls at theta; one leaf that stands no longer
+    throws away the certificates of all the others."""
     inst = run.inst
     a, K = inst.a, inst.K
     ladder = grid_ladder(run.grid)
-    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64), ladder[0])]
+    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64), ladder[0], theta, 0)]
     if len(ladder) > 1 and not run.out_of_budget():
         # the whole box once on the finest grid first: where its LP refutes at the root (dec
         # t = 100, a = 10: most levels) the coarse grids' rounding would branch for tens of
         # node LPs instead
-        lo, hi, _ = stack[0]
+        lo, hi = stack[0][:2]
         out, wv, _, _, _ = _solve(run, run.level(theta, ladder[-1], 0), theta, lo, hi)
         if out == "refuted":
             return True, wv
@@ -495,28 +504,32 @@ def refute(run: _Run, theta: float) -> tuple[bool, float]:
     # (min(phi, theta) / theta: exact weights, no rounding)
     recent: list[np.ndarray] = [np.minimum(inst.phi, theta) / theta]
     while stack:
-        lo, hi, grid = stack.pop()
+        lo, hi, grid, th, raised = stack.pop()
         c0 = time.perf_counter()
         known = math.inf
         for gamma in recent[::-1]:
             known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)[0]
-            if known < theta:
+            if known < th:
                 break
         run.cert_s += time.perf_counter() - c0
-        if known < theta:
+        if known < th:
             worst = max(worst, known)
             continue
-        out, wv, gamma, split = _node(run, theta, lo, hi, grid)
+        out, wv, gamma, split = _node(run, th, lo, hi, grid)
         if out == "refuted":
             worst = max(worst, wv)
             recent = (recent + [gamma])[-RECENT:]
             continue
         if out == "fail" and grid < ladder[-1]:
-            stack += _again(lo, hi, grid, ladder)
+            stack += [(*box, th, raised) for box in _again(lo, hi, grid, ladder)]
+            continue
+        if out == "fail" and raised < RAISES and th < ub * (1 - SEPARATION):
+            stack += _raise(lo, hi, ladder[-1], th, ub, raised)
             continue
         if out != "branch":
             return False, worst
-        stack += [(clo, chi, grid) for clo, chi in _children(lo, hi, *split)[::-1]]
+        stack += [(clo, chi, grid, th, raised)
+                  for clo, chi in _children(lo, hi, *split)[::-1]]
     return True, worst
 
 
@@ -533,6 +546,13 @@ def _again(lo: np.ndarray, hi: np.ndarray, grid: int, ladder: list[int]
     """The box that `grid` could neither refute nor split, to be tried on the next finer grid
     of `ladder` (dropping it would claim its prefix lengths refuted)."""
     return [(lo, hi, ladder[ladder.index(grid) + 1])]
+
+
+def _raise(lo: np.ndarray, hi: np.ndarray, grid: int, th: float, ub: float, raised: int
+           ) -> list[tuple[np.ndarray, np.ndarray, int, float, int]]:
+    """The leaf that no LP refutes at level `th`, to be tried at the level half way to `ub`
+    (dropping it would claim its prefix lengths bounded by the other leaves' W)."""
+    return [(lo, hi, grid, th + 0.5 * (ub - th), raised + 1)]
 
 
 def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
@@ -625,10 +645,12 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         theta = ub - step * (ub - low)
         nodes0 = run.nodes
         run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // 2)
-        ok, worst = refute(run, theta)
-        run.log.append({"theta": theta, "refuted": ok, "W": worst, "nodes": run.nodes - nodes0})
-        if ok:
-            ub, refuted = min(ub, max(worst, 0.0)), True
+        ok, worst = refute(run, theta, ub)
+        fell = ok and worst < theta  # every leaf below the level (else raised leaves bound it)
+        run.log.append({"theta": theta, "refuted": fell, "W": worst, "nodes": run.nodes - nodes0})
+        if ok and max(worst, 0.0) < ub:
+            ub, refuted = max(worst, 0.0), True
+        if fell:
             step = min(0.5, STEP_GROWTH * step)
         else:
             failed, step = theta, 0.5

@@ -70,10 +70,13 @@ PRIMAL_MAX_S = 1.0
 PRIMAL_PER_BINARY = 1e-4
 SEARCH_S = 0.2  # local search from every feasible step's assignment
 # the start's configuration LP with branching on prefix lengths (`cltap_branch`): at most
-# BRANCH_SHARE of the time limit (and BRANCH_MAX_S), BRANCH_NODES node LPs
+# BRANCH_SHARE of the time limit (and BRANCH_MAX_S), BRANCH_NODES_PER_S node LPs per second of
+# that and at most BRANCH_NODES (a deterministic budget that grows with the limit: at t = 40,
+# a = 10, dec, 80 node LPs leave the bound at 0.152413, 400 (13 s CPU) take it to 0.152242)
 BRANCH_SHARE = 0.25
 BRANCH_MAX_S = 20.0
-BRANCH_NODES = 80  # 0: no configuration-LP stage (tests that check it against head-cover)
+BRANCH_NODES = 400  # 0: no configuration-LP stage (tests that check it against head-cover)
+BRANCH_NODES_PER_S = 20.0
 # a step's "infeasible" becomes a bound only once a run without presolve confirms it
 CONFIRM_REFUTATIONS = True
 SEED = 0  # of the best-of start and local search: `solve` and `solve_model` (no seed) agree
@@ -128,7 +131,7 @@ def _last_start() -> list:
 def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0, bound_s: float = 0.0
                  ) -> tuple[P.CltapSolution, float, float, str]:
     """(best plan, its value, tightest bound, its source): the best-of primal and the cheap
-    bounds, then, within `bound_s` seconds (and BRANCH_NODES node LPs), the configuration LP
+    bounds, then, within `bound_s` seconds (and `branch_nodes` node LPs), the configuration LP
     with branching on prefix lengths, whose bound is often within 0.5 % of the optimum and whose
     worlds often hold a better plan; zero optimum: the empty solution. The start
     `solve_head_cover` made for this very instance object is reused (once) by the search's
@@ -147,7 +150,7 @@ def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0, bound_s:
     lb = P.evaluate(inst, sol).objective
     if bound_s > 0 and BRANCH_NODES > 0 and not proven(lb, hi, inst):
         res, plan = branch_bound(inst, lb, hi, start=sol, time_limit=bound_s,
-                                 max_nodes=BRANCH_NODES, stop_within=ASCENT_GAP)
+                                 max_nodes=branch_nodes(bound_s), stop_within=ASCENT_GAP)
         if plan is not None and P.evaluate(inst, plan).objective > lb:
             sol, lb = plan, P.evaluate(inst, plan).objective
         if res.value < hi:
@@ -158,6 +161,11 @@ def start_bounds(inst: P.CltapInstance, primal_s: float, seed: int = 0, bound_s:
 def branch_seconds(limit: float) -> float:
     """The start's configuration-LP branching budget (BRANCH_SHARE, BRANCH_MAX_S)."""
     return min(BRANCH_MAX_S, BRANCH_SHARE * limit)
+
+
+def branch_nodes(bound_s: float) -> int:
+    """The start's node-LP budget for `bound_s` seconds (BRANCH_NODES_PER_S, BRANCH_NODES)."""
+    return min(BRANCH_NODES, max(1, int(BRANCH_NODES_PER_S * bound_s)))
 
 
 def proven(lb: float, ub: float, inst: P.CltapInstance, margin: float = STEP) -> bool:
