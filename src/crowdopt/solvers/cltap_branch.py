@@ -37,10 +37,12 @@ Why a refutation is a proof (the LP only finds prices; nothing HiGHS reports is 
    one annotator j: every integer n_j of the box is in one of them). Rounding,
    pooling and the LP's own tolerances only change which prices are found, never this argument.
 A tested theta is refuted when every leaf's W is below it (a box whose shortest prefixes
-exceed the budget holds no plan). Levels go down from the tightest cheap bound towards the best
-plan in growing steps while they fall, then by bisection (a level may take half of the node
-budget left); a run stopped by its node budget or its clock returns the last refuted level's
-W, so every stop is valid. Leaves that the LP cannot refute are worlds
+exceed the budget holds no plan). A leaf that no LP refutes at theta is tried at levels raised
+half way to the bound (`_raise`): its W, found at any level, still bounds its box, so a level
+whose every leaf got a W gives the bound max W even where that is above theta. Levels go down
+from the tightest cheap bound towards the best plan in growing steps while they fall, then by
+bisection (a level may take half of the node budget left); a run stopped by its node budget or
+its clock returns the last bounded level's W, so every stop is valid. Leaves that the LP cannot refute are worlds
 (integer prefix lengths) worth a plan: the labels of those prefixes placed heaviest first on the
 neediest task (`cltap_construct.lpt_place`), then the local search.
 """
