@@ -42,9 +42,9 @@ half way to the bound (`_raise`): its W, found at any level, still bounds its bo
 whose every leaf got a W gives the bound max W even where that is above theta. Levels go down
 from the tightest cheap bound towards the best plan in growing steps while they fall, then by
 bisection (a level may take half of the node budget left); a run stopped by its node budget or
-its clock returns the last bounded level's W, so every stop is valid. Leaves that the LP cannot refute are worlds
-(integer prefix lengths) worth a plan: the labels of those prefixes placed heaviest first on the
-neediest task (`cltap_construct.lpt_place`), then the local search.
+its clock returns the last bounded level's W, so every stop is valid. Leaves that the LP cannot
+refute are worlds (integer prefix lengths) worth a plan: the labels of those prefixes placed
+heaviest first on the neediest task (`cltap_construct.lpt_place`), then the local search.
 """
 
 from __future__ import annotations
