@@ -76,8 +76,8 @@ def independent(model: Any) -> Answer:
             a = read_mps(path)
             if x.size == len(a.c):
                 x[a.integ] = np.round(x[a.integ])
-            if x.size == len(a.c) and holds(a, x):
-                status, objective = other, value
+                if holds(a, x):
+                    status, objective = other, value
     return Answer(status, objective, scale, brute, time.process_time() - t0)
 
 

@@ -484,3 +484,34 @@ def test_the_retry_keeps_the_better_run(first, second, proven, kept):
     assert out.objective == (first if kept == "first" else second)
     assert out.details["presolve_retry"]["kept"] == (
         "the first run's answer" if kept == "first" else "without presolve")
+
+
+def test_a_retry_weighs_only_feasible_answers():
+    """A first run whose answer the evaluator refuses (its value 2.0 on a maximization) does not
+    beat a feasible second run (1.0): `api._feasible_value` reads no value from it, on both
+    routes' terms. Mutation: the value read regardless: the refused answer is kept."""
+    import warnings
+    from types import SimpleNamespace
+
+    from crowdopt import api
+
+    @dataclasses.dataclass(frozen=True)
+    class Run:
+        objective: float
+        evaluation: SimpleNamespace
+        proven_optimal: bool = False
+        status: str = "feasible"
+        details: dict = dataclasses.field(default_factory=dict)
+        certificate: None = None
+        time_s: float = 0.0
+
+    refuted = SimpleNamespace(record={"refuted": [{"bound": 3.0}]}, message="refuted")
+    first = Run(2.0, SimpleNamespace(feasible=False), details={"model": {"objective": 2.0}})
+    second = Run(1.0, SimpleNamespace(feasible=True), details={"model": {"objective": 1.0}})
+    for value in (lambda r: api._feasible_value(r, r.objective),
+                  lambda r: api._feasible_value(r, r.details["model"]["objective"])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = api._retried(first, lambda: second, "max", value, refuted, 0.0)
+        assert out.objective == 1.0
+        assert out.details["presolve_retry"]["kept"] == "without presolve"

@@ -298,8 +298,7 @@ def run_method(spec: ProblemSpec, instance: Any, method: Method | str,
     return _retried(result, lambda: run_method(spec, instance, m, dataclasses.replace(
         options, presolve=False, time_limit=None if limit is None else max(
             limit - (time.perf_counter() - t0), MIN_LEFT_S), started=None), force),
-        spec.sense, lambda r: r.objective if r.evaluation is not None and r.evaluation.feasible
-        else None, v, t0)
+        spec.sense, lambda r: _feasible_value(r, r.objective), v, t0)
 
 
 MIN_LEFT_S = 0.05  # less than this left of a limit: the method is not started
@@ -313,6 +312,12 @@ def _presolve_retry(v: Any, details: dict, presolve: bool | None, limit: float |
     left = math.inf if limit is None else limit - (time.perf_counter() - t0)
     return (bool(v.record.get("refuted")) and details.get("presolve") is True
             and presolve is None and left >= MIN_LEFT_S)
+
+
+def _feasible_value(r: Result, value: float | None) -> float | None:
+    """`value` (the run's objective in the terms compared) where the run's answer is feasible
+    for the evaluator, else None: a retry weighs only feasible answers."""
+    return value if r.evaluation is not None and r.evaluation.feasible else None
 
 
 def _retried(first: Result, again: Callable[[], Result], sense: str,
@@ -1179,8 +1184,8 @@ def solve_model(instance: Instance, model: pyo.ConcreteModel, *, time_limit: flo
     return _retried(result, lambda: solve_model(
         instance, model, time_limit=math.inf if limit is None else max(
             limit - (time.perf_counter() - t0), MIN_LEFT_S), threads=threads,
-        mip_rel_gap=mip_rel_gap, presolve=False), res.sense, lambda r: r.details.get(
-            "model", {}).get("objective"), v, t0)
+        mip_rel_gap=mip_rel_gap, presolve=False), res.sense, lambda r: _feasible_value(
+            r, r.details.get("model", {}).get("objective")), v, t0)
 
 
 def _infeasible_row(spec: ProblemSpec, inst: Any, model: Any, why: str, route: dict,

@@ -482,13 +482,13 @@ def _widest(inst: CltapInstance, paid: np.ndarray, lo: np.ndarray, hi: np.ndarra
     return j, int(np.clip(np.rint(paid[j]), lo[j] + 1, hi[j] - 1))
 
 
-def refute(run: _Run, theta: float, ub: float = math.inf) -> tuple[bool, float]:
+def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
     """Depth-first tree of boxes at theta: (every leaf bounded, the largest W). A leaf that no
     LP refutes at its level (integer prefixes, yet a fractional cover reaches it) is tried again
-    at a level raised half way to `ub`, at most RAISES times: a leaf's W bounds every plan of its
-    box whatever level found its prices (step 2 of the module docstring), so the tree's bound is
-    its largest W, below theta when every leaf falls at theta; one leaf that stands no longer
-    throws away the certificates of all the others."""
+    at a level raised half way to `ub` (a valid bound), at most RAISES times: a leaf's W bounds
+    every plan of its box whatever level found its prices (step 2 of the module docstring), so
+    the tree's bound is its largest W, below theta when every leaf falls at theta; one leaf that
+    stands no longer throws away the certificates of all the others."""
     inst = run.inst
     a, K = inst.a, inst.K
     ladder = grid_ladder(run.grid)
