@@ -165,13 +165,12 @@ def hull_config_lp(inst: P.CltapInstance, theta: float, plans: list, grid: int =
             add(np.asarray(n))
     bound = np.inf
     first = len(cost)
-    worlds: list = []  # the prefix vectors of the LP's last mix (filled by `mix`)
 
-    def mix(x: np.ndarray) -> str:
+    def mix(x: np.ndarray) -> tuple[str, list]:
+        """The LP's mix as text, and its prefix vectors (worlds)."""
         used = [(x[first + i], n) for i, n in enumerate(order) if x[first + i] > 1e-6]
-        worlds.extend(n for _, n in used)
         return " + ".join(f"{w:.2f} {{{', '.join(map(str, np.flatnonzero(n)))}}}"
-                          for w, n in used)
+                          for w, n in used), [n for _, n in used]
 
     for _ in range(rounds):
         res = model.solve()
@@ -183,11 +182,11 @@ def hull_config_lp(inst: P.CltapInstance, theta: float, plans: list, grid: int =
         if bound < t * (1 - 1e-9):
             return "refuted", z, "", []
         if z >= t * (1 - 1e-9):
-            return "stands", z, mix(np.asarray(res.x)), worlds
+            return ("stands", z, *mix(np.asarray(res.x)))
         if tuple(n.astype(int)) in pool:
-            return "open", z, mix(np.asarray(res.x)), worlds
+            return ("open", z, *mix(np.asarray(res.x)))
         add(n.astype(int))
-    return "open", z, mix(np.asarray(res.x)), worlds
+    return ("open", z, *mix(np.asarray(res.x)))
 
 
 def world_plan(inst: P.CltapInstance, worlds: list) -> float:

@@ -33,13 +33,14 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 def _prices(rng: np.random.Generator, phi: np.ndarray, kind: str) -> np.ndarray:
     """Prices of every shape a certificate may hold: zeros, random, the covering bound's
-    truncated weights, a few concentrated ones, and ties."""
+    truncated weights, a few concentrated ones, ties, and signed ones (an LP's raw duals)."""
     theta = float(phi.max(initial=0.0)) * rng.uniform(0.2, 1.2) + 1e-300
     return {"zero": np.zeros(phi.shape),
             "random": rng.random(phi.shape) * rng.choice([1e-6, 1.0, 1e3]),
             "covering": np.minimum(phi, theta) / theta,
             "sparse": (rng.random(phi.shape) < 0.3) * rng.random(phi.shape),
-            "ties": rng.choice([0.0, 0.5, 1.0], size=phi.shape)}[kind]
+            "ties": rng.choice([0.0, 0.5, 1.0], size=phi.shape),
+            "signed": rng.random(phi.shape) - 0.5}[kind]
 
 
 @PROPERTY
@@ -117,7 +118,7 @@ def tiny(draw):
 
 @PROPERTY
 @given(inst=tiny(), seed=st.integers(0, 10_000),
-       kind=st.sampled_from(["zero", "random", "covering", "sparse", "ties"]))
+       kind=st.sampled_from(["zero", "random", "covering", "sparse", "ties", "signed"]))
 def test_price_bound_of_a_box_holding_an_optimal_plan_is_at_least_opt(inst, seed, kind):
     """Steps 1-2 of the proof, for any prices: a box that holds an optimal plan's prefix lengths
     is never bounded below the optimum (brute force)."""
@@ -128,6 +129,18 @@ def test_price_bound_of_a_box_holding_an_optimal_plan_is_at_least_opt(inst, seed
     hi = np.array([rng.integers(v, inst.K + 1) for v in n])
     got, _ = B.price_bound(inst.phi, _prices(rng, inst.phi, kind), inst.t, lo, hi, inst.b)
     assert got >= opt * (1 - 1e-12), (got, opt, n, lo, hi)
+
+
+def test_price_bound_counts_negative_prices_as_zero():
+    """One task, two annotators with one label each, both prefixes forced: OPT is both labels.
+    Raw duals (-1, 1) sum to 0 over the box, but the cheap set is priced with the negative one
+    at 0; the supply must be of those same prices (1), or the bound would be the first label
+    alone. Mutation: the supply of the raw prices gives 0.339 < OPT 1.171."""
+    inst = P.make_instance(np.array([[0.7], [0.8]]), 1, 2)
+    opt = float(inst.phi.sum())
+    one = np.ones(2, dtype=np.int64)
+    got, _ = B.price_bound(inst.phi, np.array([[-1.0], [1.0]]), inst.t, one, one, inst.b)
+    assert got >= opt * (1 - 1e-12)
 
 
 @pytest.fixture

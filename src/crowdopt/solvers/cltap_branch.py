@@ -170,11 +170,13 @@ def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: 
                 b: int) -> tuple[float, list[tuple[int, int]]]:
     """(OPT over the plans with prefix lengths in [lo, hi] is at most this, the heaviest set
     below the price: module docstring, steps 1-2); -inf when no prefix lengths of the box fit
-    the budget."""
+    the budget. Negative prices count as 0 in both steps: step 2 needs the supply of the very
+    prices the cheap set is priced at."""
+    gamma = np.maximum(gamma, 0.0)
     s = supply(gamma, lo, hi, b)
     if s == -math.inf:
         return -math.inf, []
-    w, chosen = cover_weight(phi, np.maximum(gamma, 0.0), s * (1.0 + REL) / t, hi)
+    w, chosen = cover_weight(phi, gamma, s * (1.0 + REL) / t, hi)
     return (w * (1.0 + 1e-12) if w > 0 else w), chosen
 
 
