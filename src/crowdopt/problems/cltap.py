@@ -502,6 +502,9 @@ SPEC = ProblemSpec.from_module(
         Method("alloc-lpt", "fast", Lazy(_SOLVERS + "_alloc_lpt"),
                "covering-bound allocation of prefix lengths, labels placed heaviest first on "
                "the neediest task (LPT)"),
+        Method("layered", "fast", Lazy(_SOLVERS + "_layered"),
+               "layers of annotators' prefixes at a target found by bisection: a whole row, "
+               "partial rows paired to leave few tasks short, one finishing row"),
         Method("best-of", "fast", Lazy(_SOLVERS + "_fast"),
                "best of all constructions, then local search until its budget (--search-time, "
                "default 2 s; a time limit only cuts it) or a bound proves it optimal"),

@@ -12,7 +12,9 @@ relaxation / the exact knapsack DP), `counting` (labels per task), `pairing` (co
 condition on two-label tasks), `config-lp` (configuration LP with one label per task and
 annotator) and `config-branch` (that LP with every cover at once, in a branch and bound on the
 prefix lengths, `cltap_branch`). `certify` takes the tightest and names it. Fast
-constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `full-rows` (inside `best-of`) and
+constructions of `cltap_construct`: `cbp-phi`, `alloc-lpt`, `layered` (`cltap_layers`: a
+steep row, partial rows, a finishing layer, at a target found by bisection), `full-rows` (inside
+`best-of`) and
 `best-of` (every construction, then local search); `cbp` stays the first, default, fast method.
 """
 
@@ -31,9 +33,10 @@ from . import cltap_bounds as CB
 from .cltap_baselines import BASELINES
 from .cltap_cbp import cbp
 from .cltap_colgen import closed_form_bound, column_generation
-from .cltap_construct import alloc_lpt, cbp_phi, constructions
+from .cltap_construct import alloc_lpt, cbp_phi, cheap_bound, constructions
 from .cltap_construct import fast as fast_best_of
 from .cltap_exact import cheap_upper_bound
+from .cltap_layers import layered
 from .cltap_search import local_search
 
 BRUTE_MAX_STATES = 200_000
@@ -131,8 +134,6 @@ def _head_cover_links(inst: P.CltapInstance) -> int:
 def start_proves(inst: P.CltapInstance) -> bool:
     """Whether CBP meets the cheap bound (or the optimum is 0): then head-cover's start, which
     is at least as good on both sides, proves the optimum without building a model."""
-    from .cltap_construct import cheap_bound
-
     if CB.zero_optimum(inst):
         return True
     value = P.evaluate(inst, cbp(inst)).objective
@@ -203,6 +204,18 @@ def _cbp_phi(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
 
 def _alloc_lpt(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     return Outcome("feasible", alloc_lpt(inst))
+
+
+def _layered(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
+    """The layered plan above CBP's value, below the cheap bound; CBP's plan where it finds none
+    (a fixed amount of work; the time limit only cuts the bisection)."""
+    start = cbp(inst)
+    lo = P.evaluate(inst, start).objective
+    hi, _ = cheap_bound(inst)
+    deadline = None if opts.time_limit is None else time.perf_counter() + opts.time_limit
+    sol = layered(inst, lo=lo, hi=max(hi, lo), deadline=deadline)
+    return Outcome("feasible", start if sol is None else sol,
+                   details={"layered": sol is not None, "cbp_objective": lo})
 
 
 def _fast(inst: P.CltapInstance, opts: RunOptions) -> Outcome:

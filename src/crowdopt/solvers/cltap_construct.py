@@ -10,7 +10,8 @@
   (digest B2 option).
 - `full_rows`: for b >= 2t, K = t, the best pair of whole rows (exhaustive), more rows greedily.
 - `fast`: every construction (CBP, CBP-phi, allocation-then-LPT at the covering bound and at
-  UB_LP, LPT on CBP's prefix lengths), the best one by the evaluator, then the local search
+  UB_LP, LPT on CBP's prefix lengths, whole rows, the layered plan of `cltap_layers` above the
+  best of them), the best one by the evaluator, then the local search
   from it with the whole remaining budget, stopping early only when the incumbent meets the
   tightest cheap bound (covering, counting): then it is proven optimal.
 """
@@ -24,6 +25,7 @@ import numpy as np
 from ..problems.cltap import CltapInstance, CltapSolution, empty_solution, evaluate
 from .cltap_bounds import counting_bound, covering_allocation, covering_bound
 from .cltap_cbp import cbp
+from .cltap_layers import layered
 from .cltap_search import local_search
 
 
@@ -128,6 +130,12 @@ def constructions(inst: CltapInstance, theta: float | None = None,
     rows = full_rows(inst) if more() else None
     if rows is not None:
         out["full-rows"] = rows
+    if more():
+        lo = max(evaluate(inst, s).objective for s in out.values())
+        hi = None if theta is None else max(theta, lo)
+        plan = layered(inst, lo=lo, hi=hi, deadline=deadline)
+        if plan is not None:
+            out["layered"] = plan
     return out
 
 
