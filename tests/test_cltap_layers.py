@@ -85,3 +85,16 @@ def test_layered_finds_the_steep_row_plan_cbp_misses():
     assert sol is not None
     assert P.evaluate(inst, sol).objective >= 1.84 > v_cbp + 0.08
     assert "layered" in constructions(inst)
+
+
+def test_layered_resumes_its_bisection_on_the_same_instance():
+    """A second call (certify's methods each build their start) reuses what the first learnt:
+    the same plan for the same arguments, and a feasible one for other bounds."""
+    inst = P.generate(1, t=40, a=5, trend="inc")
+    first = layered(inst, lo=0.0, hi=3.0)
+    assert first is not None
+    assert np.array_equal(layered(inst, lo=0.0, hi=3.0).task_of, first.task_of)
+    other = layered(inst, lo=0.0, hi=2.5)
+    assert other is not None and P.evaluate(inst, other).feasible
+    fresh = P.generate(1, t=40, a=5, trend="inc")  # a new instance object learns afresh
+    assert np.array_equal(layered(fresh, lo=0.0, hi=3.0).task_of, first.task_of)

@@ -16,7 +16,10 @@ whole rows and the local search do not (inc, t = 1000, a = 100: 4.2356 against C
 
 from __future__ import annotations
 
+import math
 import time
+import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +28,8 @@ from ..problems.cltap import CltapInstance, CltapSolution, empty_solution
 GRID = 12  # prefix lengths tried per layer
 TOP = 4  # annotators kept per prefix length (by deficit removed per label)
 LEVELS = 32  # residual levels lam tried per layer
-ITERATIONS = 12  # bisection steps on theta per base
+PRECISION = 1e-4  # bisection on theta stops within this (relative) of the missed target
+MAX_STEPS = 24  # at most this many bisection steps per base and call
 BASES = 2  # whole rows tried as base layers (besides none): most labels >= the lower end
 _TOL = 1e-12
 
@@ -172,34 +176,60 @@ def _solution(inst: CltapInstance, layers: list[Layer]) -> CltapSolution:
     return CltapSolution(z)
 
 
+@dataclass
+class _Bracket:
+    """What bisection has learnt for one instance and base: the highest target reached (with
+    its layers) and the lowest target above it that the rule misses."""
+
+    reached: float = -math.inf
+    layers: list[Layer] | None = None
+    missed: float = math.inf
+
+
+# per instance (weakly held) and base: later calls (certify's methods each build their start)
+# resume the bisection where an earlier one stopped instead of repeating it
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _reaches(inst: CltapInstance, br: _Bracket, base: int | None, theta: float) -> bool:
+    if theta <= br.reached:
+        return True
+    if theta >= br.missed:
+        return False
+    out = _layers(inst, theta, base)
+    if out is None:
+        br.missed = theta
+    else:
+        br.reached, br.layers = theta, out
+    return out is not None
+
+
 def layered(inst: CltapInstance, lo: float = 0.0, hi: float | None = None,
             deadline: float | None = None) -> CltapSolution | None:
     """The layered plan of the highest target found by bisection on [lo, hi] (hi: an upper
-    bound on the optimum; default: every annotator's best label), for no base and the BASES rows with most labels >= lo;
-    None if no target >= lo is reached. `deadline` (perf_counter): stop bisecting once passed
-    (the best plan so far is kept)."""
+    bound on the optimum; default: every annotator's best label) to within PRECISION, for no
+    base and the BASES rows with most labels >= lo; None if no target >= lo is reached.
+    `deadline` (perf_counter): stop bisecting once passed (the best plan so far is kept)."""
     if hi is None:  # one label per task and annotator: no task gets more than every row's best
         hi = float(inst.phi.max(axis=1).sum()) if inst.phi.size else 0.0
     t = min(inst.t, inst.K)
     strong = (inst.phi[:, :t] >= lo).sum(axis=1) + inst.phi[:, :t].sum(axis=1) * 1e-9
     bases = [None, *(int(j) for j in np.argsort(-strong, kind="stable")[:BASES])]
+    memo = _MEMO.setdefault(inst, {})
     best_v, best = lo, None
     for base in bases:
         if deadline is not None and time.perf_counter() > deadline:
             break
-        got = _layers(inst, best_v, base)
-        if got is None:
+        br = memo.setdefault(base, _Bracket())
+        if not _reaches(inst, br, base, best_v):
             continue
-        a, h = best_v, max(hi, best_v)
-        for _ in range(ITERATIONS):
-            if deadline is not None and time.perf_counter() > deadline:
+        h = max(hi, br.reached)
+        for _ in range(MAX_STEPS):
+            h = min(h, br.missed)
+            if h - br.reached <= PRECISION * abs(h) or (
+                    deadline is not None and time.perf_counter() > deadline):
                 break
-            mid = (a + h) / 2
-            out = _layers(inst, mid, base)
-            if out is None:
-                h = mid
-            else:
-                a, got = mid, out
-        if best is None or a > best_v:
-            best_v, best = a, got
+            _reaches(inst, br, base, (br.reached + h) / 2)
+        if best is None or br.reached > best_v:
+            best_v, best = br.reached, br.layers
     return None if best is None else _solution(inst, best)
