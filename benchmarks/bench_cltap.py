@@ -40,7 +40,8 @@ kept live in HiGHS (columns added, primal simplex warm start) vs rebuilt through
 iteration, same instance, each run to convergence from CBP's columns (their degenerate duals
 differ, so the round counts may too).
 Table 4: the new bounds (covering, covering-dp, counting, pairing, first-labels, config-lp,
-config-branch) and constructions (cbp-phi, alloc-lpt, best-of fast with a 2 s budget) on the
+config-branch) and constructions (cbp-phi, alloc-lpt, layered, best-of fast with a 2 s budget,
+which resumes layered's bisection where the layered row left it) on the
 Table 3 sizes, b = 2t: value, wall and CPU time, time relative to CBP and to column generation
 (the paper's bound; 10 s limit, where it applies; config-branch: 60 s, 400 node LPs), and for a
 bound the certified ratio best plan / bound (the best plan of the row's constructions and of
@@ -144,7 +145,7 @@ def bench_bounds_table(args, sizes):
     CBP's, time / column generation's (the paper's UB; None where its master is too large).
     `config-lp/former-start` is config-lp from the bound it started at before, in the same run."""
     spec = get_problem("cltap")
-    names = ["cbp", "cbp-phi", "alloc-lpt", "best-of", "lp-closed-form", "column-generation",
+    names = ["cbp", "cbp-phi", "alloc-lpt", "layered", "best-of", "lp-closed-form", "column-generation",
              "covering", "covering-dp", "counting", "pairing", "first-labels",
              "config-lp", "config-lp/former-start", "config-branch"]
     limits = {"best-of": 2.0, "config-branch": 60.0}
@@ -158,7 +159,7 @@ def bench_bounds_table(args, sizes):
                 if m.refuses(inst) is not None:
                     continue
                 limit = limits.get(name, 10.0)
-                reps = 1 if name in ("best-of", "column-generation") or name.startswith(
+                reps = 1 if name in ("layered", "best-of", "column-generation") or name.startswith(
                     "config-") else args.repeat
                 if name == "config-lp/former-start":
                     def run(inst=inst, limit=limit):

@@ -16,23 +16,24 @@ A second part asks whether the prefix rule itself can carry the bound: the confi
 (Dantzig-Wolfe: prefix vectors priced by the integer knapsack, covers by an arc-flow network),
 the strongest relaxation that is linear in the prefix configuration.
 
-Finding (inc, seed 0, b = 2t, the plan of `reproduce cltap --scale table3`):
-- the integer knapsack moves first-labels at (200, 20) from 80.2 % to 81.0 % of the plan and
+Finding (inc, seed 0, b = 2t, the plan of `reproduce cltap --scale table3`: 1.8429 at (100, 10),
+3.0909 at (200, 20), both the `layered` construction's):
+- the integer knapsack moves first-labels at (200, 20) from 86.2 % to 87.1 % of the plan and
   nothing else; neither bound refutes plan / 0.95 or plan / 0.9 at (100, 10) or (200, 20)
   either way: the integer prefixes are not the gap;
-- the covering allocation at (200, 20), theta = 3.03, is two whole rows whose labels pair to
-  3.54 when a task may hold two labels of one annotator and to 2.69 when it may not: these
-  bounds miss the one-label-per-annotator rule (14);
+- the covering allocation at (200, 20), theta = plan / 0.95 = 3.25, is two whole rows whose
+  labels pair to 3.54 when a task may hold two labels of one annotator and to 2.69 when it may
+  not ((14): one label per task and annotator): these bounds miss that rule;
 - the hull configuration LP, which has both, still covers t tasks at plan / 0.95 and at
-  plan / 0.9 in both cells, on a mix of prefix vectors (at (200, 20): 0.66 of the whole rows
-  {2, 6} and 0.34 of {2, 19}, where 19's strongest labels serve 2's weakest), which no
-  integer plan is; only a disjunction over prefix lengths (branching: `config-branch`)
-  removes such mixes;
-- the plan is loose too at (200, 20): the mix's worlds, placed by LPT and searched for 1,000
-  steps, give 3.0350 where the plan of `--scale table3` is 2.9062 (its search has 80 steps),
-  so the optimum there is at least 3.0350 (84.6 % of first-labels).
+  plan / 0.9 in both cells, on a mix of prefix vectors (at (200, 20), plan / 0.95: 0.49 of the
+  whole rows {2, 6}, 0.28 of {2, 19}, 0.17 of {2, 6, 14}, 0.06 of {6, 7}; 19's strongest labels
+  serve 2's weakest), which no integer plan is; only a disjunction over prefix lengths
+  (branching: `config-branch`) removes such mixes;
+- the mix's worlds, placed by LPT and searched for 1,000 steps, give 3.0998 at (200, 20)
+  (the world {2, 6, 14}), a little above the table's 3.0909: the optimum there is at least
+  3.0998.
 
-Usage: python benchmarks/study_cltap_prefixes.py [--quick]   (about 4 min; --quick: (100, 10))
+Usage: python benchmarks/study_cltap_prefixes.py [--quick]   (about 14 min; --quick: (100, 10))
 """
 
 from __future__ import annotations

@@ -559,17 +559,17 @@ ratio is 'proven optimal' when lower meets upper (within 1e-7, also 0 == 0) and 
 bound within 1e-9 of 0, never a percentage. Classification error is the exact expected error
 of the logit-weighted vote (tie = 1/2), variance-free, where the paper simulated labels.
 
-Where the certified ratio stays below the paper's (measured with `--scale table3`):
-inc (1000, 100), 83.5 % against 86.53 % (seeds 0 and 1: 0.807 and 0.863). At b = 2t with rising
-curves every construction ends with two annotators labelling every task (the best pair of
-whole rows, searched exhaustively by `full-rows`, is CBP's own pair on seed 0, 4.013); the local
-search finds no improving move at t = 1000 within its budget. The best bound is the first-labels
-bound (4.973 on seed 0, where the truncated covering bound gives 5.326: the tasks of one rising
-annotator's first labels need the others' best, one label each); the configuration LP (4k label
-classes) does not refute any level within 90 s (column generation tails off). The gap is most
-likely still in the bound: the bottleneck pairing of the two rising rows, one reversed, gives
-3.974 < 4.013 only when no other annotator helps, and no valid bound we have captures the whole
-loss at this size. The table "Which side is loose"
+Where the certified ratio stays below 95 % (seed 0, `--scale table3-seed0`): inc (200, 20) and
+(1000, 100). On rising curves the best plans are layered (the `layered` construction): one steep
+annotator on every task, whose late labels carry tasks alone, a partial row paired so that few
+tasks stay short, and one flat annotator to finish them (3.0909 at (200, 20) after the search,
+4.2356 at (1000, 100), where CBP's two whole rows give 2.6865 and 4.0130). The bound in both cells
+is the first-labels bound (3.5873 and 4.9730): within its 80 node LPs config-branch refutes no
+level there. At (200, 20) `benchmarks/study_cltap_prefixes.py` measures why: the configuration LP
+over the convex hull of integer prefix vectors still covers every task at plan / 0.9, so no bound
+that is linear in the prefix configuration certifies 90 %; only the disjunction over prefix
+lengths (config-branch's branching) goes further, and at this size it needs minutes where the
+cell has seconds. The table "Which side is loose"
 measures it at the same shape (a = t/10, b = 2t) where the head-cover search proves the optimum
 (t = 30, a = 3, seeds 0-4): the best-of primal is optimal on all five increasing instances,
 while the tightest cheap bound is 0-18 % above the optimum (OPT / bound 82.5, 98.4, 100, 96.2,
