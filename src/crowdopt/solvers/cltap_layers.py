@@ -99,8 +99,7 @@ def _finish_cost(phi: np.ndarray, cand: np.ndarray, lam: float, r: int, left: in
     return int(min(np.searchsorted(row, r) + 1 for row in counts[reach]))
 
 
-def _place(phi: np.ndarray, r: np.ndarray, q: int, m: int, tasks: np.ndarray,
-           labels: np.ndarray | None = None) -> Layer:
+def _place(phi: np.ndarray, r: np.ndarray, q: int, m: int, tasks: np.ndarray) -> Layer:
     """q's first m labels, heaviest first, on `tasks` in order (the heaviest on tasks[0]), the
     rest on the other tasks neediest first; r (deficits) is updated."""
     ks = np.argsort(-phi[q, :m], kind="stable")
