@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..problems.cltap import CltapInstance, CltapSolution, empty_solution
+from ..problems.cltap import CltapInstance, CltapSolution, empty_solution, evaluate
 
 GRID = 12  # prefix lengths tried per layer
 TOP = 4  # annotators kept per prefix length (by deficit removed per label)
@@ -31,7 +31,7 @@ LEVELS = 32  # residual levels lam tried per layer
 PRECISION = 1e-4  # bisection on theta stops within this (relative) of the missed target
 MAX_STEPS = 24  # at most this many bisection steps per base and call
 BASES = 2  # whole rows tried as base layers (besides none): most labels >= the lower end
-_TOL = 1e-12
+REL = 1e-12  # a deficit within REL * theta counts as covered (weights of any scale)
 
 Layer = tuple[int, np.ndarray, np.ndarray]  # (annotator, her iterations, their tasks)
 
@@ -41,7 +41,8 @@ def _tops(phi: np.ndarray, cand: np.ndarray, m: int, d: int) -> np.ndarray:
     return -np.sort(-phi[cand, :m], axis=1)[:, :d]
 
 
-def _finish(phi: np.ndarray, rd: np.ndarray, cand: np.ndarray, left: int) -> tuple[int, int] | None:
+def _finish(phi: np.ndarray, rd: np.ndarray, cand: np.ndarray, left: int,
+            tol: float) -> tuple[int, int] | None:
     """(m, q): the fewest labels m of one candidate q whose first m hold labels covering the
     deficits rd (descending) largest to largest, m <= left; None if no candidate can."""
     d = len(rd)
@@ -49,7 +50,7 @@ def _finish(phi: np.ndarray, rd: np.ndarray, cand: np.ndarray, left: int) -> tup
         return None
 
     def ok(m: int) -> np.ndarray:
-        return np.all(_tops(phi, cand, m, d) >= rd[None, :] - _TOL, axis=1)
+        return np.all(_tops(phi, cand, m, d) >= rd[None, :] - tol, axis=1)
 
     if not ok(left).any():
         return None
@@ -60,7 +61,8 @@ def _finish(phi: np.ndarray, rd: np.ndarray, cand: np.ndarray, left: int) -> tup
     return lo, int(cand[int(np.argmax(ok(lo)))])
 
 
-def _threshold_pairing(rd: np.ndarray, lab: np.ndarray, lam: float) -> tuple[int, np.ndarray] | None:
+def _threshold_pairing(rd: np.ndarray, lab: np.ndarray, lam: float,
+                       tol: float) -> tuple[int, np.ndarray] | None:
     """Deficits rd and labels lab (both descending, len(lab) >= len(rd)): the most tasks fully
     covered (the smallest deficits) with every other left at most lam short, and the label paired
     with each deficit; None if even lam short is out of reach."""
@@ -72,7 +74,7 @@ def _threshold_pairing(rd: np.ndarray, lab: np.ndarray, lam: float) -> tuple[int
         return req
 
     def ok(f: int) -> bool:
-        return bool(np.all(lab[:d] >= np.sort(need(f))[::-1] - _TOL))
+        return bool(np.all(lab[:d] >= np.sort(need(f))[::-1] - tol))
 
     if not ok(0):
         return None
@@ -85,14 +87,15 @@ def _threshold_pairing(rd: np.ndarray, lab: np.ndarray, lam: float) -> tuple[int
     return lo, got
 
 
-def _finish_cost(phi: np.ndarray, cand: np.ndarray, lam: float, r: int, left: int) -> int:
+def _finish_cost(phi: np.ndarray, cand: np.ndarray, lam: float, r: int, left: int,
+                 tol: float) -> int:
     """The fewest labels of one candidate whose first ones hold r labels >= lam (<= left), or
     more than left."""
     if r == 0:
         return 0
     if left <= 0 or not len(cand):
         return left + 1
-    counts = np.cumsum(phi[cand, :left] >= lam - _TOL, axis=1)
+    counts = np.cumsum(phi[cand, :left] >= lam - tol, axis=1)
     reach = counts[:, -1] >= r
     if not reach.any():
         return left + 1
@@ -115,6 +118,7 @@ def _layers(inst: CltapInstance, theta: float, base: int | None,
     """The layers of a plan with every task at least theta, or None if the rule finds none."""
     phi, t, K = inst.phi, inst.t, min(inst.K, inst.t)
     r = np.full(t, float(theta))
+    tol = REL * abs(float(theta))
     used = np.zeros(inst.a, dtype=bool)
     spent, out = 0, []
     if base is not None:
@@ -123,7 +127,7 @@ def _layers(inst: CltapInstance, theta: float, base: int | None,
         out.append(_place(phi, r, base, t, np.arange(t)))
         used[base], spent = True, t
     for _ in range(max_layers):
-        short = np.flatnonzero(r > _TOL)
+        short = np.flatnonzero(r > tol)
         d = len(short)
         if d == 0:
             return out
@@ -133,7 +137,7 @@ def _layers(inst: CltapInstance, theta: float, base: int | None,
             return None
         order = short[np.argsort(-r[short], kind="stable")]
         rd = r[order]
-        done = _finish(phi, rd, cand, left)
+        done = _finish(phi, rd, cand, left, tol)
         if done is not None:
             out.append(_place(phi, r, done[1], done[0], order))
             return out
@@ -144,17 +148,17 @@ def _layers(inst: CltapInstance, theta: float, base: int | None,
             opts += [(gain[i], int(cand[i]), int(m), top[i]) for i in np.argsort(-gain)[:TOP]]
         pts = np.unique(np.minimum([0, d // 4, d // 2, d, left - 1], K - 1))
         lams = np.unique(phi[np.ix_(cand, pts)].ravel())
-        lams = lams[(lams > _TOL) & (lams < rd[0])]
+        lams = lams[(lams > tol) & (lams < rd[0])]
         if len(lams) > LEVELS:
             lams = lams[np.unique(np.linspace(0, len(lams) - 1, LEVELS).astype(int))]
         best = None  # (labels in all, q, m, pairing)
         for _, q, m, top in opts:
             rest = cand[cand != q]
             for lam in lams:
-                paired = _threshold_pairing(rd, top, float(lam))
+                paired = _threshold_pairing(rd, top, float(lam), tol)
                 if paired is None:
                     continue
-                total = m + _finish_cost(phi, rest, float(lam), d - paired[0], left - m)
+                total = m + _finish_cost(phi, rest, float(lam), d - paired[0], left - m, tol)
                 if total <= left and (best is None or total < best[0]):
                     best = (total, q, m, paired[1])
         if best is not None:  # q's labels as paired; the next round finishes (_finish is exact)
@@ -207,7 +211,8 @@ def layered(inst: CltapInstance, lo: float = 0.0, hi: float | None = None,
             deadline: float | None = None) -> CltapSolution | None:
     """The layered plan of the highest target found by bisection on [lo, hi] (hi: an upper
     bound on the optimum; default: every annotator's best label) to within PRECISION, for no
-    base and the BASES rows with most labels >= lo; None if no target >= lo is reached.
+    base and the BASES rows with most labels >= lo; None if no plan it finds reaches lo (by the
+    evaluator).
     `deadline` (perf_counter): stop bisecting once passed (the best plan so far is kept)."""
     if hi is None:  # one label per task and annotator: no task gets more than every row's best
         hi = float(inst.phi.max(axis=1).sum()) if inst.phi.size else 0.0
@@ -231,4 +236,8 @@ def layered(inst: CltapInstance, lo: float = 0.0, hi: float | None = None,
             _reaches(inst, br, base, (br.reached + h) / 2)
         if best is None or br.reached > best_v:
             best_v, best = br.reached, br.layers
-    return None if best is None else _solution(inst, best)
+    if best is None:
+        return None
+    plan = _solution(inst, best)
+    # the evaluator, not the rule's tolerance, says whether the plan reaches lo
+    return plan if evaluate(inst, plan).objective >= lo else None
