@@ -100,6 +100,11 @@ def test_cover_weight_counts_every_cheap_set(seed, a, K, kind, frac):
     assert len({j for j, _ in chosen}) == len(chosen)  # one label per annotator
     assert sum(phi[j, k] for j, k in chosen) == pytest.approx(W, rel=1e-12, abs=1e-300)
     assert all(k < hi[j] for j, k in chosen)
+    # the short cut of `price_bound`: one label within the price is a set W counts
+    single = B.heaviest_single(phi, gamma, price, hi)
+    assert single <= W * (1 + 1e-12) + 1e-300
+    assert single >= max((phi[j, k] for j in range(a) for k in range(hi[j])
+                          if gamma[j, k] <= price), default=-np.inf)
 
 
 @st.composite
@@ -127,8 +132,14 @@ def test_price_bound_of_a_box_holding_an_optimal_plan_is_at_least_opt(inst, seed
     rng = np.random.default_rng(seed)
     lo = np.array([rng.integers(0, v + 1) for v in n])
     hi = np.array([rng.integers(v, inst.K + 1) for v in n])
-    got, _ = B.price_bound(inst.phi, _prices(rng, inst.phi, kind), inst.t, lo, hi, inst.b)
+    gamma = _prices(rng, inst.phi, kind)
+    got, _ = B.price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)
     assert got >= opt * (1 - 1e-12), (got, opt, n, lo, hi)
+    # asked only whether it refutes a level: the same answer, the DP skipped or not
+    level = opt * rng.choice([0.5, 1.0, 1.5]) + rng.choice([0.0, 1e-3])
+    quick, _ = B.price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=level)
+    assert (quick < level) == (got < level), (quick, got, level)
+    assert quick == got or quick == np.inf
 
 
 def test_price_bound_counts_negative_prices_as_zero():

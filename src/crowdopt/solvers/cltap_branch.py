@@ -166,17 +166,36 @@ def cover_weight(phi: np.ndarray, gamma: np.ndarray, price: float, hi: np.ndarra
     return float(W[units]), chosen[::-1]
 
 
+def heaviest_single(phi: np.ndarray, gamma: np.ndarray, price: float, hi: np.ndarray,
+                    units: int = COST_UNITS) -> float:
+    """The heaviest single label inside the box's longest prefixes whose price, rounded down as
+    in `cover_weight`, is within `price`: a set `cover_weight` counts, so its W is at least
+    this (-inf: none)."""
+    inside = np.arange(phi.shape[1])[None, :] < hi[:, None]
+    if price > 0:
+        ok = np.floor(gamma / (price / units) * (1.0 - 1e-12)) <= units
+    else:
+        ok = gamma <= 0
+    return float(np.max(phi, where=inside & ok, initial=-math.inf))
+
+
 def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: np.ndarray,
-                b: int) -> tuple[float, list[tuple[int, int]]]:
+                b: int, refute_below: float | None = None) -> tuple[float, list[tuple[int, int]]]:
     """(OPT over the plans with prefix lengths in [lo, hi] is at most this, the heaviest set
     below the price: module docstring, steps 1-2); -inf when no prefix lengths of the box fit
     the budget. Negative prices count as 0 in both steps: step 2 needs the supply of the very
-    prices the cheap set is priced at."""
+    prices the cheap set is priced at. With `refute_below`, a caller that only asks whether
+    the bound falls below it gets (inf, []) without the knapsack DP when one label within the
+    price already weighs that much (W can only be heavier): the covering price min(phi, theta)
+    / theta of a box that holds a label >= theta, tried on every box, is such a case."""
     gamma = np.maximum(gamma, 0.0)
     s = supply(gamma, lo, hi, b)
     if s == -math.inf:
         return -math.inf, []
-    w, chosen = cover_weight(phi, gamma, s * (1.0 + REL) / t, hi)
+    price = s * (1.0 + REL) / t
+    if refute_below is not None and heaviest_single(phi, gamma, price, hi) >= refute_below:
+        return math.inf, []
+    w, chosen = cover_weight(phi, gamma, price, hi)
     return (w * (1.0 + 1e-12) if w > 0 else w), chosen
 
 
@@ -525,7 +544,7 @@ def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
         c0 = time.perf_counter()
         known = math.inf
         for gamma in recent[::-1]:
-            known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)[0]
+            known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=th)[0]
             if known < th:
                 break
         run.cert_s += time.perf_counter() - c0
