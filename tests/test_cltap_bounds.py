@@ -3,6 +3,8 @@ MILP, Lagrangian bounds, RMP duals (digest 003 P7-P14)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -178,3 +180,26 @@ def test_column_generation_stops_at_its_time_limit_with_a_valid_bound():
     assert res.status in ("time_limit", "optimal", "stalled")
     lb = evaluate(inst, cbp(inst)).objective
     assert lb <= res.bound + 1e-9
+
+
+def test_mckp_table_equals_enumeration():
+    """The knapsack DP's value and its choice at every capacity against enumeration over one
+    item (or none) per group, on ties, zeros, negative profits and capacities past the heaviest
+    items; the choice is the lightest of the best items, as the item-by-item DP made it."""
+    rng = np.random.default_rng(29)
+    for _ in range(400):
+        a, K = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        r = rng.choice([rng.normal(0.2, 1.0, (a, K)), np.round(rng.normal(0.3, 1.0, (a, K)), 0),
+                        np.zeros((a, K))])
+        cap = int(rng.integers(0, a * K + 3))
+        F, arg, c = CG._mckp_table(r, cap)
+        for cc in range(c + 1):
+            best = 0.0
+            for pick in itertools.product(*[[None] + list(range(K)) for _ in range(a)]):
+                w = sum(k + 1 for k in pick if k is not None)
+                if w <= cc:
+                    best = max(best, sum(r[j, k] for j, k in enumerate(pick) if k is not None))
+            assert F[cc] == pytest.approx(best, abs=1e-12)
+        items = CG._backtrack(arg, c)
+        assert sum(r[j, k] for j, k in items) == pytest.approx(F[c], abs=1e-12)
+        assert sum(k + 1 for _, k in items) <= c
