@@ -68,6 +68,7 @@ COARSE_GRIDS = (30, 50)  # tried first, each box escalating to the next on failu
 ARC_BUDGET = 40_000  # the base grid is the finest whose flow LP has about this many arcs
 SMALL_UNITS = 1.0  # labels under this many units are rounded up, heavier ones to the nearest
 COST_UNITS = 1000  # price units of the certificate's knapsack (price c = COST_UNITS units)
+FINE_COST_UNITS = 16_000  # its units when the heaviest set at COST_UNITS is only a rounding's
 MAX_LAYERS = 12  # annotators modelled one by one; the others share a pool
 # (grid multiple, level offset) of a node's further LPs: when the base LP's prices miss a real
 # cover (lower levels: near covers count), and when it does not refute and cannot split
@@ -167,16 +168,20 @@ def cover_weight(phi: np.ndarray, gamma: np.ndarray, price: float, hi: np.ndarra
 
 
 def heaviest_single(phi: np.ndarray, gamma: np.ndarray, price: float, hi: np.ndarray,
-                    units: int = COST_UNITS) -> float:
+                    units: int = COST_UNITS) -> tuple[float, list[tuple[int, int]]]:
     """The heaviest single label inside the box's longest prefixes whose price, rounded down as
-    in `cover_weight`, is within `price`: a set `cover_weight` counts, so its W is at least
-    this (-inf: none)."""
+    in `cover_weight`, is within `price`, and that label: a set `cover_weight` counts, so its W
+    is at least this (-inf, []: none)."""
     inside = np.arange(phi.shape[1])[None, :] < hi[:, None]
     if price > 0:
         ok = np.floor(gamma / (price / units) * (1.0 - 1e-12)) <= units
     else:
         ok = gamma <= 0
-    return float(np.max(phi, where=inside & ok, initial=-math.inf))
+    masked = np.where(inside & ok, phi, -math.inf)
+    j, k = np.unravel_index(int(np.argmax(masked)), phi.shape)
+    if masked[j, k] == -math.inf:
+        return -math.inf, []
+    return float(phi[j, k]), [(int(j), int(k))]
 
 
 def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: np.ndarray,
@@ -185,18 +190,45 @@ def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: 
     below the price: module docstring, steps 1-2); -inf when no prefix lengths of the box fit
     the budget. Negative prices count as 0 in both steps: step 2 needs the supply of the very
     prices the cheap set is priced at. With `refute_below`, a caller that only asks whether
-    the bound falls below it gets (inf, []) without the knapsack DP when one label within the
-    price already weighs that much (W can only be heavier): the covering price min(phi, theta)
-    / theta of a box that holds a label >= theta, tried on every box, is such a case."""
+    the bound falls below it gets (inf, that label) without the knapsack DP when one label within
+    the price already weighs that much (W can only be heavier): the covering price min(phi,
+    theta) / theta of a box that holds a label >= theta, tried on every box, is such a case.
+    It also gets the DP again with finer price units when its heaviest set is only counted
+    through the rounding of its prices."""
     gamma = np.maximum(gamma, 0.0)
     s = supply(gamma, lo, hi, b)
     if s == -math.inf:
         return -math.inf, []
     price = s * (1.0 + REL) / t
-    if refute_below is not None and heaviest_single(phi, gamma, price, hi) >= refute_below:
-        return math.inf, []
+    if refute_below is not None:
+        single, label = heaviest_single(phi, gamma, price, hi)
+        if single >= refute_below:
+            return math.inf, label
     w, chosen = cover_weight(phi, gamma, price, hi)
+    if (refute_below is not None and w >= refute_below
+            and sum(gamma[j, k] for j, k in chosen) > price):
+        # the heaviest set is counted only through the rounding of its prices (a set of m
+        # labels may be priced up to m price / units low): the LP's refutations often sit
+        # within that of the price (inc t = 200, a = 20: c = 0.997 against covers priced 1)
+        w, chosen = cover_weight(phi, gamma, price, hi, FINE_COST_UNITS)
     return (w * (1.0 + 1e-12) if w > 0 else w), chosen
+
+
+def covering_price_bound(phi: np.ndarray, theta0: float, t: int, lo: np.ndarray, hi: np.ndarray,
+                         b: int, refute_below: float) -> float:
+    """`price_bound` (asked whether it falls below `refute_below`) of the covering price
+    min(phi, theta0) / theta0, without the knapsack DP when its price c is below 1: a label
+    >= theta0 costs exactly 1, so none is in a set of price <= c, and every other label weighs
+    theta0 times its price, so W(c) <= theta0 c. (On rising curves with a box that cuts the
+    strong late labels, the DP over these distinct prices took most of the certificates' time.)"""
+    gamma = np.minimum(phi, theta0) / theta0
+    s = supply(gamma, lo, hi, b)
+    if s == -math.inf:
+        return -math.inf
+    c = s * (1.0 + REL) / t
+    if c < 1.0:
+        return max(theta0 * c * (1.0 + 1e-12), 0.0)
+    return price_bound(phi, gamma, t, lo, hi, b, refute_below=refute_below)[0]
 
 
 # ----------------------------------------------------------------------------- the node LP
@@ -444,7 +476,7 @@ def _solve(run: _Run, lv: Level, theta: float, lo: np.ndarray, hi: np.ndarray
     if val is None:
         return "none", math.inf, None, None, []
     c0 = time.perf_counter()
-    wv, heavy = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b)
+    wv, heavy = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=theta)
     run.cert_s += time.perf_counter() - c0
     if wv < theta:
         return "refuted", wv, w, gamma, heavy
@@ -538,13 +570,16 @@ def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
     worst = -math.inf
     # prices that refuted a node lately, tried on the next ones; first the covering bound's
     # (min(phi, theta) / theta: exact weights, no rounding)
-    recent: list[np.ndarray] = [np.minimum(inst.phi, theta) / theta]
+    recent: list[tuple[np.ndarray, float | None]] = [(np.minimum(inst.phi, theta) / theta, theta)]
     while stack:
         lo, hi, grid, th, raised = stack.pop()
         c0 = time.perf_counter()
         known = math.inf
-        for gamma in recent[::-1]:
-            known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=th)[0]
+        for gamma, theta0 in recent[::-1]:
+            if theta0 is not None:
+                known = covering_price_bound(inst.phi, theta0, inst.t, lo, hi, inst.b, th)
+            else:
+                known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=th)[0]
             if known < th:
                 break
         run.cert_s += time.perf_counter() - c0
@@ -554,7 +589,7 @@ def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
         out, wv, gamma, split = _node(run, th, lo, hi, grid)
         if out == "refuted":
             worst = max(worst, wv)
-            recent = (recent + [gamma])[-RECENT:]
+            recent = (recent + [(gamma, None)])[-RECENT:]
             continue
         if out == "fail" and grid < ladder[-1]:
             stack += [(*box, th, raised) for box in _again(lo, hi, grid, ladder)]
