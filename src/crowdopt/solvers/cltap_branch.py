@@ -209,7 +209,7 @@ def price_bound(phi: np.ndarray, gamma: np.ndarray, t: int, lo: np.ndarray, hi: 
             and sum(gamma[j, k] for j, k in chosen) > price):
         # the heaviest set is counted only through the rounding of its prices (a set of m
         # labels may be priced up to m price / units low): the LP's refutations often sit
-        # within that of the price (inc t = 200, a = 20: c = 0.997 against covers priced 1)
+        # within that of the price
         w, chosen = cover_weight(phi, gamma, price, hi, FINE_COST_UNITS)
     return (w * (1.0 + 1e-12) if w > 0 else w), chosen
 
@@ -568,9 +568,9 @@ def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
         if out == "refuted":
             return True, wv
     worst = -math.inf
-    # prices that refuted a node lately, tried on the next ones; first the covering bound's
-    # (min(phi, theta) / theta: exact weights, no rounding)
-    recent: list[tuple[np.ndarray, float | None]] = [(np.minimum(inst.phi, theta) / theta, theta)]
+    # prices that refuted a node lately, tried on the next ones, as (prices, None); first the
+    # covering bound's as (None, theta): min(phi, theta) / theta, exact weights, no rounding
+    recent: list[tuple[np.ndarray | None, float | None]] = [(None, theta)]
     while stack:
         lo, hi, grid, th, raised = stack.pop()
         c0 = time.perf_counter()

@@ -103,10 +103,9 @@ def closed_form_columns(inst: CltapInstance, tight: bool = True) -> list[Workpla
 def _mckp_table(profit: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray, int]:
     """DP table of `mckp_dp`: F[c] = best profit with capacity <= c, arg[j, c] = j's item (the
     lightest of the best; -1: none beats F without j). Per group, every capacity's window of
-    F at once (a strided view; an item that a lighter one beats on profit at -inf). A loop over
-    the items took 29 ms a call at a = 20, K = 200, cap = 400 (the supply of a box of prefix
-    lengths: a call per certificate of `cltap_branch`), this 9 ms; 0.72 s and 0.47 s at
-    a = 100, K = 1000, cap = 2000."""
+    F at once (a strided view; an item that a lighter one beats on profit at -inf), not a
+    Python loop over the items: the supply of a box of prefix lengths is a call per
+    certificate of `cltap_branch`."""
     a, K = profit.shape
     cap = int(max(0, min(cap, K * (K + 1) // 2 * a)))
     F = np.zeros(cap + 1)
