@@ -39,15 +39,17 @@ Why a refutation is a proof (the LP only finds prices; nothing HiGHS reports is 
    that together hold all prefix vectors (the children of a box are lo_j..m and m..hi_j of
    one annotator j: every integer n_j of the box is in one of them). Rounding,
    pooling and the LP's own tolerances only change which prices are found, never this argument.
-A tested theta is refuted when every leaf's W is below it (a box whose shortest prefixes
-exceed the budget holds no plan). A leaf that no LP refutes at theta is tried at levels raised
-half way to the bound (`_raise`): its W, found at any level, still bounds its box, so a level
-whose every leaf got a W gives the bound max W even where that is above theta. Levels go down
+The run keeps the leaves of that tree, each with the least W found for it or for a box around
+it (any of them bounds its plans), so its bound is their largest W at every moment. A tested
+theta is refuted when every leaf's W is below it (a box whose shortest prefixes exceed the budget
+holds no plan); the next level starts from these leaves, not from the root, and works only on
+those whose W is not below it, the heaviest first. A leaf that no LP refutes at theta is tried at
+levels raised half way to its W (`_raise`); one that still stands ends the level. Levels go down
 from the tightest cheap bound towards the best plan in growing steps while they fall, then by
-bisection (a level may take half of the node budget left); a run stopped by its node budget or
-its clock returns the last bounded level's W, so every stop is valid. Leaves that the LP cannot
-refute are worlds (integer prefix lengths) worth a plan: the labels of those prefixes placed
-heaviest first on the neediest task (`cltap_construct.lpt_place`), then the local search.
+bisection; a run stopped by its node budget or its clock returns the leaves' largest W, so every
+stop is valid. Leaves that the LP cannot refute are worlds (integer prefix lengths) worth a
+plan: the labels of those prefixes placed heaviest first on the neediest task
+(`cltap_construct.lpt_place`), then the local search.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ LEAF_TRIES = ((2, 0), (2, -1), (4, 0))
 RAISES = 3  # a leaf no LP refutes is tried at levels raised half way to the bound this often
 REPAIRS = 2  # real covers then added to the last LP as columns
 LEVELS_KEPT = 3  # tested values whose LPs a run keeps live
-RECENT = 4  # refuting prices kept to try on the next boxes
+RECENT = 3  # refuting prices of the LPs kept to try on the next boxes (and the covering price)
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
 SEPARATION = 1e-5  # levels closer than this (relative) are not told apart
@@ -85,7 +87,6 @@ FIRST_STEP = 0.25  # the first level tested: this share of the way from the boun
 STEP_GROWTH = 1.0  # the share grows by this factor after each refuted level (at most 0.5): 1, a
 # constant quarter (inc t = 100, a = 10, seed 0, 150 node LPs: bound 1.934 where doubling the share
 # gave 1.952: its second level, half way to the plan, used the level budget and fell short)
-LEVEL_MIN = 20  # node LPs a level may take: half of what is left, at least this
 # a box's supply is the integer knapsack over prefix lengths (exact DP) up to this many
 # (annotator, length, budget) cells, else its LP: with rising curves the LP buys half of a whole
 # row (its strong late labels) for half its budget, which no integer prefix does (inc t = 100,
@@ -410,11 +411,10 @@ class _Run:
     log: list = field(default_factory=list)
     cache: dict = field(default_factory=dict)
 
-    level_cap: int = 0  # node LPs of the level being tested (0: the run's budget only)
+    root_stood: float = -math.inf  # the highest level whose root LP on the finest grid stood
 
     def out_of_budget(self) -> bool:
-        return (self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
-                or 0 < self.level_cap <= self.nodes)
+        return self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
 
     def level(self, theta: float, grid: int, offset: int) -> Level:
         key = (theta, grid, offset)
@@ -548,60 +548,84 @@ def _widest(inst: CltapInstance, paid: np.ndarray, lo: np.ndarray, hi: np.ndarra
     return j, int(np.clip(np.rint(paid[j]), lo[j] + 1, hi[j] - 1))
 
 
-def refute(run: _Run, theta: float, ub: float) -> tuple[bool, float]:
-    """Depth-first tree of boxes at theta: (every leaf bounded, the largest W). A leaf that no
-    LP refutes at its level (integer prefixes, yet a fractional cover reaches it) is tried again
-    at a level raised half way to `ub` (a valid bound), at most RAISES times: a leaf's W bounds
-    every plan of its box whatever level found its prices (step 2 of the module docstring), so
-    the tree's bound is its largest W, below theta when every leaf falls at theta; one leaf that
-    stands no longer throws away the certificates of all the others."""
+Leaf = tuple  # (lo, hi, W): a box of prefix lengths and a valid bound on every plan in it
+
+
+def refute(run: _Run, theta: float, leaves: list[Leaf]) -> tuple[str, list[Leaf]]:
+    """Depth-first tree of boxes at theta, grown from `leaves` (boxes that together hold every
+    prefix vector, each with a W that bounds its plans): (every leaf below theta, the new
+    leaves). A box's W is the least W found for it or any box around it, so a leaf already
+    below theta costs nothing and the next level starts from the last level's leaves, not from
+    the root. A leaf that no LP refutes at its level is tried again at a level raised half way
+    to its W, at most RAISES times (a W found at any level bounds its box: step 2 of the module
+    docstring); one that still stands, or a node budget that runs out, ends the level with the
+    leaves as they are, each still bounded, so the caller's bound is their largest W."""
     inst = run.inst
     a, K = inst.a, inst.K
     ladder = grid_ladder(run.grid)
-    stack = [(np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64), ladder[0], theta, 0)]
-    if len(ladder) > 1 and not run.out_of_budget():
+    if len(ladder) > 1 and theta > run.root_stood and not run.out_of_budget():
         # the whole box once on the finest grid first: where its LP refutes at the root (dec
         # t = 100, a = 10: most levels) the coarse grids' rounding would branch for tens of
-        # node LPs instead
-        lo, hi = stack[0][:2]
+        # node LPs instead; its W bounds every leaf. Skipped below a level where it stood
+        lo, hi = np.zeros(a, dtype=np.int64), np.full(a, K, dtype=np.int64)
         out, wv, _, _, _ = _solve(run, run.level(theta, ladder[-1], 0), theta, lo, hi)
+        leaves = [(llo, lhi, min(w, wv)) for llo, lhi, w in leaves]
         if out == "refuted":
-            return True, wv
-    worst = -math.inf
-    # prices that refuted a node lately, tried on the next ones, as (prices, None); first the
-    # covering bound's as (None, theta): min(phi, theta) / theta, exact weights, no rounding
+            return "fell", leaves
+        run.root_stood = max(run.root_stood, theta)
+    done: list[Leaf] = []
+    # the heaviest W first (a stop leaves the largest W as low as the work done allows); each
+    # box's children next (depth first: a child's LP is warm from its parent's basis)
+    stack = [(lo, hi, w, ladder[0], theta, 0) for lo, hi, w in sorted(leaves, key=lambda x: x[2])]
+    # prices that refuted a node lately, tried on the next ones, as (prices, None), and always
+    # the covering bound's, as (None, theta): min(phi, theta) / theta, exact weights, no
+    # rounding (kept, not pushed out by the LPs' prices: on the leaves of the level before, it
+    # refutes most boxes the LPs' prices miss; inc (200, 20), seed 0: the second level fell in 50
+    # node LPs where it did not in 356)
     recent: list[tuple[np.ndarray | None, float | None]] = [(None, theta)]
     while stack:
-        lo, hi, grid, th, raised = stack.pop()
+        lo, hi, bound, grid, th, raised = stack.pop()
+        if bound < th:
+            done.append((lo, hi, bound))
+            continue
         c0 = time.perf_counter()
-        known = math.inf
         for gamma, theta0 in recent[::-1]:
             if theta0 is not None:
                 known = covering_price_bound(inst.phi, theta0, inst.t, lo, hi, inst.b, th)
             else:
                 known = price_bound(inst.phi, gamma, inst.t, lo, hi, inst.b, refute_below=th)[0]
-            if known < th:
+            bound = min(bound, known)
+            if bound < th:
                 break
         run.cert_s += time.perf_counter() - c0
-        if known < th:
-            worst = max(worst, known)
+        if bound < th:
+            done.append((lo, hi, bound))
             continue
         out, wv, gamma, split = _node(run, th, lo, hi, grid)
+        bound = min(bound, wv)
         if out == "refuted":
-            worst = max(worst, wv)
-            recent = (recent + [(gamma, None)])[-RECENT:]
+            done.append((lo, hi, bound))
+            recent = recent[:1] + (recent[1:] + [(gamma, None)])[-RECENT:]
             continue
         if out == "fail" and grid < ladder[-1]:
-            stack += [(*box, th, raised) for box in _again(lo, hi, grid, ladder)]
+            stack += [(blo, bhi, bound, g, th, raised) for blo, bhi, g in _again(lo, hi, grid,
+                                                                                  ladder)]
             continue
-        if out == "fail" and raised < RAISES and th < ub * (1 - SEPARATION):
-            stack += _raise(lo, hi, ladder[-1], th, ub, raised)
+        if out == "fail" and raised < RAISES and th < bound * (1 - SEPARATION):
+            stack += _raise(lo, hi, bound, ladder[-1], th, raised)
             continue
         if out != "branch":
-            return False, worst
-        stack += [(clo, chi, grid, th, raised)
+            return ("budget" if out == "budget" else "stood"), _carry(done, (lo, hi, bound), stack)
+        stack += [(clo, chi, bound, grid, th, raised)
                   for clo, chi in _children(lo, hi, *split)[::-1]]
-    return True, worst
+    return ("fell" if all(w < theta for _, _, w in done) else "raised"), done
+
+
+def _carry(done: list[Leaf], leaf: Leaf, stack: list[tuple]) -> list[Leaf]:
+    """The leaves of a level that ends early (a leaf stands, or the budget ran out): those done,
+    the one that ended it and those not reached, each with its W (dropping any would claim its
+    prefix lengths bounded by the others)."""
+    return done + [leaf] + [x[:3] for x in stack[::-1]]
 
 
 def grid_ladder(finest: int) -> list[int]:
@@ -619,11 +643,11 @@ def _again(lo: np.ndarray, hi: np.ndarray, grid: int, ladder: list[int]
     return [(lo, hi, ladder[ladder.index(grid) + 1])]
 
 
-def _raise(lo: np.ndarray, hi: np.ndarray, grid: int, th: float, ub: float, raised: int
-           ) -> list[tuple[np.ndarray, np.ndarray, int, float, int]]:
-    """The leaf that no LP refutes at level `th`, to be tried at the level half way to `ub`
-    (dropping it would claim its prefix lengths bounded by the other leaves' W)."""
-    return [(lo, hi, grid, th + 0.5 * (ub - th), raised + 1)]
+def _raise(lo: np.ndarray, hi: np.ndarray, bound: float, grid: int, th: float, raised: int
+           ) -> list[tuple[np.ndarray, np.ndarray, float, int, float, int]]:
+    """The leaf that no LP refutes at level `th`, to be tried at the level half way to its
+    bound (dropping it would claim its prefix lengths bounded by the other leaves' W)."""
+    return [(lo, hi, bound, grid, th + 0.5 * (bound - th), raised + 1)]
 
 
 def _children(lo: np.ndarray, hi: np.ndarray, j: int, m: int
@@ -673,7 +697,7 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     """The bound of the module docstring between a plan's value `lo` (its plan `start`) and a
     valid bound `hi`, and the best plan it met (None if none beats `lo`). Stops at `max_nodes`
     node LPs (default DEFAULT_NODES) or `time_limit` seconds, with a valid bound either way:
-    the largest W of the last refuted level's leaves (`hi` if none was refuted). Without
+    the largest W of the leaves (`hi` until every leaf has a lower one). Without
     `branching` every level is tested at the root box alone: the configuration LP's own bound
     (what the LP says before any prefix length is fixed). With `stop_within` > 0 it stops once a
     level within `stop_within` (relative) of the best plan stands: a caller whose own proof step
@@ -701,9 +725,10 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     det["grid"] = run.grid
     run.best, run.best_value = start, lo
     ub, refuted, failed = hi, False, lo
+    leaves: list[Leaf] = [(np.zeros(inst.a, dtype=np.int64),
+                           np.full(inst.a, inst.K, dtype=np.int64), hi)]
     stop, step = "converged", FIRST_STEP
     while ub > run.best_value * (1 + GAP):
-        run.level_cap = 0
         if run.out_of_budget():
             stop = "node budget" if run.nodes >= run.max_nodes else "time limit"
             break
@@ -715,15 +740,16 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         # below it), in growing steps while levels fall; bisection once one stands
         theta = ub - step * (ub - low)
         nodes0 = run.nodes
-        run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // 2)
-        ok, worst = refute(run, theta, ub)
-        fell = ok and worst < theta  # every leaf below the level (else raised leaves bound it)
-        run.log.append({"theta": theta, "refuted": fell, "W": worst, "nodes": run.nodes - nodes0})
-        if ok and max(worst, 0.0) < ub:
+        outcome, leaves = refute(run, theta, leaves)
+        fell = outcome == "fell"
+        worst = max((w for _, _, w in leaves), default=-math.inf)
+        run.log.append({"theta": theta, "refuted": fell, "W": worst, "nodes": run.nodes - nodes0,
+                        "leaves": len(leaves)})
+        if max(worst, 0.0) < ub:
             ub, refuted = max(worst, 0.0), True
         if fell:
             step = min(0.5, STEP_GROWTH * step)
-        else:
+        elif outcome in ("stood", "raised"):  # a leaf stands at theta, raised or not
             failed, step = theta, 0.5
             if theta <= run.best_value * (1 + stop_within):
                 stop = f"a level within {stop_within:g} of the best plan stands"
@@ -731,7 +757,6 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         # the local search from a new best world now, not only at the end: the next level is
         # placed between the bound and the best plan, so a better plan moves it down
         _search_world(run, ub, deadline, search_steps)
-    run.level_cap = 0
     _search_world(run, ub, deadline, search_steps)
     improved = run.best is not None and run.best_value > lo
     det.update(levels=run.log, nodes=run.nodes, lp_s=run.lp_s, certificate_s=run.cert_s,
