@@ -553,13 +553,14 @@ Leaf = tuple  # (lo, hi, W): a box of prefix lengths and a valid bound on every 
 
 def refute(run: _Run, theta: float, leaves: list[Leaf]) -> tuple[str, list[Leaf]]:
     """Depth-first tree of boxes at theta, grown from `leaves` (boxes that together hold every
-    prefix vector, each with a W that bounds its plans): (every leaf below theta, the new
-    leaves). A box's W is the least W found for it or any box around it, so a leaf already
-    below theta costs nothing and the next level starts from the last level's leaves, not from
-    the root. A leaf that no LP refutes at its level is tried again at a level raised half way
-    to its W, at most RAISES times (a W found at any level bounds its box: step 2 of the module
-    docstring); one that still stands, or a node budget that runs out, ends the level with the
-    leaves as they are, each still bounded, so the caller's bound is their largest W."""
+    prefix vector, each with a W that bounds its plans): (outcome, the new leaves), outcome
+    "fell" (every leaf below theta), "raised" (some only below raised levels), "stood" (a leaf
+    stands) or "budget". A box's W is the least W found for it or any box around it, so a leaf
+    already below theta costs nothing and the next level starts from the last level's leaves,
+    not from the root. A leaf that no LP refutes at its level is tried again at a level raised
+    half way to its W, at most RAISES times (a W found at any level bounds its box: step 2 of
+    the module docstring); one that still stands, or a node budget that runs out, ends the level
+    with the leaves as they are, each still bounded, so the caller's bound is their largest W."""
     inst = run.inst
     a, K = inst.a, inst.K
     ladder = grid_ladder(run.grid)
