@@ -27,7 +27,9 @@ def parse_args(description: str, *, quick_help: str = "small sizes (< 30 s)",
                argv: list[str] | None = None) -> argparse.Namespace:
     """Every benchmark's --quick, --repeat R and --seed S; `extend` adds a benchmark's own
     options to the same parser; `argv` (default: the command line) is what is parsed."""
-    p = argparse.ArgumentParser(description=description)
+    # raw: a description of several lines (a usage block) is printed as written
+    p = argparse.ArgumentParser(description=description,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=quick_help)
     p.add_argument("--repeat", type=int, default=3, help=repeat_help)
     p.add_argument("--seed", type=int, default=0)
