@@ -581,8 +581,7 @@ def refute(run: _Run, theta: float, leaves: list[Leaf]) -> tuple[str, list[Leaf]
     # prices that refuted a node lately, tried on the next ones, as (prices, None), and always
     # the covering bound's, as (None, theta): min(phi, theta) / theta, exact weights, no
     # rounding (kept, not pushed out by the LPs' prices: on the leaves of the level before, it
-    # refutes most boxes the LPs' prices miss; inc (200, 20), seed 0: the second level fell in 50
-    # node LPs where it did not in 356)
+    # refutes most boxes the LPs' prices miss)
     recent: list[tuple[np.ndarray | None, float | None]] = [(None, theta)]
     while stack:
         lo, hi, bound, grid, th, raised = stack.pop()
