@@ -79,6 +79,7 @@ LEAF_TRIES = ((2, 0), (2, -1), (4, 0))
 RAISES = 3  # a leaf no LP refutes is tried at levels raised half way to the bound this often
 REPAIRS = 2  # real covers then added to the last LP as columns
 LEVELS_KEPT = 3  # tested values whose LPs a run keeps live
+LEVEL_MIN = 20  # node LPs a level may take once a level fell: half of what is left, at least this
 RECENT = 3  # refuting prices of the LPs kept to try on the next boxes (and the covering price)
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
@@ -412,9 +413,11 @@ class _Run:
     cache: dict = field(default_factory=dict)
 
     root_stood: float = -math.inf  # the highest level whose root LP on the finest grid stood
+    level_cap: int = 0  # node LPs of the level being tested (0: the run's budget only)
 
     def out_of_budget(self) -> bool:
-        return self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
+        return (self.nodes >= self.max_nodes or time.perf_counter() >= self.deadline
+                or 0 < self.level_cap <= self.nodes)
 
     def level(self, theta: float, grid: int, offset: int) -> Level:
         key = (theta, grid, offset)
@@ -732,6 +735,8 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         if run.out_of_budget():
             stop = "node budget" if run.nodes >= run.max_nodes else "time limit"
             break
+        if failed >= ub * (1 - SEPARATION):  # the bound fell below a level that stood
+            failed = -math.inf
         low = max(failed, run.best_value)
         if ub - low <= SEPARATION * ub:
             stop = f"levels within {SEPARATION:g} of each other"
@@ -740,7 +745,14 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         # below it), in growing steps while levels fall; bisection once one stands
         theta = ub - step * (ub - low)
         nodes0 = run.nodes
+        if refuted:  # once a level fell: one leaf's deep tree may not hold the bound for good
+            run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // 2)
         outcome, leaves = refute(run, theta, leaves)
+        capped = (outcome == "budget" and run.nodes < run.max_nodes
+                  and time.perf_counter() < run.deadline)
+        run.level_cap = 0
+        if capped:  # the level's own share ran out: bisect upwards, as if it stood
+            outcome = "stood"
         fell = outcome == "fell"
         worst = max((w for _, _, w in leaves), default=-math.inf)
         run.log.append({"theta": theta, "refuted": fell, "W": worst, "nodes": run.nodes - nodes0,
