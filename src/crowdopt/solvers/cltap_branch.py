@@ -733,7 +733,7 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
                grid_for(inst, layers, hi))
     det["grid"] = run.grid
     run.best, run.best_value = start, lo
-    ub, refuted, failed = hi, False, lo
+    ub, refuted, failed, cut = hi, False, lo, False  # cut: `failed` is a level its share cut
     leaves: list[Leaf] = [(np.zeros(inst.a, dtype=np.int64),
                            np.full(inst.a, inst.K, dtype=np.int64), hi)]
     stop, step = "converged", FIRST_STEP
@@ -742,8 +742,8 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         if run.out_of_budget():
             stop = "node budget" if run.nodes >= run.max_nodes else "time limit"
             break
-        if failed >= ub * (1 - SEPARATION):  # the bound fell below a level that stood: down
-            failed, step = -math.inf, down  # again, by the share last halved
+        if cut and failed >= ub * (1 - SEPARATION):  # the bound fell below a level its share
+            failed, step, cut = -math.inf, down, False  # cut: down again, by the share last halved
         low = max(failed, run.best_value)
         descending = failed <= run.best_value
         if ub - low <= SEPARATION * ub:
@@ -772,7 +772,7 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         elif outcome in ("stood", "raised"):  # a leaf stands at theta, raised or not
             if descending:  # a descent from the bound that stood: the next one goes half as far
                 down = max(step / 2, 1 / 64)
-            failed, step = theta, 0.5
+            failed, step, cut = theta, 0.5, capped
             if theta <= run.best_value * (1 + stop_within):
                 stop = f"a level within {stop_within:g} of the best plan stands"
                 break
