@@ -447,3 +447,47 @@ def test_the_bound_does_not_depend_on_the_clock(monkeypatch):
     assert P.evaluate(inst, again.solution).objective == P.evaluate(inst, real.solution).objective
     assert [lv["nodes"] for lv in again.details["levels"]] == \
         [lv["nodes"] for lv in real.details["levels"]]
+
+
+def test_once_the_bound_fell_a_level_takes_at_most_its_share_of_the_node_lps():
+    """Once the bound fell, a level may take a quarter of the node LPs left (at least
+    LEVEL_MIN), so one leaf's deep tree cannot hold the bound for the rest of the budget; a level
+    cut there counts as standing and the search goes on (inc t = 30, a = 5, seed 1, 120 node
+    LPs: two levels are cut, and the run ends by the levels' separation, not by its budget)."""
+    from crowdopt.solvers.cltap_construct import fast
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    inst = P.generate(1, t=30, a=5, trend="inc")
+    hi = cheap_upper_bound(inst)[0]
+    start = fast(inst, time_limit=60.0, seed=0, target=hi, max_steps=200)  # deterministic
+    res, _ = B.branch_bound(inst, P.evaluate(inst, start).objective, hi, start=start,
+                            time_limit=120, max_nodes=120)
+    used, ub, cut = 0, hi, 0
+    for lv in res.details["levels"]:
+        if ub < hi:
+            share = max(B.LEVEL_MIN, (120 - used) // B.LEVEL_SHARE)
+            assert lv["nodes"] <= share
+            cut += lv["nodes"] == share and not lv["refuted"]
+        used, ub = used + lv["nodes"], min(ub, lv["W"])
+    assert cut >= 1
+    assert res.details["nodes"] < 120 and "levels within" in res.details["stopped"]
+
+
+def test_without_branching_the_levels_converge():
+    """Without branching (the root configuration LP's own bound, `bench_cltap.py
+    --large-ceiling`) a level that stands on its own is final: the search ends once the bound is
+    within the levels' separation of it, instead of going down again until its budget (nonmono
+    t = 20, a = 3, seed 2: 79 node LPs; going down again after every level that stood ran to its
+    clock, 768 node LPs in 10 s)."""
+    from crowdopt.solvers.cltap_bounds import covering_bound
+    from crowdopt.solvers.cltap_construct import constructions
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    inst = P.generate(2, t=20, a=3, trend="nonmono")
+    cands = constructions(inst, theta=cheap_upper_bound(inst)[0])
+    start = max(cands.values(), key=lambda s: P.evaluate(inst, s).objective)
+    res, _ = B.branch_bound(inst, P.evaluate(inst, start).objective, covering_bound(inst).value,
+                            start=start, time_limit=120, branching=False, max_nodes=10**6,
+                            search_steps=0)
+    assert "levels within" in res.details["stopped"]
+    assert res.details["nodes"] < 300
