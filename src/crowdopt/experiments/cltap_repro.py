@@ -564,9 +564,10 @@ Where the certified ratio stays below 95 % (seed 0, `--scale table3-seed0`): inc
 annotator on every task, whose late labels carry tasks alone, a partial row paired so that few
 tasks stay short, and one flat annotator to finish them (3.0909 at (200, 20) after the search,
 4.2356 at (1000, 100), where CBP's two whole rows give 2.6865 and 4.0130). Within its 80 node
-LPs config-branch brings the bound at (200, 20) from the first-labels bound, 3.5873, to 3.3857,
+LPs config-branch brings the bound at (200, 20) from the first-labels bound, 3.5873, to 3.3670,
 and at (1000, 100) from 4.9730 to 4.7854 (with more node LPs it goes further:
-`benchmarks/bench_cltap.py --large-ceiling`). At (200, 20)
+`benchmarks/bench_cltap.py --large-ceiling`: 1,600 node LPs certify (200, 20) at 95.4 %).
+At (200, 20)
 `benchmarks/study_cltap_prefixes.py` measures why the branching is needed: the configuration LP
 over the convex hull of integer prefix vectors still covers every task at plan / 0.9, so no bound
 that is linear in the prefix configuration certifies 90 %; only the disjunction over prefix

@@ -46,9 +46,9 @@ holds no plan); the next level starts from these leaves, not from the root, and 
 those whose W is not below it, the heaviest first. A leaf that no LP refutes at theta is tried at
 levels raised half way to its W (`_raise`); one that still stands ends the level. Levels go down
 from the tightest cheap bound towards the best plan in steps while they fall, then by bisection;
-once a level fell, a level may take a quarter of the node LPs left (LEVEL_SHARE) and one cut
-there counts as standing, and once the bound is below a level that stood, the search goes down
-again by half the share of its last descent that stood. A run stopped by its node budget or its
+once the bound fell, a level may take a quarter of the node LPs left (LEVEL_SHARE) and one cut
+there counts as standing; once the bound is below a level so cut, the search goes down again, by
+half the share of its last descent that stood. A run stopped by its node budget or its
 clock returns the leaves' largest W, so every stop is valid (the levels only choose where the
 work goes). Leaves that the LP cannot refute are worlds (integer prefix lengths) worth a
 plan: the labels of those prefixes placed heaviest first on the neediest task
@@ -82,10 +82,10 @@ LEAF_TRIES = ((2, 0), (2, -1), (4, 0))
 RAISES = 3  # a leaf no LP refutes is tried at levels raised half way to the bound this often
 REPAIRS = 2  # real covers then added to the last LP as columns
 LEVELS_KEPT = 3  # tested values whose LPs a run keeps live
-LEVEL_SHARE = 4  # once a level fell, a level may take this share (1 / LEVEL_SHARE) of the node
-LEVEL_MIN = 20  # LPs left, at least LEVEL_MIN: one leaf's deep tree then cannot hold the bound
-# for good (inc t = 1000, a = 100, seed 0, 1,600 node LPs: 4.4985, against 4.5944 without a cap
-# and 4.5321 with half; t = 200, a = 20, 400 node LPs: 3.2628, against 3.3414 and 3.3161)
+LEVEL_SHARE = 4  # once the bound fell, a level may take 1 / LEVEL_SHARE of the node LPs left,
+LEVEL_MIN = 20  # at least LEVEL_MIN: one leaf's deep tree then cannot hold the bound for good
+# (`bench_cltap.py --large-ceiling --nodes 1600,1600`, inc, seed 0: t = 200, a = 20 ends at 3.2499
+# and t = 1000, a = 100 at 4.4985, where without the cap they ended at 3.2836 and 4.5944)
 RECENT = 3  # refuting prices of the LPs kept to try on the next boxes (and the covering price)
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
@@ -710,7 +710,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     `branching` every level is tested at the root box alone: the configuration LP's own bound
     (what the LP says before any prefix length is fixed). With `stop_within` > 0 it stops once a
     level within `stop_within` (relative) of the best plan stands: a caller whose own proof step
-    starts there (head-cover's search) gains nothing from bisecting that last stretch."""
+    starts there (head-cover's search) gains nothing from bisecting that last stretch, and
+    no level gets a share of the node LPs (LEVEL_SHARE): the levels are those of a run without the share, as head-cover's
+    start expects."""
     from ..problems.catalogue import RunOptions
 
     t0 = time.perf_counter()
@@ -753,7 +755,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         # below it), in growing steps while levels fall; bisection once one stands
         theta = ub - step * (ub - low)
         nodes0 = run.nodes
-        if refuted:  # once a level fell: one leaf's deep tree may not hold the bound for good
+        if refuted and not stop_within > 0:  # once the bound fell (not for head-cover's
+            # start, which needs a level near the plan to stand soon: with the cap the a = 10,
+            # dec, t = 40 frontier cell ended at gap 0.01348 where it ends at 0.01324)
             run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // LEVEL_SHARE)
         outcome, leaves = refute(run, theta, leaves)
         capped = (outcome == "budget" and run.nodes < run.max_nodes
