@@ -85,7 +85,7 @@ LEVELS_KEPT = 3  # tested values whose LPs a run keeps live
 LEVEL_SHARE = 4  # once the bound fell, a level may take 1 / LEVEL_SHARE of the node LPs left,
 LEVEL_MIN = 20  # at least LEVEL_MIN: one leaf's deep tree then cannot hold the bound for good
 # (`bench_cltap.py --large-ceiling --nodes 1600,1600`, inc, seed 0: t = 200, a = 20 ends at 3.2499
-# and t = 1000, a = 100 at 4.4985, where without the cap they ended at 3.2836 and 4.5944)
+# and t = 1000, a = 100 at 4.4985; at commit a82184a, without the share, 3.2836 and 4.5944)
 RECENT = 3  # refuting prices of the LPs kept to try on the next boxes (and the covering price)
 DEFAULT_NODES = 400  # node LPs of one run (the deterministic budget; `max_rounds`)
 GAP = 1e-7  # a bound within this (relative) of the best plan proves it
@@ -710,9 +710,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     `branching` every level is tested at the root box alone: the configuration LP's own bound
     (what the LP says before any prefix length is fixed). With `stop_within` > 0 it stops once a
     level within `stop_within` (relative) of the best plan stands: a caller whose own proof step
-    starts there (head-cover's search) gains nothing from bisecting that last stretch, and
-    no level gets a share of the node LPs (LEVEL_SHARE): the levels are those of a run without the share, as head-cover's
-    start expects."""
+    starts there (head-cover's search) gains nothing from bisecting that last stretch, and no
+    level gets a share of the node LPs (LEVEL_SHARE): head-cover's start keeps the levels of a
+    run without it."""
     from ..problems.catalogue import RunOptions
 
     t0 = time.perf_counter()
@@ -752,12 +752,13 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
             stop = f"levels within {SEPARATION:g} of each other"
             break
         # down from the bound (a level near it falls in a few nodes, and its W is often well
-        # below it), in growing steps while levels fall; bisection once one stands
+        # below it), in steps of `step` while levels fall; bisection once one stands
         theta = ub - step * (ub - low)
         nodes0 = run.nodes
-        if refuted and not stop_within > 0:  # once the bound fell (not for head-cover's
-            # start, which needs a level near the plan to stand soon: with the cap the a = 10,
-            # dec, t = 40 frontier cell ended at gap 0.01348 where it ends at 0.01324)
+        if refuted and not stop_within > 0:  # once the bound fell; not in head-cover's start,
+            # which needs a level near the plan to stand soon (`bench_cltap.py --frontier
+            # --wall-factor 3 --methods head-cover --a 10 --trends dec --t-list 40`: gap 0.01348
+            # at commit 073318f, where the start had the share; 0.01324 without it)
             run.level_cap = nodes0 + max(LEVEL_MIN, (run.max_nodes - nodes0) // LEVEL_SHARE)
         outcome, leaves = refute(run, theta, leaves)
         capped = (outcome == "budget" and run.nodes < run.max_nodes
