@@ -491,3 +491,25 @@ def test_without_branching_the_levels_converge():
                             search_steps=0)
     assert "levels within" in res.details["stopped"]
     assert res.details["nodes"] < 300
+
+
+def test_head_covers_start_gives_no_level_a_share(monkeypatch):
+    """With `stop_within` (head-cover's start) no level is cut by its share of the node LPs: its
+    levels are those of a run whose share is every node LP left (the instance where a run
+    without `stop_within` cuts two levels)."""
+    from crowdopt.solvers.cltap_construct import fast
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    inst = P.generate(1, t=30, a=5, trend="inc")
+    hi = cheap_upper_bound(inst)[0]
+    start = fast(inst, time_limit=60.0, seed=0, target=hi, max_steps=200)  # deterministic
+    lo = P.evaluate(inst, start).objective
+
+    def levels() -> list:
+        res, _ = B.branch_bound(inst, lo, hi, start=start, time_limit=120, max_nodes=120,
+                                stop_within=1e-12)
+        return [(lv["theta"], lv["nodes"]) for lv in res.details["levels"]]
+
+    shared = levels()
+    monkeypatch.setattr(B, "LEVEL_SHARE", 1)
+    assert shared == levels()
