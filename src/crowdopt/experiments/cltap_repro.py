@@ -566,11 +566,12 @@ tasks stay short, and one flat annotator to finish them (3.0909 at (200, 20) aft
 4.2356 at (1000, 100), where CBP's two whole rows give 2.6865 and 4.0130). Within its 80 node
 LPs config-branch brings the bound at (200, 20) from the first-labels bound, 3.5873, to 3.3670,
 and at (1000, 100) from 4.9730 to 4.7854 (with more node LPs it goes further, ever more
-slowly: `benchmarks/bench_cltap.py --large-ceiling`: (200, 20) at 95.4 % with 1,600 node LPs
-and 95.8 % with 6,400; (1000, 100) at 94.2 % with 1,600 and 94.3 % with 3,200). The plans are
-optimal among the plans with their workloads (the study below bounds the plan's own world:
-3.0909 at (200, 20) equals its bound, 4.2356 at (1000, 100) is 99.91 % of it): what the bound
-lacks is the breadth of its tree over the other workloads, not strength within one. At (200, 20)
+slowly: `benchmarks/bench_cltap.py --large-ceiling`, against its plans 3.0998 and 4.2356:
+(200, 20) at 95.4 % with 1,600 node LPs and 95.8 % with 6,400; (1000, 100) at 94.2 % with 1,600
+and 94.3 % with 3,200). The table's plans are optimal among the plans with their workloads
+(the study below bounds the plan's own world: 3.0909 at (200, 20) equals its bound, 4.2356 at
+(1000, 100) is 99.91 % of it): what the bound lacks is the breadth of its tree over the other
+workloads, not strength within one. At (200, 20)
 `benchmarks/study_cltap_prefixes.py` measures why the branching is needed: the configuration LP
 over the convex hull of integer prefix vectors still covers every task at plan / 0.9, so no bound
 that is linear in the prefix configuration certifies 90 %; only the disjunction over prefix
