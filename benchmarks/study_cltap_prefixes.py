@@ -35,7 +35,7 @@ Finding (inc, seed 0, b = 2t, the plan of `reproduce cltap --scale table3`: 1.84
 
 A third part asks which side is loose at the Table 3 sizes, where the optimum is unknown: the
 plan against the certified bound of its own world (its prefix lengths fixed: one box of
-config-branch, `world_bound`). Finding: the plan is optimal among the plans with its workloads:
+config-branch, `cltap_branch.world_bound`). Finding: the plan is optimal among the plans with its workloads:
 1.8429 at (100, 10) and 3.0909 at (200, 20) each equal their world's bound, and at (1000, 100)
 4.2356 is 99.91 % of 4.2392 (145 node LPs). At these worlds the relaxation "integer prefixes,
 fractional covers" is exact or nearly so. Other worlds hold better plans (the hull's world
@@ -50,8 +50,6 @@ Usage: python benchmarks/study_cltap_prefixes.py [--quick]
 
 from __future__ import annotations
 
-import math
-import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -60,6 +58,7 @@ from common import emit, parse_args
 from crowdopt.experiments.cltap_repro import WORK_STEPS
 from crowdopt.problems import cltap as P
 from crowdopt.solvers import cltap_bounds as CB
+from crowdopt.solvers.cltap_branch import world_bound
 from crowdopt.solvers.cltap_colgen import mckp_dp
 from crowdopt.solvers.cltap_construct import constructions, fast, lpt_place
 from crowdopt.solvers.cltap_search import local_search
@@ -216,32 +215,11 @@ def world_plan(inst: P.CltapInstance, worlds: list) -> float:
     return best
 
 
-def world_bound(inst: P.CltapInstance, n: np.ndarray, lo: float, hi: float,
-                steps: int = WORLD_BISECTIONS) -> tuple[float, int]:
-    """A certified bound on every plan whose prefix lengths are exactly n: config-branch's
-    refutation (`cltap_branch.refute`, price certificates) on the one box lo_j = hi_j = n_j,
-    bisected on [lo, hi]; (the least W found, node LPs). Within a world nothing is mixed, so
-    this is the relaxation "integer prefixes, fractional covers" at that world."""
-    from crowdopt.problems.catalogue import RunOptions
-    from crowdopt.solvers import cltap_branch as CBR
-
-    layers = CBR.layers_of(inst, hi, n)
-    run = CBR._Run(inst, RunOptions(), time.perf_counter() + 3600.0, 10**9, layers,
-                   np.ones(inst.a, dtype=bool), CBR.grid_for(inst, layers, hi))
-    bound = math.inf
-    for _ in range(steps):
-        theta = (lo + hi) / 2
-        out, leaves = CBR.refute(run, theta, [(n.copy(), n.copy(), bound)])
-        bound = min(bound, max(w for _, _, w in leaves))
-        lo, hi = (lo, min(theta, bound)) if out == "fell" else (theta, hi)
-    return bound, run.nodes
-
-
 def world_row(inst: P.CltapInstance, cell: str, best: P.CltapSolution) -> dict:
     """The plan against the certified bound of its own world (its prefix lengths fixed)."""
     plan = P.evaluate(inst, best).objective
     n = (best.task_of >= 0).sum(axis=1).astype(np.int64)
-    bound, nodes = world_bound(inst, n, plan, plan / min(RATIOS))
+    bound, nodes = world_bound(inst, n, plan, plan / min(RATIOS), WORLD_BISECTIONS)
     return {"cell": cell, "plan": plan,
             "world (annotator: labels)": ", ".join(f"{j}: {m}" for j, m in enumerate(n) if m),
             "world bound": bound, "plan / world bound": plan / bound, "node LPs": nodes}

@@ -449,19 +449,25 @@ def test_the_bound_does_not_depend_on_the_clock(monkeypatch):
         [lv["nodes"] for lv in real.details["levels"]]
 
 
-def test_once_the_bound_fell_a_level_takes_at_most_its_share_of_the_node_lps():
-    """Once the bound fell, a level may take a quarter of the node LPs left (at least
-    LEVEL_MIN), so one leaf's deep tree cannot hold the bound for the rest of the budget; a level
-    cut there counts as standing and the search goes on (inc t = 30, a = 5, seed 1, 120 node
-    LPs: two levels are cut, and the run ends by the levels' separation, not by its budget)."""
+def _inc_30_5() -> tuple[P.CltapInstance, float, float, P.CltapSolution]:
+    """inc t = 30, a = 5, seed 1 (where a run of 120 node LPs cuts two levels): the instance,
+    the fast path's plan value (200 search steps: deterministic), the cheap bound, the plan."""
     from crowdopt.solvers.cltap_construct import fast
     from crowdopt.solvers.cltap_exact import cheap_upper_bound
 
     inst = P.generate(1, t=30, a=5, trend="inc")
     hi = cheap_upper_bound(inst)[0]
-    start = fast(inst, time_limit=60.0, seed=0, target=hi, max_steps=200)  # deterministic
-    res, _ = B.branch_bound(inst, P.evaluate(inst, start).objective, hi, start=start,
-                            time_limit=120, max_nodes=120)
+    start = fast(inst, time_limit=60.0, seed=0, target=hi, max_steps=200)
+    return inst, P.evaluate(inst, start).objective, hi, start
+
+
+def test_once_the_bound_fell_a_level_takes_at_most_its_share_of_the_node_lps():
+    """Once the bound fell, a level may take a quarter of the node LPs left (at least
+    LEVEL_MIN), so one leaf's deep tree cannot hold the bound for the rest of the budget; a level
+    cut there counts as standing and the search goes on (inc t = 30, a = 5, seed 1, 120 node
+    LPs: two levels are cut, and the run ends by the levels' separation, not by its budget)."""
+    inst, lo, hi, start = _inc_30_5()
+    res, _ = B.branch_bound(inst, lo, hi, start=start, time_limit=120, max_nodes=120)
     used, ub, cut = 0, hi, 0
     for lv in res.details["levels"]:
         if ub < hi:
@@ -497,13 +503,7 @@ def test_head_covers_start_gives_no_level_a_share(monkeypatch):
     """With `stop_within` (head-cover's start) no level is cut by its share of the node LPs: its
     levels are those of a run whose share is every node LP left (the instance where a run
     without `stop_within` cuts two levels)."""
-    from crowdopt.solvers.cltap_construct import fast
-    from crowdopt.solvers.cltap_exact import cheap_upper_bound
-
-    inst = P.generate(1, t=30, a=5, trend="inc")
-    hi = cheap_upper_bound(inst)[0]
-    start = fast(inst, time_limit=60.0, seed=0, target=hi, max_steps=200)  # deterministic
-    lo = P.evaluate(inst, start).objective
+    inst, lo, hi, start = _inc_30_5()
 
     def levels() -> list:
         res, _ = B.branch_bound(inst, lo, hi, start=start, time_limit=120, max_nodes=120,
@@ -513,3 +513,38 @@ def test_head_covers_start_gives_no_level_a_share(monkeypatch):
     shared = levels()
     monkeypatch.setattr(B, "LEVEL_SHARE", 1)
     assert shared == levels()
+
+
+def _world_of_an_optimum(inst: P.CltapInstance) -> tuple[float, np.ndarray, float]:
+    """The optimum (brute force), its plan's prefix lengths and a value above every plan."""
+    opt, plan = brute_force(inst)
+    top = float(inst.phi.max(axis=1, initial=0.0).sum()) + 1.0
+    return opt, (plan.task_of >= 0).sum(axis=1).astype(np.int64), top
+
+
+@PROPERTY
+@given(inst=tiny())
+def test_world_bound_of_an_optimal_plans_world_is_at_least_opt(inst):
+    """`world_bound` bounds every plan of its world: at an optimal plan's prefix lengths it is
+    never below the optimum (brute force; ties, zero rows, short rows, budgets below t)."""
+    opt, n, top = _world_of_an_optimum(inst)
+    bound, _ = B.world_bound(inst, n, 0.0, top, levels=6)
+    assert bound >= opt * (1 - 1e-12), (bound, opt, n)
+
+
+def test_mutation_world_bound_without_certificates_is_caught(monkeypatch):
+    """A refutation that claims every level fell (no certificate) drives the world bound below
+    the optimum, which the test above catches (inc t = 3, a = 2, seed 3)."""
+    inst = P.generate(3, t=3, a=2, trend="inc")
+    opt, n, top = _world_of_an_optimum(inst)
+    assert opt > 0 and B.world_bound(inst, n, 0.0, top, levels=6)[0] >= opt * (1 - 1e-12)
+    monkeypatch.setattr(B, "refute", lambda run, theta, leaves: (
+        "fell", [(lo, hi, theta * 0.99) for lo, hi, _ in leaves]))
+    assert B.world_bound(inst, n, 0.0, top, levels=6)[0] < opt
+
+
+@pytest.mark.parametrize("n", [[1], [1, 2, 3], [-1, 0], [0, 99], [0.5, 1.0]])
+def test_world_bound_names_a_bad_world(n):
+    inst = P.generate(0, t=4, a=2, trend="inc")
+    with pytest.raises(ValueError, match=r"^n: expected 2 integer prefix lengths in \[0, "):
+        B.world_bound(inst, np.array(n), 0.0, 1.0)

@@ -699,6 +699,36 @@ def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
     return [[j] for j in alone] + ([rest] if rest else [])
 
 
+def world_bound(inst: CltapInstance, n: np.ndarray, lo: float, hi: float, levels: int = 10,
+                time_limit: float = 3600.0, options: Any = None) -> tuple[float, int]:
+    """A valid bound on every plan whose prefix lengths are exactly n (a "world"): the
+    refutation of `refute` (price certificates, step 2 of the module docstring) on the one box
+    lo_j = hi_j = n_j, its levels bisected on [lo, hi] `levels` times; (the least W found, node
+    LPs). Nothing is mixed within one box, so this is "integer prefixes, fractional covers" at
+    that world: how far a plan is from the best plan with its workloads. A run cut by
+    `time_limit` still returns a valid bound (its leaves keep their W)."""
+    from ..problems.catalogue import RunOptions
+
+    n = np.asarray(n)
+    if n.shape != (inst.a,) or not np.issubdtype(n.dtype, np.integer) or np.any(n < 0) or \
+            np.any(n > inst.K):
+        raise ValueError(f"n: expected {inst.a} integer prefix lengths in [0, {inst.K}], "
+                         f"found {n.tolist()}")
+    if zero_optimum(inst):  # no positive-weight cover: every plan is 0 (no LP to build)
+        return 0.0, 0
+    n = n.astype(np.int64)
+    layers = layers_of(inst, hi, n)
+    run = _Run(inst, options or RunOptions(), time.perf_counter() + time_limit, 10**9, layers,
+               np.ones(inst.a, dtype=bool), grid_for(inst, layers, hi))
+    bound = math.inf
+    for _ in range(levels):
+        theta = (lo + hi) / 2
+        out, leaves = refute(run, theta, [(n.copy(), n.copy(), bound)])
+        bound = min(bound, max(w for _, _, w in leaves))
+        lo, hi = (lo, min(theta, bound)) if out == "fell" else (theta, hi)
+    return bound, run.nodes
+
+
 def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolution | None = None,
                  time_limit: float | None = 60.0, max_nodes: int | None = None,
                  options: Any = None, search_steps: int = 50, branching: bool = True,
