@@ -61,7 +61,18 @@ def assert_same_optimum(form, inst) -> None:
     a, b = run(form, inst, opts), run(form, inst, opts, route="pyomo")
     assert (a.route, b.route) == ("arrays", "pyomo")
     ra, rb = a.result.res, b.result.res
-    assert ra.status == rb.status and ra.bound == rb.bound and ra.objective == rb.objective
+    assert ra.status == rb.status and ra.objective == rb.objective
+    if form.method == "head-cover" and str(ra.status) == "optimal":
+        # its start is clock-budgeted (the best-of search, config-branch): an optimum is proven
+        # either by the start's bound or by the search's last step just above it, so two runs
+        # may prove it with bounds that differ within the proof's margin (4.5032174531 and
+        # 4.5032174982 for 4.5032174531, a cold run and a warm one), never outside it
+        from crowdopt.solvers.cltap_exact import proven
+
+        for r in (ra, rb):
+            assert r.objective <= r.bound and proven(r.objective, r.bound, inst)
+    else:
+        assert ra.bound == rb.bound
     spec = get_problem(form.problem)
     sa, sb = a.result.solution, b.result.solution
     assert (sa is None) == (sb is None)
