@@ -10,6 +10,7 @@ and of `make soak` as it runs every bound method; the campaign at t = 20-50 agai
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 from pathlib import Path
 
@@ -548,3 +549,11 @@ def test_world_bound_names_a_bad_world(n):
     inst = P.generate(0, t=4, a=2, trend="inc")
     with pytest.raises(ValueError, match=r"^n: expected 2 integer prefix lengths in \[0, "):
         B.world_bound(inst, np.array(n), 0.0, 1.0)
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(1.0, 0.5), (-1.0, 1.0), (0.0, math.inf),
+                                        (math.nan, 1.0)])
+def test_world_bound_names_bad_levels(lo, hi):
+    inst = P.generate(0, t=4, a=2, trend="inc")
+    with pytest.raises(ValueError, match=r"^lo, hi: expected finite levels with 0 <= lo <= hi"):
+        B.world_bound(inst, np.array([1, 1]), lo, hi)

@@ -17,6 +17,7 @@ from crowdopt import CltapInstance, OlasSelectInstance, WorkerSelectInstance
 from crowdopt.registry import RunOptions, get_problem, problem_names
 from crowdopt.solvers.exact_runner import run
 from crowdopt.solvers.highs import compile_pyomo
+from crowdopt.status import Status
 
 PROPERTY = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -62,7 +63,7 @@ def assert_same_optimum(form, inst) -> None:
     assert (a.route, b.route) == ("arrays", "pyomo")
     ra, rb = a.result.res, b.result.res
     assert ra.status == rb.status and ra.objective == rb.objective
-    if form.method == "head-cover" and str(ra.status) == "optimal":
+    if form.method == "head-cover" and ra.status is Status.OPTIMAL:
         # its start is clock-budgeted (the best-of search, config-branch): an optimum is proven
         # either by the start's bound or by the search's last step just above it, so two runs
         # may prove it with bounds that differ within the proof's margin (4.5032174531 and

@@ -707,13 +707,15 @@ def world_bound(inst: CltapInstance, n: np.ndarray, lo: float, hi: float, levels
     LPs). Nothing is mixed within one box, so this is "integer prefixes, fractional covers" at
     that world: how far a plan is from the best plan with its workloads. A run cut by
     `time_limit` still returns a valid bound (its leaves keep their W)."""
+    from ..errors import InputError
     from ..problems.catalogue import RunOptions
 
     n = np.asarray(n)
     if n.shape != (inst.a,) or not np.issubdtype(n.dtype, np.integer) or np.any(n < 0) or \
             np.any(n > inst.K):
-        raise ValueError(f"n: expected {inst.a} integer prefix lengths in [0, {inst.K}], "
-                         f"found {n.tolist()}")
+        raise InputError("n", f"{inst.a} integer prefix lengths in [0, {inst.K}]", n.tolist())
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo <= hi):
+        raise InputError("lo, hi", "finite levels with 0 <= lo <= hi", [lo, hi])
     if zero_optimum(inst):  # no positive-weight cover: every plan is 0 (no LP to build)
         return 0.0, 0
     n = n.astype(np.int64)
