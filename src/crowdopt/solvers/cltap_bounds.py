@@ -404,11 +404,18 @@ CONFIG_ROUNDS_PER_LEVEL = 400
 class _Segments:
     """Label classes of the configuration LP: maximal runs of consecutive iterations of one
     annotator whose weights round up to the same number of units u = floor(phi/delta) + 1
-    (u = 0 when phi = 0; capped at `grid`). Rounding up is what keeps the LP a relaxation."""
+    (u = 0 when phi = 0; capped at `grid`). Rounding up is what keeps the LP a relaxation.
+    With `down`, u = floor(phi/delta) (u delta <= phi): every cover the LP counts is a real one,
+    so the LP is a restriction, and a solution of it that covers the tasks is a feasible point
+    of the exact LP."""
 
-    def __init__(self, inst: CltapInstance, delta: float, grid: int) -> None:
+    def __init__(self, inst: CltapInstance, delta: float, grid: int, down: bool = False
+                 ) -> None:
         x = inst.phi / delta
-        u = np.where(inst.phi > 0, np.floor(x + 1e-9) + 1, 0).astype(np.int64)
+        if down:
+            u = np.floor(x * (1.0 - 1e-12)).astype(np.int64)
+        else:
+            u = np.where(inst.phi > 0, np.floor(x + 1e-9) + 1, 0).astype(np.int64)
         u = np.minimum(u, grid)
         a, K = u.shape
         starts = np.ones((a, K), dtype=bool)
