@@ -574,9 +574,11 @@ and 94.3 % with 3,200). The table's plans are optimal among the plans with their
 workloads, not strength within one. At (200, 20)
 `benchmarks/study_cltap_prefixes.py` measures why the branching is needed: the configuration LP
 over the convex hull of integer prefix vectors still covers every task at plan / 0.9, so no bound
-that is linear in the prefix configuration certifies 90 %; only the disjunction over prefix
-lengths (config-branch's branching) goes further, and at this size it needs minutes where the
-cell has seconds. The table "Which side is loose"
+that is linear in the prefix configuration certifies 90 %; a stronger LP that covers each world's
+tasks with that world's own labels, pooling only each label's availability over the worlds, still
+covers them at plan / 0.95 at (200, 20) and (1000, 100), so no relaxation that mixes worlds
+certifies 95 % there; only the disjunction over prefix lengths (config-branch's branching) goes
+further, and at this size it needs minutes where the cell has seconds. The table "Which side is loose"
 measures it at the same shape (a = t/10, b = 2t) where the head-cover search proves the optimum
 (t = 30, a = 3, seeds 0-4): the best-of primal is optimal on all five increasing instances,
 while the tightest cheap bound is 0-18 % above the optimum (OPT / bound 82.5, 98.4, 100, 96.2,
