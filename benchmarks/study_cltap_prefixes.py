@@ -276,12 +276,7 @@ def _cheapest_cover(y: np.ndarray, units: np.ndarray, G: int, n: np.ndarray
         F = np.minimum(F, T)
     if not np.isfinite(F[G]):
         return math.inf, []
-    labels, d = [], G
-    for j, ts, tv, arg in reversed(hist):
-        if ts[d] >= 0:
-            labels.append((j, int(arg[tv[d]])))
-            d = int(ts[d])
-    return float(F[G]), labels[::-1]
+    return float(F[G]), _backtrack(hist, G)
 
 
 def _priced_world(y: np.ndarray, t: int, units: np.ndarray, G: int, b: int, mu: float
@@ -302,12 +297,19 @@ def _priced_world(y: np.ndarray, t: int, units: np.ndarray, G: int, b: int, mu: 
         T, ts, tv = _take(F, best, G)
         hist.append((j, np.where(T < F - skip[j], ts, -1), tv, arg))
         F = np.minimum(F - skip[j], T)
+    return mu * b - float(F[G]), _backtrack(hist, G)
+
+
+def _backtrack(hist: list, G: int) -> list[tuple[int, int]]:
+    """The labels of the DP's choice reaching G units: hist holds, per annotator in DP order,
+    (j, the level each level came from or -1 if j added nothing, the units added, the label of
+    each unit count)."""
     labels, d = [], G
     for j, ts, tv, arg in reversed(hist):
         if ts[d] >= 0:
             labels.append((j, int(arg[tv[d]])))
             d = int(ts[d])
-    return mu * b - float(F[G]), labels
+    return labels[::-1]
 
 
 def _seed_cover(y: np.ndarray, t: int, units: np.ndarray, G: int, b: int
@@ -335,18 +337,16 @@ def _seed_cover(y: np.ndarray, t: int, units: np.ndarray, G: int, b: int
 
 
 def _best_world(y: np.ndarray, lo: np.ndarray, b: int) -> np.ndarray:
-    """Integer prefix lengths n >= lo within the budget maximising sum_j sum_{k < n_j} y."""
+    """Integer prefix lengths n >= lo within the budget maximising sum_j sum_{k < n_j} y (the
+    knapsack of `_int_prefix_sums` on the prefix sums past lo)."""
     a, K = y.shape
     G = np.concatenate([np.zeros((a, 1)), np.cumsum(y, axis=1)], axis=1)
     rows, width, left = np.arange(a), int((K - lo).max(initial=0)), b - int(lo.sum())
     if width == 0 or left <= 0:
         return lo.copy()
     idx = np.minimum(lo[:, None] + np.arange(width + 1)[None, :], K)
-    _, items = mckp_dp((G[rows[:, None], idx] - G[rows, lo][:, None])[:, 1:], left)
-    n = lo.copy()
-    for j, k in items:
-        n[j] = lo[j] + k + 1
-    return n
+    _, n = _int_prefix_sums(G[rows[:, None], idx] - G[rows, lo][:, None], left)
+    return lo + n.astype(np.int64)
 
 
 def coupled_lp(inst: P.CltapInstance, theta: float, worlds: list, grid: int = 50,
@@ -560,15 +560,28 @@ def _known_optimum_options(p: Any) -> None:
     p.add_argument("--known-optimum", type=int, metavar="SEEDS", default=0,
                    help="only the ceilings of the hull and coupled LPs where the optimum is "
                         "known (inc, SEEDS seeds of each shape)")
-    p.add_argument("--shapes", default="30x3,20x10", help="t x a where head-cover proves OPT")
+    p.add_argument("--shapes", default="30x3,20x10", type=_shapes,
+                   help="t x a where head-cover proves OPT, comma-separated")
+
+
+def _shapes(text: str) -> list[tuple[int, int]]:
+    """'30x3,20x10' as [(30, 3), (20, 10)]; anything else is a one-line usage error."""
+    import argparse
+
+    try:
+        out = [tuple(int(x) for x in part.split("x")) for part in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or any(len(x) != 2 or min(x) < 1 for x in out):
+        raise argparse.ArgumentTypeError(f"expected shapes like 30x3,20x10, found {text!r}")
+    return out
 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], quick_help="(100, 10) only (about 4 min)",
                       extend=_known_optimum_options)
     if args.known_optimum:
-        rows = [r for shape in args.shapes.split(",") for r in known_optimum(
-            args.known_optimum, *(int(x) for x in shape.split("x")))]
+        rows = [r for t, a in args.shapes for r in known_optimum(args.known_optimum, t, a)]
         emit("study_cltap_mixed_ceiling", rows, list(rows[0]) if rows else [], args,
              note="stands at OPT x f: the relaxation covers every task at that level with real "
                   "covers and worlds (rounded down; coupled: labels at 99 %), so its value is "
