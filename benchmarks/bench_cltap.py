@@ -9,6 +9,15 @@ Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--bou
        python benchmarks/bench_cltap.py --large-ceiling [--cells 100x10,200x20,1000x100]
                                         [--trends inc] [--seed 0] [--nodes 400|N1,N2,N3]
                                         [--ls-steps 2000] [--ls-time 120]
+       python benchmarks/bench_cltap.py --level-tree [--cells 200x20,1000x100] [--trends inc]
+                                        [--seed 0] [--ratio 0.95] [--nodes 20000] [--cap 3600]
+(--level-tree: the work of a certificate at a given ratio when its level is the only one
+tried: the tree of boxes (`cltap_branch.level_tree`) that refutes the one level best plan /
+--ratio from the root box, no other level tested, within --nodes node LPs (--cap seconds a
+safety cap): its outcome, bound (valid at any stop), node LPs, leaves, those still open and
+how many annotators a leaf's box narrows on average; the best plan is best-of's (the local-search steps of
+`reproduce cltap --scale table3`) from the best construction; the LPs keep its annotators one
+by one. Written to benchmarks/results/cltap_level_tree.json)
 (--large-ceiling: at the Table 3 sizes (b = 2t), where the optimum is unknown, where it must
 lie and which side is loose: the tightest cheap bound, the root configuration LP's own bound
 (`cltap_branch.branch_bound` without branching, levels bisected to 1e-5 from the covering
@@ -53,6 +62,7 @@ Writes benchmarks/results/cltap.json.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 
@@ -355,6 +365,79 @@ def bench_large_ceiling(argv: list[str]) -> None:
     print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
 
 
+def _ratio_arg(text: str) -> float:
+    """A ratio in (0, 1] for argparse (a one-line usage error otherwise)."""
+    import argparse
+
+    try:
+        r = float(text)
+    except ValueError:
+        r = math.nan
+    if not 0 < r <= 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio in (0, 1], found {text!r}")
+    return r
+
+
+def bench_level_tree(argv: list[str]) -> None:
+    """The tree that refutes one level best plan / ratio (see the module docstring)."""
+    import argparse
+
+    from crowdopt.experiments.cltap_repro import WORK_STEPS
+    from crowdopt.solvers.cltap_branch import level_tree
+    from crowdopt.solvers.cltap_construct import fast
+    from crowdopt.solvers.cltap_exact import cheap_upper_bound
+
+    ap = argparse.ArgumentParser(prog="bench_cltap.py --level-tree")
+    ap.add_argument("--cells", default="200x20,1000x100")
+    ap.add_argument("--trends", default="inc")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ratio", type=_ratio_arg, default=0.95,
+                    help="the certificate asked for, in (0, 1]")
+    ap.add_argument("--nodes", type=int, default=20_000, help="node LPs of the tree at most")
+    ap.add_argument("--cap", type=float, default=3600.0, help="safety cap of a tree, seconds")
+    args = ap.parse_args(argv)
+    rows = []
+    for cell in args.cells.split(","):
+        t, a = (int(x) for x in cell.split("x"))
+        for trend in args.trends.split(","):
+            inst = P.generate(args.seed, t=t, a=a, trend=trend)
+            hi, _ = cheap_upper_bound(inst)
+            plan = fast(inst, time_limit=600.0, seed=args.seed, target=hi,
+                        max_steps=WORK_STEPS.get(t, 50))
+            best = P.evaluate(inst, plan).objective
+            keep = (plan.task_of >= 0).sum(axis=1)
+            theta = best / args.ratio
+            c0 = time.process_time()
+            if theta >= hi:  # the cheap bound certifies the ratio already: no tree
+                out = {"outcome": "cheap bound", "bound": hi, "nodes": 0, "leaves": 0,
+                       "open": 0, "split": [0] * inst.a}
+            else:
+                out = level_tree(inst, theta, hi, keep=keep, max_nodes=args.nodes,
+                                 time_limit=args.cap)
+            cpu = time.process_time() - c0
+            narrowed = float(np.sum(out["split"])) / max(out["leaves"], 1)
+            row = {"t": t, "a": a, "trend": trend, "best_plan": best, "cheap": hi,
+                   "ratio": args.ratio, "theta": theta, "outcome": out["outcome"],
+                   "bound": out["bound"], "best/bound_%": 100.0 * best / out["bound"],
+                   "nodes": out["nodes"], "leaves": out["leaves"], "open": out["open"],
+                   "narrowed_per_leaf": narrowed, "cpu_s": cpu, "lp_s": out.get("lp_s"),
+                   "split": out["split"]}
+            rows.append(row)
+            print(format_table([row], [k for k in row if k != "split"]), file=sys.stderr)
+    print(f"## One level refuted alone (b = 2t, seed {args.seed}): the tree of boxes that shows "
+          f"no plan reaches best plan / {args.ratio:g} (outcome fell), within {args.nodes} node "
+          "LPs; open: leaves not yet below theta when the node LPs ran out; narrowed_per_leaf: "
+          "annotators whose length a leaf's box narrows, on average")
+    print(format_table(rows, ["t", "a", "trend", "best_plan", "theta", "outcome", "bound",
+                              "best/bound_%", "nodes", "leaves", "open", "narrowed_per_leaf",
+                              "cpu_s"]))
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / "cltap_level_tree.json"
+    path.write_text(json.dumps({"topic": "cltap-level-tree", "args": vars(args), "runs": rows,
+                                "versions": cached_versions()}, indent=1, default=str))
+    print(f"\n(written {path.relative_to(RESULTS.parent.parent)})")
+
+
 FRONTIER_METHODS = ("milp-compact", "head-cover")
 
 
@@ -440,6 +523,9 @@ def bench_frontier(argv: list[str]) -> None:
 def main() -> None:
     if "--frontier" in sys.argv:
         bench_frontier([x for x in sys.argv[1:] if x != "--frontier"])
+        return
+    if "--level-tree" in sys.argv:
+        bench_level_tree([x for x in sys.argv[1:] if x != "--level-tree"])
         return
     if "--large-ceiling" in sys.argv:
         bench_large_ceiling([x for x in sys.argv[1:] if x != "--large-ceiling"])

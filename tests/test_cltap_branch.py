@@ -557,3 +557,53 @@ def test_world_bound_names_bad_levels(lo, hi):
     inst = P.generate(0, t=4, a=2, trend="inc")
     with pytest.raises(ValueError, match=r"^lo, hi: expected finite levels with 0 <= lo <= hi"):
         B.world_bound(inst, np.array([1, 1]), lo, hi)
+
+
+@PROPERTY
+@given(inst=tiny(), f=st.sampled_from([0.5, 1.0, 1.05, 1.5, 3.0]), pooled=st.booleans())
+def test_level_tree_never_refutes_a_level_an_optimal_plan_reaches(inst, f, pooled):
+    """`level_tree` at theta = f x OPT (brute force): its bound is never below the optimum, and a
+    level at or below the optimum never falls; with `pooled` all annotators but one share a pool
+    (the layers of a large instance)."""
+    opt, _, top = _world_of_an_optimum(inst)
+    theta = max(opt * f, 1e-3)
+    saved = B.MAX_LAYERS
+    B.MAX_LAYERS = 1 if pooled else saved
+    try:
+        out = B.level_tree(inst, theta, max(top, theta), max_nodes=400, time_limit=120)
+    finally:
+        B.MAX_LAYERS = saved
+    assert out["bound"] >= opt * (1 - 1e-12), (out, opt)
+    if theta <= opt:
+        assert out["outcome"] != "fell", (out, opt)
+
+
+def test_level_tree_refutes_a_level_above_the_optimum(independent_head_cover):
+    """Above the optimum the tree falls (inc t = 20, a = 3, seed 0, 5 % above head-cover's
+    proven optimum) and its bound is below the level; a refutation without certificates (every
+    box claimed below the level) would drive it below the optimum, which the test above
+    catches."""
+    inst = P.generate(0, t=20, a=3, trend="inc")
+    opt = _known_optimum(inst)
+    top = float(inst.phi.max(axis=1).sum())
+    out = B.level_tree(inst, opt * 1.05, top)
+    assert out["outcome"] == "fell" and opt <= out["bound"] < opt * 1.05, (out, opt)
+    assert out["nodes"] >= 1 and out["leaves"] >= 1 and out["open"] == 0
+    assert len(out["split"]) == inst.a
+
+
+def test_mutation_level_tree_without_certificates_is_caught(monkeypatch):
+    inst = P.generate(3, t=3, a=2, trend="inc")
+    opt, _, top = _world_of_an_optimum(inst)
+    assert B.level_tree(inst, opt, top)["bound"] >= opt * (1 - 1e-12)
+    monkeypatch.setattr(B, "refute", lambda run, theta, leaves: (
+        "fell", [(lo, hi, theta * 0.99) for lo, hi, _ in leaves]))
+    assert B.level_tree(inst, opt, top)["bound"] < opt
+
+
+@pytest.mark.parametrize(("theta", "hi"), [(0.0, 1.0), (2.0, 1.0), (math.nan, 1.0),
+                                           (1.0, math.inf)])
+def test_level_tree_names_bad_levels(theta, hi):
+    inst = P.generate(0, t=4, a=2, trend="inc")
+    with pytest.raises(ValueError, match=r"^theta, hi: expected finite levels with 0 < theta"):
+        B.level_tree(inst, theta, hi)

@@ -699,6 +699,49 @@ def layers_of(inst: CltapInstance, theta: float, keep: np.ndarray | None = None
     return [[j] for j in alone] + ([rest] if rest else [])
 
 
+def _new_run(inst: CltapInstance, hi: float, keep: np.ndarray | None, max_nodes: int,
+             deadline: float, options: Any, branching: bool = True) -> _Run:
+    """A run's state: the layers at the bound `hi` (`keep`: prefix lengths of a plan, whose
+    annotators stay one by one), the annotators alone in a layer branchable (none without
+    `branching`), and the grid of its LPs."""
+    from ..problems.catalogue import RunOptions
+
+    layers = layers_of(inst, hi, keep)
+    branchable = np.zeros(inst.a, dtype=bool)
+    for members in layers:
+        if len(members) == 1 and branching:
+            branchable[members[0]] = True
+    return _Run(inst, options or RunOptions(), deadline, max_nodes, layers, branchable,
+                grid_for(inst, layers, hi))
+
+
+def level_tree(inst: CltapInstance, theta: float, hi: float, *, keep: np.ndarray | None = None,
+               max_nodes: int = 10**6, time_limit: float = 3600.0, options: Any = None
+               ) -> dict[str, Any]:
+    """The tree of boxes that refutes the one level theta from the root box (a valid bound `hi`
+    on every plan), no other level tested: how many node LPs the certificates need to show that
+    no plan reaches theta. Returns outcome ("fell": every plan is below theta; "stood",
+    "raised" or "budget" as in `refute`), bound (the leaves' largest W, valid at any stop),
+    node LPs, leaves, open leaves (W not below theta: a stop before the tree is done leaves
+    them) and per annotator the leaves whose box is narrower than [0, K]."""
+    if not (math.isfinite(theta) and math.isfinite(hi) and 0 < theta <= hi):
+        from ..errors import InputError
+
+        raise InputError("theta, hi", "finite levels with 0 < theta <= hi", [theta, hi])
+    t0 = time.perf_counter()
+    if zero_optimum(inst):  # every plan is 0: below any theta > 0, with no LP
+        return {"outcome": "fell", "bound": 0.0, "nodes": 0, "leaves": 0, "open": 0,
+                "split": [0] * inst.a, "time_s": 0.0}
+    run = _new_run(inst, hi, keep, max_nodes, t0 + time_limit, options)
+    root = (np.zeros(inst.a, dtype=np.int64), np.full(inst.a, inst.K, dtype=np.int64), hi)
+    outcome, leaves = refute(run, theta, [root])
+    split = sum(((lo > 0) | (top < inst.K)).astype(int) for lo, top, _ in leaves)
+    return {"outcome": outcome, "bound": max(w for _, _, w in leaves), "nodes": run.nodes,
+            "leaves": len(leaves), "open": int(sum(w >= theta for _, _, w in leaves)),
+            "split": np.asarray(split).tolist(), "lp_s": run.lp_s,
+            "certificate_s": run.cert_s, "time_s": time.perf_counter() - t0}
+
+
 def world_bound(inst: CltapInstance, n: np.ndarray, lo: float, hi: float, levels: int = 10,
                 time_limit: float = 3600.0, options: Any = None) -> tuple[float, int]:
     """A valid bound on every plan whose prefix lengths are exactly n (a "world"): the
@@ -708,7 +751,6 @@ def world_bound(inst: CltapInstance, n: np.ndarray, lo: float, hi: float, levels
     that world: how far a plan is from the best plan with its workloads. A run cut by
     `time_limit` still returns a valid bound (its leaves keep their W)."""
     from ..errors import InputError
-    from ..problems.catalogue import RunOptions
 
     n = np.asarray(n)
     if n.shape != (inst.a,) or not np.issubdtype(n.dtype, np.integer) or np.any(n < 0) or \
@@ -719,9 +761,7 @@ def world_bound(inst: CltapInstance, n: np.ndarray, lo: float, hi: float, levels
     if zero_optimum(inst):  # no positive-weight cover: every plan is 0 (no LP to build)
         return 0.0, 0
     n = n.astype(np.int64)
-    layers = layers_of(inst, hi, n)
-    run = _Run(inst, options or RunOptions(), time.perf_counter() + time_limit, 10**9, layers,
-               np.ones(inst.a, dtype=bool), grid_for(inst, layers, hi))
+    run = _new_run(inst, hi, n, 10**9, time.perf_counter() + time_limit, options)
     bound = math.inf
     for _ in range(levels):
         theta = (lo + hi) / 2
@@ -745,8 +785,6 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
     starts there (head-cover's search) gains nothing from bisecting that last stretch, and no
     level gets a share of the node LPs (LEVEL_SHARE): head-cover's start keeps the levels of a
     run without it."""
-    from ..problems.catalogue import RunOptions
-
     t0 = time.perf_counter()
     det: dict[str, Any] = {}
     if zero_optimum(inst):
@@ -757,14 +795,9 @@ def branch_bound(inst: CltapInstance, lo: float, hi: float, *, start: CltapSolut
         return BoundResult(hi, "input bound (nothing to prove)", det), None
     deadline = t0 + (time_limit if time_limit is not None else math.inf)
     keep = None if start is None else (start.task_of >= 0).sum(axis=1)
-    layers = layers_of(inst, hi, keep)
-    branchable = np.zeros(inst.a, dtype=bool)
-    for members in layers:
-        if len(members) == 1 and branching:
-            branchable[members[0]] = True
-    run = _Run(inst, options or RunOptions(), deadline,
-               DEFAULT_NODES if max_nodes is None else max_nodes, layers, branchable,
-               grid_for(inst, layers, hi))
+    run = _new_run(inst, hi, keep, DEFAULT_NODES if max_nodes is None else max_nodes, deadline,
+                   options, branching)
+    layers = run.layers
     det["grid"] = run.grid
     run.best, run.best_value = start, lo
     ub, refuted, failed, cut = hi, False, lo, False  # cut: `failed` is a level its share cut
