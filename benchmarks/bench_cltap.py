@@ -11,13 +11,15 @@ Usage: python benchmarks/bench_cltap.py [--quick] [--repeat R] [--seed S] [--bou
                                         [--ls-steps 2000] [--ls-time 120]
        python benchmarks/bench_cltap.py --level-tree [--cells 200x20,1000x100] [--trends inc]
                                         [--seed 0] [--ratio 0.95] [--nodes 20000] [--cap 3600]
+                                        [--recent 3]
 (--level-tree: the work of a certificate at a given ratio when its level is the only one
 tried: the tree of boxes (`cltap_branch.level_tree`) that refutes the one level best plan /
 --ratio from the root box, no other level tested, within --nodes node LPs (--cap seconds a
 safety cap): its outcome, bound (valid at any stop), node LPs, leaves, those still open and
 how many annotators a leaf's box narrows on average; the best plan is best-of's (the local-search steps of
 `reproduce cltap --scale table3`) from the best construction; the LPs keep its annotators one
-by one. Written to benchmarks/results/cltap_level_tree.json)
+by one; --recent: the refuting prices each box tries before its LP (config-branch keeps 3).
+Written to benchmarks/results/cltap_level_tree.json)
 (--large-ceiling: at the Table 3 sizes (b = 2t), where the optimum is unknown, where it must
 lie and which side is loose: the tightest cheap bound, the root configuration LP's own bound
 (`cltap_branch.branch_bound` without branching, levels bisected to 1e-5 from the covering
@@ -383,6 +385,7 @@ def bench_level_tree(argv: list[str]) -> None:
     import argparse
 
     from crowdopt.experiments.cltap_repro import WORK_STEPS
+    from crowdopt.solvers import cltap_branch as B
     from crowdopt.solvers.cltap_branch import level_tree
     from crowdopt.solvers.cltap_construct import fast
     from crowdopt.solvers.cltap_exact import cheap_upper_bound
@@ -395,7 +398,13 @@ def bench_level_tree(argv: list[str]) -> None:
                     help="the certificate asked for, in (0, 1]")
     ap.add_argument("--nodes", type=int, default=20_000, help="node LPs of the tree at most")
     ap.add_argument("--cap", type=float, default=3600.0, help="safety cap of a tree, seconds")
+    ap.add_argument("--recent", type=int, default=None,
+                    help="refuting prices each box tries before its LP (default: config-branch's)")
     args = ap.parse_args(argv)
+    if args.recent is not None:
+        if args.recent < 0:
+            ap.error(f"--recent: expected a count >= 0, found {args.recent}")
+        B.RECENT = args.recent
     rows = []
     for cell in args.cells.split(","):
         t, a = (int(x) for x in cell.split("x"))
@@ -416,7 +425,8 @@ def bench_level_tree(argv: list[str]) -> None:
                                  time_limit=args.cap)
             cpu = time.process_time() - c0
             narrowed = float(np.sum(out["split"])) / max(out["leaves"], 1)
-            row = {"t": t, "a": a, "trend": trend, "best_plan": best, "cheap": hi,
+            row = {"t": t, "a": a, "trend": trend, "recent": B.RECENT, "best_plan": best,
+                   "cheap": hi,
                    "ratio": args.ratio, "theta": theta, "outcome": out["outcome"],
                    "bound": out["bound"], "best/bound_%": 100.0 * best / out["bound"],
                    "nodes": out["nodes"], "leaves": out["leaves"], "open": out["open"],
@@ -428,7 +438,7 @@ def bench_level_tree(argv: list[str]) -> None:
           f"no plan reaches best plan / {args.ratio:g} (outcome fell), within {args.nodes} node "
           "LPs; open: leaves not yet below theta when the node LPs ran out; narrowed_per_leaf: "
           "annotators whose length a leaf's box narrows, on average")
-    print(format_table(rows, ["t", "a", "trend", "best_plan", "theta", "outcome", "bound",
+    print(format_table(rows, ["t", "a", "trend", "recent", "best_plan", "theta", "outcome", "bound",
                               "best/bound_%", "nodes", "leaves", "open", "narrowed_per_leaf",
                               "cpu_s"]))
     RESULTS.mkdir(exist_ok=True)
