@@ -580,7 +580,7 @@ covers them at plan / 0.95 at (200, 20) and (1000, 100), so no relaxation that m
 certifies 95 % there; only the disjunction over prefix lengths (config-branch's branching) goes
 further, and at this size it needs minutes where the cell has seconds: its tree that refutes the
 95 % level alone, no other level tried (`bench_cltap.py --level-tree`), takes 906 node LPs at
-(200, 20) and more than 10,000 at (1000, 100), where the cell has 80. The table "Which side is loose"
+(200, 20) and more than 21,000 at (1000, 100), where the cell has 80. The table "Which side is loose"
 measures it at the same shape (a = t/10, b = 2t) where the head-cover search proves the optimum
 (t = 30, a = 3, seeds 0-4): the best-of primal is optimal on all five increasing instances,
 while the tightest cheap bound is 0-18 % above the optimum (OPT / bound 82.5, 98.4, 100, 96.2,
