@@ -69,7 +69,16 @@ import sys
 import time
 
 import numpy as np
-from common import RESULTS, cached_versions, format_table, parse_args, timed
+from common import (
+    RESULTS,
+    cached_versions,
+    format_table,
+    list_arg,
+    parse_args,
+    positive_int,
+    shapes_arg,
+    timed,
+)
 
 from crowdopt.api import certify
 from crowdopt.problems import cltap as P
@@ -391,12 +400,13 @@ def bench_level_tree(argv: list[str]) -> None:
     from crowdopt.solvers.cltap_exact import cheap_upper_bound
 
     ap = argparse.ArgumentParser(prog="bench_cltap.py --level-tree")
-    ap.add_argument("--cells", default="200x20,1000x100")
-    ap.add_argument("--trends", default="inc")
+    ap.add_argument("--cells", default="200x20,1000x100", type=shapes_arg)
+    ap.add_argument("--trends", default="inc", type=list_arg(("dec", "inc", "nonmono")))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ratio", type=_ratio_arg, default=0.95,
                     help="the certificate asked for, in (0, 1]")
-    ap.add_argument("--nodes", type=int, default=20_000, help="node LPs of the tree at most")
+    ap.add_argument("--nodes", type=positive_int, default=20_000,
+                    help="node LPs of the tree at most")
     ap.add_argument("--cap", type=float, default=3600.0, help="safety cap of a tree, seconds")
     ap.add_argument("--recent", type=int, default=None,
                     help="refuting prices each box tries before its LP (default: config-branch's)")
@@ -406,9 +416,8 @@ def bench_level_tree(argv: list[str]) -> None:
             ap.error(f"--recent: expected a count >= 0, found {args.recent}")
         B.RECENT = args.recent
     rows = []
-    for cell in args.cells.split(","):
-        t, a = (int(x) for x in cell.split("x"))
-        for trend in args.trends.split(","):
+    for t, a in args.cells:
+        for trend in args.trends:
             inst = P.generate(args.seed, t=t, a=a, trend=trend)
             hi, _ = cheap_upper_bound(inst)
             plan = fast(inst, time_limit=600.0, seed=args.seed, target=hi,

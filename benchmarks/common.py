@@ -38,6 +38,41 @@ def parse_args(description: str, *, quick_help: str = "small sizes (< 30 s)",
     return p.parse_args(argv)
 
 
+def shapes_arg(text: str) -> list[tuple[int, int]]:
+    """'30x3,20x10' as [(30, 3), (20, 10)] for argparse; anything else is a one-line usage
+    error naming what was expected and what was found."""
+    try:
+        out = [tuple(int(x) for x in part.split("x")) for part in text.split(",")]
+    except ValueError:
+        out = []
+    if not out or any(len(x) != 2 or min(x) < 1 for x in out):
+        raise argparse.ArgumentTypeError(f"expected shapes like 30x3,20x10, found {text!r}")
+    return out
+
+
+def list_arg(allowed: tuple[str, ...]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma list of `allowed` names (one-line usage error otherwise)."""
+    def parse(text: str) -> list[str]:
+        out = text.split(",")
+        bad = [x for x in out if x not in allowed]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                f"expected a comma list of {', '.join(allowed)}, found {text!r}")
+        return out
+    return parse
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (one-line usage error otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, found {text!r}")
+    return n
+
+
 def study_sets(prog: str, description: str, with_gold: bool | None) -> list[str] | None:
     """The shared data sets a study runs on: all of them (`with_gold`: only those with or
     without gold) or its `--sets a,b,...`; None (after saying so) when the data is absent."""

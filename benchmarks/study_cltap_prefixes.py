@@ -72,7 +72,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from common import emit, parse_args
+from common import emit, parse_args, shapes_arg
 
 from crowdopt.experiments.cltap_repro import WORK_STEPS
 from crowdopt.problems import cltap as P
@@ -560,21 +560,8 @@ def _known_optimum_options(p: Any) -> None:
     p.add_argument("--known-optimum", type=int, metavar="SEEDS", default=0,
                    help="only the ceilings of the hull and coupled LPs where the optimum is "
                         "known (inc, SEEDS seeds of each shape)")
-    p.add_argument("--shapes", default="30x3,20x10", type=_shapes,
+    p.add_argument("--shapes", default="30x3,20x10", type=shapes_arg,
                    help="t x a where head-cover proves OPT, comma-separated")
-
-
-def _shapes(text: str) -> list[tuple[int, int]]:
-    """'30x3,20x10' as [(30, 3), (20, 10)]; anything else is a one-line usage error."""
-    import argparse
-
-    try:
-        out = [tuple(int(x) for x in part.split("x")) for part in text.split(",")]
-    except ValueError:
-        out = []
-    if not out or any(len(x) != 2 or min(x) < 1 for x in out):
-        raise argparse.ArgumentTypeError(f"expected shapes like 30x3,20x10, found {text!r}")
-    return out
 
 
 def main() -> None:

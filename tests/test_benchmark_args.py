@@ -23,3 +23,16 @@ def test_campaign_benchmark_options_on_the_shared_parser():
     with pytest.raises(SystemExit) as err:
         common.parse_args("d", extend=bench_campaign.add_parts, argv=["--only", "bogus"])
     assert err.value.code == 2
+
+
+def test_shared_argument_types_parse_or_name_what_was_found():
+    import argparse
+
+    assert common.shapes_arg("30x3,20x10") == [(30, 3), (20, 10)]
+    assert common.list_arg(("dec", "inc"))("inc,dec") == ["inc", "dec"]
+    assert common.positive_int("7") == 7
+    for parse, text in [(common.shapes_arg, "30x"), (common.shapes_arg, "0x3"),
+                        (common.list_arg(("dec", "inc")), "zz"), (common.positive_int, "0"),
+                        (common.positive_int, "x")]:
+        with pytest.raises(argparse.ArgumentTypeError, match=f"found '{text}'"):
+            parse(text)

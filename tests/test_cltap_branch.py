@@ -580,9 +580,7 @@ def test_level_tree_never_refutes_a_level_an_optimal_plan_reaches(inst, f, poole
 
 def test_level_tree_refutes_a_level_above_the_optimum(independent_head_cover):
     """Above the optimum the tree falls (inc t = 20, a = 3, seed 0, 5 % above head-cover's
-    proven optimum) and its bound is below the level; a refutation without certificates (every
-    box claimed below the level) would drive it below the optimum, which the test above
-    catches."""
+    proven optimum) and its bound is below the level."""
     inst = P.generate(0, t=20, a=3, trend="inc")
     opt = _known_optimum(inst)
     top = float(inst.phi.max(axis=1).sum())
@@ -593,6 +591,8 @@ def test_level_tree_refutes_a_level_above_the_optimum(independent_head_cover):
 
 
 def test_mutation_level_tree_without_certificates_is_caught(monkeypatch):
+    """A refutation without certificates (every box claimed below the level) drives the bound
+    below the optimum, which the property test above catches."""
     inst = P.generate(3, t=3, a=2, trend="inc")
     opt, _, top = _world_of_an_optimum(inst)
     assert B.level_tree(inst, opt, top)["bound"] >= opt * (1 - 1e-12)
@@ -607,3 +607,10 @@ def test_level_tree_names_bad_levels(theta, hi):
     inst = P.generate(0, t=4, a=2, trend="inc")
     with pytest.raises(ValueError, match=r"^theta, hi: expected finite levels with 0 < theta"):
         B.level_tree(inst, theta, hi)
+
+
+@pytest.mark.parametrize("keep", [[1], [1, 2, 3], [-1, 0], [0, 99], [0.5, 1.0]])
+def test_level_tree_names_a_bad_keep(keep):
+    inst = P.generate(0, t=4, a=2, trend="inc")
+    with pytest.raises(ValueError, match=r"^keep: expected 2 integer prefix lengths in \[0, "):
+        B.level_tree(inst, 1.0, 2.0, keep=np.array(keep))

@@ -724,10 +724,16 @@ def level_tree(inst: CltapInstance, theta: float, hi: float, *, keep: np.ndarray
     "raised" or "budget" as in `refute`), bound (the leaves' largest W, valid at any stop),
     node LPs, leaves, open leaves (W not below theta: a stop before the tree is done leaves
     them) and per annotator the leaves whose box is narrower than [0, K]."""
-    if not (math.isfinite(theta) and math.isfinite(hi) and 0 < theta <= hi):
-        from ..errors import InputError
+    from ..errors import InputError
 
+    if not (math.isfinite(theta) and math.isfinite(hi) and 0 < theta <= hi):
         raise InputError("theta, hi", "finite levels with 0 < theta <= hi", [theta, hi])
+    if keep is not None:
+        keep = np.asarray(keep)
+        if keep.shape != (inst.a,) or not np.issubdtype(keep.dtype, np.integer) or \
+                np.any(keep < 0) or np.any(keep > inst.K):
+            raise InputError("keep", f"{inst.a} integer prefix lengths in [0, {inst.K}]",
+                             keep.tolist())
     t0 = time.perf_counter()
     if zero_optimum(inst):  # every plan is 0: below any theta > 0, with no LP
         return {"outcome": "fell", "bound": 0.0, "nodes": 0, "leaves": 0, "open": 0,
