@@ -683,7 +683,8 @@ def certify(instance: Instance, solution: Solution | Result | dict | None = None
             presolve: bool | None = None, total_time_limit: float | None = None,
             gap: float = 0.0, force: bool = False, max_steps: int | None = None,
             max_rounds: int | None = None, colgen_rounds: int | None = None,
-            search_time: float | None = None, started: float | None = None) -> Certificate:
+            branch_nodes: int | None = None, search_time: float | None = None,
+            started: float | None = None) -> Certificate:
     """The quality certificate of a solution: lower and upper bounds on the optimum, gap and
     ratio, feasibility, and every check that failed.
 
@@ -717,6 +718,9 @@ def certify(instance: Instance, solution: Solution | Result | dict | None = None
             max_steps.
         colgen_rounds: the column-generation method's own round budget (None: max_rounds);
             its pricing rounds cost far more than the configuration LP's.
+        branch_nodes: the node LPs of the configuration LP with branching (CL-TAP
+            `config-branch`; None: max_rounds): its tree of prefix lengths needs far more of
+            them at the papers' sizes than the configuration LP needs rounds.
         search_time: seconds of each local-search heuristic's search (None: its default,
             2 s); the time limits only cut it.
         started: the `time.perf_counter()` reading at which the overall limit's clock
@@ -734,7 +738,8 @@ def certify(instance: Instance, solution: Solution | Result | dict | None = None
         max_steps=None if max_steps is None else integer(max_steps, "max_steps", lo=1),
         max_rounds=None if max_rounds is None else integer(max_rounds, "max_rounds", lo=1),
         colgen_rounds=None if colgen_rounds is None else integer(colgen_rounds, "colgen_rounds",
-                                                                 lo=1))
+                                                                 lo=1),
+        branch_nodes=None if branch_nodes is None else integer(branch_nodes, "branch_nodes", lo=1))
     stop_gap = real(gap, "gap", lo=0.0)
     total, per_method, no_limit = _limits(total_time_limit, time_limit)
     t0 = time.perf_counter() if started is None else real(started, "started")
@@ -800,7 +805,7 @@ def certify(instance: Instance, solution: Solution | Result | dict | None = None
                  "order": [r.algorithm for r in runs], "time_limit_hit": out_of_time,
                  "total_time_limit_s": clock.total, "time_limit_s": clock.per_method,
                  "max_steps": opts.max_steps, "max_rounds": opts.max_rounds,
-                 "colgen_rounds": opts.colgen_rounds,
+                 "colgen_rounds": opts.colgen_rounds, "branch_nodes": opts.branch_nodes,
                  "stop_gap": stop_gap},
         problem_size=spec.size(inst),
         solution=spec.solution_to_dict(inst, solution) if solution is not None else None)

@@ -58,11 +58,18 @@ PAPER_REDUCTION = 29.0  # Fig. 4: CBP's error is 29 % below the nearest baseline
 # marked not reproducible: the same command gives the same figures on a loaded and on a quiet
 # machine; column generation gets 20 rounds at t = 200: on inc (200,20), t-bar on [1, 2000],
 # seed 2, its 22nd round alone takes 80 s CPU (21 rounds: 0.9 s), past the cap;
+# branch_nodes (by t): the node LPs of the configuration LP with branching, which at the papers'
+# sizes needs far more than 5 s to certify 95 % with increasing curves: config-branch's own
+# default (400) at t = 200 and 1,600 at t = 1000 (`bench_cltap.py --large-ceiling`), its cap
+# (caps, by t) then the per-method limit of those cells: inc (200,20) seed 2 takes 112 s CPU
+# for its 400 and inc (1000,100) seed 1 285 s for its 1,600 (beside another job);
 # horizons: the generator readings of Table 3 (0 = t-bar on [1, 2t]; 2000 = on [1, 2000] for
 # every t, a population made once as if at t = 1000).
 WORK_STEPS = {30: 150, 100: 100, 200: 80, 1000: 50}  # local-search steps, by t
 WORK_ROUNDS = {30: 150, 100: 150, 200: 80, 1000: 80}  # column-generation rounds, by t
 COLGEN_ROUNDS = {**WORK_ROUNDS, 200: 20}  # the column-generation method's own rounds
+BRANCH_NODES = {**WORK_ROUNDS, 200: 400, 1000: 1600}  # config-branch's node LPs, by t
+WORK_CAPS = {30: 50.0, 100: 50.0, 200: 600.0, 1000: 1800.0}  # per-method safety caps, by t
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {"reps_small": 3, "reps_large": 2, "reps_1000": 1, "reps_base": 1,
               "base_size": (200, 20), "ls_time": 1.0, "colgen_time": 5.0, "milp_time": 60.0,
@@ -73,13 +80,15 @@ SCALES: dict[str, dict[str, Any]] = {
     "table3": {"reps_small": 0, "reps_large": 5, "reps_1000": 2, "reps_base": 0,
                "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0, "milp_time": 60.0,
                "horizons": (0.0, 2000.0), "figs": False, "reps_shape": 5,
-               "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS, "colgen_rounds": COLGEN_ROUNDS},
+               "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS, "colgen_rounds": COLGEN_ROUNDS,
+               "branch_nodes": BRANCH_NODES, "caps": WORK_CAPS},
     # the table3 cells of seed 0 only (per-t reading): a quick check of the reproducibility
     "table3-seed0": {"reps_small": 0, "reps_large": 1, "reps_1000": 1, "reps_base": 0,
                      "base_size": (200, 20), "ls_time": 50.0, "colgen_time": 5.0,
                      "milp_time": 60.0, "horizons": (0.0,), "figs": False, "reps_shape": 1,
                      "ls_steps": WORK_STEPS, "rounds": WORK_ROUNDS,
-                     "colgen_rounds": COLGEN_ROUNDS},
+                     "colgen_rounds": COLGEN_ROUNDS, "branch_nodes": BRANCH_NODES,
+                     "caps": WORK_CAPS},
     "paper": {"reps_small": 10, "reps_large": 5, "reps_1000": 2, "reps_base": 10,
               "base_size": (1000, 100), "ls_time": 5.0, "colgen_time": 60.0, "milp_time": 600.0,
               "horizons": (0.0, 2000.0), "figs": True, "real": True, "reps_shape": 5},
@@ -150,14 +159,14 @@ def wall_capped(runs: dict[str, dict]) -> list[str]:
 def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: float,
                    seed: int = 0, horizon: float = 0.0, p_max: float | None = None,
                    max_steps: int | None = None, max_rounds: int | None = None,
-                   colgen_rounds: int | None = None) -> dict:
+                   colgen_rounds: int | None = None, branch_nodes: int | None = None) -> dict:
     """One Table 3 large cell through `crowdopt certify`: CBP, the best primal
     (every fast method, the best-of `fast` included), UB_LP (the paper's bound: column
     generation where its master is small enough, min'ed with the closed-form compact LP, both
     valid) and the tightest bound `certify` finds, with the ratios under both. `horizon` > 0:
     the fixed-horizon generator reading (t-bar on [1, horizon] for every t). `max_steps`,
-    `max_rounds`, `colgen_rounds`: the work budgets (`certify`; the last one for column
-    generation alone), ls_time then only a cap; `wall_capped` names
+    `max_rounds`, `colgen_rounds`, `branch_nodes`: the work budgets (`certify`; the last two
+    for column generation and for config-branch alone), ls_time then only a cap; `wall_capped` names
     the methods whose clock bound (none: the cell is reproducible)."""
     from ..api import certify
     from ..solvers.cltap_cbp import cbp
@@ -168,7 +177,8 @@ def large_instance(t: int, a: int, trend: str, ls_time: float, colgen_time: floa
     inst = P.generate(seed, **params)
     t0 = time.perf_counter()
     cert = certify(inst, time_limit=ls_time, seed=seed, max_steps=max_steps,
-                   max_rounds=max_rounds, colgen_rounds=colgen_rounds, search_time=ls_time)
+                   max_rounds=max_rounds, colgen_rounds=colgen_rounds, branch_nodes=branch_nodes,
+                   search_time=ls_time)
     runs = {r["algorithm"]: r for r in cert.details["runs"]}
     lp = [runs[k]["bound"] for k in ("lp-closed-form", "column-generation")
           if k in runs and runs[k].get("bound") is not None]
@@ -346,7 +356,8 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
                     continue  # the fixed reading is the per-t one here: reported from it
                 for r in range(sc["reps_1000"] if t >= 1000 else sc["reps_large"]):
                     tasks.append(Task(f"{FN}:large_instance", {
-                        "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
+                        "t": t, "a": a, "trend": trend,
+                        "ls_time": sc["caps"][t] if "caps" in sc else sc["ls_time"],
                         "colgen_time": sc["colgen_time"], "horizon": hz, **_work(sc, t)},
                         seed + r))
         for r in range(sc.get("reps_shape", 0)):
@@ -354,6 +365,7 @@ def build_tasks(scale: str = "smoke", seed: int = 0) -> list[Task]:
                 work = _work(sc, t)
                 work.pop("max_rounds", None)
                 work.pop("colgen_rounds", None)
+                work.pop("branch_nodes", None)
                 tasks.append(Task(f"{FN}:shape_instance", {
                     "t": t, "a": a, "trend": trend, "ls_time": sc["ls_time"],
                     "milp_time": 120.0, **work}, seed + r))
@@ -384,7 +396,7 @@ def _work(sc: dict, t: int) -> dict:
     if "ls_steps" not in sc:
         return {}
     return {"max_steps": sc["ls_steps"][t], "max_rounds": sc["rounds"][t],
-            "colgen_rounds": sc["colgen_rounds"][t]}
+            "colgen_rounds": sc["colgen_rounds"][t], "branch_nodes": sc["branch_nodes"][t]}
 
 
 def _reproducible(rs: list[dict]) -> str:

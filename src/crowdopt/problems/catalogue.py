@@ -102,6 +102,8 @@ class RunOptions:
     rounds) for results that do not depend on machine load; time_limit stays a safety cap.
     colgen_rounds: the rounds of the column-generation method alone (None: max_rounds), whose
     pricing rounds cost far more than the configuration LP's.
+    branch_nodes: the node LPs of the configuration LP with branching alone (None: max_rounds),
+    whose tree needs far more of them than the configuration LP needs rounds at the large sizes.
     search_s: the local-search heuristics' own search length in seconds (None: each method's
     documented default); a time limit only cuts it, it never becomes the search's length.
     no_time_limit: the caller asked for no limit (a limit of a year or more,
@@ -118,6 +120,7 @@ class RunOptions:
     max_steps: int | None = None
     max_rounds: int | None = None
     colgen_rounds: int | None = None
+    branch_nodes: int | None = None
     search_s: float | None = None
     no_time_limit: bool = False
     started: float | None = None

@@ -289,7 +289,8 @@ def _config_lp_size(inst: P.CltapInstance) -> str | None:
 def _config_branch(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     """The configuration LP with branching on prefix lengths (`cltap_branch`) between the best
     construction (its plan is returned, or a better one the search met) and the tightest cheap
-    bound; `max_rounds`: its node LPs (the deterministic budget), the time limit a safety cap.
+    bound; `branch_nodes` (else `max_rounds`): its node LPs (the deterministic budget), the time
+    limit a safety cap.
     Status optimal when the bound meets the plan."""
     from .cltap_branch import branch_bound
 
@@ -302,7 +303,8 @@ def _config_branch(inst: P.CltapInstance, opts: RunOptions) -> Outcome:
     start, lo = cands[name], scores[name]
     res, plan = branch_bound(inst, lo, hi, start=start, options=opts,
                              time_limit=max(0.1, limit - (time.perf_counter() - t0)),
-                             max_nodes=opts.max_rounds)
+                             max_nodes=(opts.branch_nodes if opts.branch_nodes is not None
+                                        else opts.max_rounds))
     sol = plan if plan is not None else start
     value = P.evaluate(inst, sol).objective
     src = res.source
